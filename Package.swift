@@ -1,0 +1,99 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+// Layers (dependencies point down only; see docs/ARCHITECTURE.md):
+//   executables  opcoord, opworker, opctl, opbench
+//   shells       Coordinator, WorkerAgent, OpClient
+//   runtime      WorkerRuntime, OpSpec
+//   wire         WireProtocol (protobuf), ZeroMQ (over CZeroMQ)
+//   core         SchedulerCore (pure, no I/O)
+// The core's simulation tests validate the whole state after every step; optimising the core and its
+// tests in debug builds keeps `swift test` to seconds. (Unsafe flags are allowed because SchedulerCore
+// is not part of any library product another package would depend on.)
+let optimiseInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
+
+var targets: [Target] = [
+    // Core: the pure scheduling state machine.
+    .target(name: "SchedulerCore", dependencies: [
+        .product(name: "HeapModule", package: "swift-collections"),
+        .product(name: "DequeModule", package: "swift-collections"),
+    ], swiftSettings: optimiseInDebug),
+
+    // Transport: libzmq and its one Swift wrapper.
+    .systemLibrary(name: "CZeroMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"])]),
+    .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
+
+    // Protocol: schema, generated code, framing.
+    .target(name: "WireProtocol", dependencies: [
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+    ], exclude: ["Schema"]),
+
+    // Specs and the worker's runtime.
+    .target(name: "OpSpec", dependencies: [.product(name: "Yams", package: "Yams")]),
+    .target(name: "WorkerRuntime", dependencies: [
+        "OpSpec",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "Subprocess", package: "swift-subprocess"),
+    ]),
+
+    // Shells: frames in, core events; core actions, frames out.
+    .target(name: "Coordinator", dependencies: [
+        "SchedulerCore", "WireProtocol", "ZeroMQ",
+        .product(name: "Logging", package: "swift-log"),
+    ]),
+    .target(name: "WorkerAgent", dependencies: [
+        "WorkerRuntime", "WireProtocol", "ZeroMQ", "OpSpec",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+    ]),
+    .target(name: "OpClient", dependencies: ["WireProtocol", "ZeroMQ", "OpSpec"]),
+
+    // Executables.
+    .executableTarget(name: "opcoord", dependencies: [
+        "Coordinator",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+    ]),
+    .executableTarget(name: "opworker", dependencies: [
+        "WorkerAgent", "WorkerRuntime",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+    ]),
+    .executableTarget(name: "opctl", dependencies: [
+        "OpClient", "OpSpec", "WireProtocol",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+    ]),
+
+    // Benchmarks (scripts/bench).
+    .executableTarget(name: "opbench", dependencies: [
+        "SchedulerCore", "ZeroMQ", "WireProtocol", "WorkerRuntime", "OpSpec",
+        .product(name: "DequeModule", package: "swift-collections"),
+    ]),
+
+    // Tests.
+    .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"], swiftSettings: optimiseInDebug),
+    .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
+    .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"]),
+    .testTarget(name: "OpSpecTests", dependencies: ["OpSpec"]),
+    .testTarget(name: "WorkerRuntimeTests", dependencies: ["WorkerRuntime", "OpSpec"]),
+    // Real opcoord/opworker/opctl processes over loopback; they must be built first (scripts/test does).
+    .testTarget(name: "IntegrationTests", dependencies: ["OpClient", "WireProtocol", "ZeroMQ"]),
+]
+
+let package = Package(
+    name: "opqueue",
+    products: [
+        .executable(name: "opcoord", targets: ["opcoord"]),
+        .executable(name: "opworker", targets: ["opworker"]),
+        .executable(name: "opctl", targets: ["opctl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+    ],
+    targets: targets
+)

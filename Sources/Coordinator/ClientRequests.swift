@@ -1,0 +1,167 @@
+import Foundation
+import SchedulerCore
+import WireProtocol
+
+/// A client request answered by several core replies (the reply goes out when the last one arrives).
+struct AckAccumulator {
+    var remaining: Int
+    var affected = 0
+    var notFound: [String] = []
+    var firstError: String?
+}
+
+struct WaitRequest {
+    var ids: [String]
+    var queue: String
+    var withResults: Bool
+    var deadline: Int64?
+}
+
+/// One client's event subscription: events are numbered so the client can see a gap.
+struct WatchStream {
+    var requestID: UInt32
+    var withResults = false
+    var progress = false
+    private var sequence: UInt64 = 0
+
+    init(requestID: UInt32, withResults: Bool = false, progress: Bool = false) {
+        self.requestID = requestID
+        self.withResults = withResults
+        self.progress = progress
+    }
+
+    mutating func nextSequence() -> UInt64 {
+        sequence += 1
+        return sequence
+    }
+}
+
+extension CoordinatorLoop {
+    func clientRequest(_ message: Message, ref: ClientRef) {
+        switch message {
+        case .submit(let s):
+            feed(.submit(ref, ops: s.operations.map(WireToCore.operation), queues: s.queues.map(WireToCore.queue)))
+        case .cancelOps(let c):
+            if !c.queue.isEmpty {
+                feed(.cancelAll(ref, queue: c.queue))
+            } else {
+                pendingAcks[ref] = AckAccumulator(remaining: 1)
+                feed(.cancel(ref, ids: c.opIds, cascade: c.cascade))
+            }
+        case .queue(let q):
+            let s = q.settings
+            var steps: [Event] = []
+            if s.hasMaxConcurrent { steps.append(.setQueueLimit(ref, queue: s.name, maxConcurrent: Int(s.maxConcurrent))) }
+            if s.hasSuspended { steps.append(s.suspended ? .suspend(ref, queue: s.name) : .resume(ref, queue: s.name)) }
+            guard !steps.isEmpty else {
+                replyError(.invalidArgument, "QUEUE for '\(s.name)' changes nothing: give max_concurrent or suspended", ref: ref, command: .queue)
+                return
+            }
+            pendingAcks[ref] = AckAccumulator(remaining: steps.count)
+            steps.forEach(feed)
+        case .setPriority(let p):
+            pendingAcks[ref] = AckAccumulator(remaining: p.opIds.count)
+            for id in p.opIds { feed(.setPriority(ref, id: id, priority: Int(p.priority), inherit: p.inherit)) }
+        case .status(let s):
+            reply(.statusReply(statusReply(s)), to: ref)
+        case .why(let w):
+            reply(whyReply(w.opID), to: ref)
+        case .workers:
+            reply(.workersReply(workersReply()), to: ref)
+        case .watch(let w):
+            if w.stop {
+                unwatch(ref.client)
+                var a = WireAck()
+                a.affected = 1
+                reply(.ack(a), to: ref)
+            } else {
+                watchers[ref.client] = WatchStream(requestID: UInt32(truncatingIfNeeded: ref.request),
+                                                   withResults: w.withResults, progress: w.progress)
+                pendingAcks[ref] = AckAccumulator(remaining: 1)
+                feed(.watch(ref, queue: w.queue.isEmpty ? nil : w.queue))
+            }
+        case .wait(let w):
+            pendingWaits[ref] = WaitRequest(ids: w.opIds, queue: w.queue, withResults: w.withResults,
+                                            deadline: w.hasTimeoutUs ? now + w.timeoutUs : nil)
+            if !w.queue.isEmpty { feed(.waitQueue(ref, queue: w.queue)) } else { feed(.wait(ref, ids: w.opIds)) }
+            expireWaits()
+        default:
+            break
+        }
+    }
+
+    /// A core reply, turned into the wire reply the request expects.
+    func deliver(_ coreReply: Reply, to ref: ClientRef) {
+        if var acc = pendingAcks[ref] {
+            acc.remaining -= 1
+            switch coreReply {
+            case .ok: acc.affected += 1
+            case .error(let text):
+                if acc.firstError == nil { acc.firstError = text }
+            default: break
+            }
+            guard acc.remaining <= 0 else { pendingAcks[ref] = acc; return }
+            pendingAcks[ref] = nil
+            if let e = acc.firstError, acc.affected == 0 {
+                replyError(code(for: e), e, ref: ref, command: nil)
+            } else {
+                var a = WireAck()
+                a.affected = UInt32(acc.affected)
+                reply(.ack(a), to: ref)
+            }
+            return
+        }
+        switch coreReply {
+        case .accepted(let n):
+            var r = WireSubmitReply()
+            r.accepted = true
+            r.acceptedCount = UInt32(n)
+            reply(.submitReply(r), to: ref)
+            logger.info("client \(ref.client): batch of \(n) operations accepted")
+        case .rejected(let problems):
+            var r = WireSubmitReply()
+            r.accepted = false
+            r.errors = problems.map(WireToCore.submitProblem)
+            reply(.submitReply(r), to: ref)
+            logger.info("client \(ref.client): batch rejected with \(problems.count) problem(s): \(problems.prefix(3).map(\.description).joined(separator: "; "))")
+        case .ok:
+            var a = WireAck()
+            a.affected = 1
+            reply(.ack(a), to: ref)
+        case .error(let text):
+            pendingWaits[ref] = nil
+            replyError(code(for: text), text, ref: ref, command: nil)
+        case .waitDone:
+            guard let w = pendingWaits.removeValue(forKey: ref) else { return }   // already timed out
+            reply(.waitReply(waitReply(w, timedOut: false)), to: ref)
+        }
+    }
+
+    /// Answers waits whose deadline passed with what is known now.
+    func expireWaits() {
+        guard !pendingWaits.isEmpty else { return }
+        for (ref, w) in pendingWaits {
+            guard let d = w.deadline, d <= now else { continue }
+            pendingWaits[ref] = nil
+            reply(.waitReply(waitReply(w, timedOut: true)), to: ref)
+        }
+    }
+
+    func nextWaitDeadline() -> Int64? {
+        pendingWaits.values.compactMap(\.deadline).min()
+    }
+
+    func reply(_ message: Message, to ref: ClientRef) {
+        guard let r = peers.routing(ofClient: ref.client) else { return }
+        send(message, to: r, requestID: UInt32(truncatingIfNeeded: ref.request))
+    }
+
+    func replyError(_ code: WireErrorCode, _ text: String, ref: ClientRef, command: Command?) {
+        guard let r = peers.routing(ofClient: ref.client) else { return }
+        sendError(code, text, requestID: UInt32(truncatingIfNeeded: ref.request), command: command?.rawValue ?? 0, to: r)
+    }
+
+    private func code(for coreError: String) -> WireErrorCode {
+        coreError.lowercased().contains("unknown") ? .notFound : .invalidArgument
+    }
+}

@@ -1,0 +1,269 @@
+import Foundation
+import Logging
+import SchedulerCore
+import WireProtocol
+import ZeroMQ
+
+/// The coordinator's event loop: socket → core → socket on one thread (docs/ARCHITECTURE.md, "How an
+/// event travels"). It turns frames into core inputs and core actions into frames, and holds only the
+/// bookkeeping the wire needs (routing ids, request kinds, watch sequences, wait deadlines).
+final class CoordinatorLoop {
+    let endpoint: String
+    private let socket: Socket
+    private let poller = Poller()
+    private let waker: Waker
+    let logger: Logger
+    private let config: CoordinatorConfig
+
+    var core: Scheduler
+    var peers = PeerTable()
+    var outbox = Outbox()
+    private var actions: [Action] = []
+    private var stimulus: UInt64 = 0
+    var now: Int64 = 0
+    private var nextTick: Int64 = .max
+
+    /// Client requests answered by more than one core reply (QUEUE with limit and suspension,
+    /// SET-PRIORITY of several ids): the reply goes out when the last one arrives.
+    var pendingAcks: [ClientRef: AckAccumulator] = [:]
+    var pendingWaits: [ClientRef: WaitRequest] = [:]
+    var watchers: [UInt64: WatchStream] = [:]
+    /// Workers the core declared lost whose routing id may still talk (frozen, partitioned).
+    var lostWorkers: Set<UInt64> = []
+    /// What HELLO said that the core does not keep, for logs and WORKERS replies.
+    var workerInfo: [UInt64: (name: String, tags: [String], kinds: [String], connectedAt: Int64)] = [:]
+
+    init(config: CoordinatorConfig, context: Context, waker: Waker, logger: Logger) throws {
+        self.config = config
+        self.waker = waker
+        self.logger = logger
+        var coreConfig = SchedulerConfig()
+        coreConfig.heartbeatIntervalMicros = Int64(config.heartbeatIntervalMs) * 1000
+        coreConfig.missedHeartbeats = Int64(config.liveness)
+        core = Scheduler(config: coreConfig)
+        socket = try Socket(context, type: .router)
+        // Tell us (EHOSTUNREACH) instead of silently dropping when a peer is gone, so departed
+        // watchers are unsubscribed; no send high-water mark, because a dropped DISPATCH would strand
+        // work (credits already bound what a worker can be sent).
+        try socket.set(.routerMandatory, true)
+        // A worker that reconnects with the same routing id takes the old connection's place.
+        try socket.set(.routerHandover, true)
+        try socket.set(.sendHighWaterMark, 0)
+        try socket.set(.receiveHighWaterMark, 0)
+        try socket.set(.maxMessageSize, Int64(WireLimits.maxFrameSize + 1024))
+        try socket.bind(config.bind)
+        endpoint = (try? socket.lastEndpoint()) ?? config.bind
+        _ = poller.add(socket)
+        _ = poller.add(waker)
+    }
+
+    func run(stopRequested: () -> Bool) throws {
+        while !stopRequested() {
+            now = WallClock.nowMicros()
+            let waitUntil = min(nextTick, nextWaitDeadline() ?? .max, now + 1_000_000)
+            try poller.poll(timeout: .microseconds(max(0, waitUntil - now)))
+            if poller.isReadable(1) { waker.drain() }
+            if poller.isReadable(0) { try receiveBurst() }
+            now = WallClock.nowMicros()
+            if now >= nextTick {
+                nextTick = .max
+                feed(.tick)
+            }
+            expireWaits()
+            flush()
+        }
+    }
+
+    /// Graceful stop: every worker hears DISCONNECT so it reconnects to the next coordinator at once.
+    func shutdown() {
+        for id in peers.workerIDs where !lostWorkers.contains(id) {
+            var d = WireDisconnect()
+            d.reason = "coordinator shutting down"
+            send(.disconnect(d), toWorker: id)
+        }
+        logger.info("opcoord stopped; fenced messages: \(core.fencing.total)")
+        try? socket.set(.linger, 500)
+        socket.close()
+    }
+
+    // MARK: inbound
+
+    private func receiveBurst() throws {
+        for _ in 0..<config.receiveBurst {
+            guard let frames = try socket.receiveMultipart(flags: .dontWait) else { return }
+            guard frames.count >= 2 else { continue }   // a ROUTER always prepends the routing id
+            let routing = frames[0]
+            let body = Array(frames[1...])
+            switch WireCodec.decode(body) {
+            case .success(let envelope): handle(envelope, from: routing)
+            case .failure(let error): reject(error, frames: body, from: routing)
+            }
+        }
+    }
+
+    /// A message we could not decode: the sender gets an ERROR naming the problem; nothing else changes.
+    private func reject(_ error: WireError, frames: [[UInt8]], from routing: [UInt8]) {
+        let header = WireCodec.peekHeader(frames)
+        logger.warning("rejected a malformed message from peer \(hex(routing)): \(error)")
+        sendError(error.code, error.description, requestID: header?.requestID ?? 0,
+                  command: header?.commandCode ?? 0, to: routing)
+    }
+
+    private func handle(_ envelope: Envelope, from routing: [UInt8]) {
+        let rid = envelope.requestID
+        switch envelope.message {
+        case .hello(let h): workerHello(h, from: routing)
+        case .credit, .started, .progress, .finished, .heartbeat, .disconnect:
+            workerMessage(envelope.message, from: routing)
+        case .submit, .cancelOps, .queue, .setPriority, .status, .why, .workers, .watch, .wait:
+            let client = peers.client(for: routing)
+            clientRequest(envelope.message, ref: ClientRef(client: client, request: UInt64(rid)))
+        case .welcome, .reject, .dispatch, .cancel, .submitReply, .ack, .statusReply, .whyReply,
+             .workersReply, .event, .waitReply, .error:
+            sendError(.unexpected, "\(envelope.message.command) is sent by the coordinator, not to it",
+                      requestID: rid, command: envelope.message.command.rawValue, to: routing)
+        }
+    }
+
+    private func workerHello(_ h: WireHello, from routing: [UInt8]) {
+        if case .worker(let old)? = peers.role(of: routing), !lostWorkers.contains(old) {
+            feed(.workerLost(worker: old, reason: "re-registered on the same connection"))
+        }
+        let id = peers.newWorker(routing: routing)
+        workerInfo[id] = (h.name, h.tags, h.kinds, now)
+        feed(.workerJoined(WorkerHello(worker: id, name: h.name, slots: Int(h.slots), tags: h.tags,
+                                       kinds: h.kinds, credit: 0)))
+        var w = WireWelcome()
+        w.workerID = WorkerName.text(id)
+        w.heartbeatIntervalMs = config.heartbeatIntervalMs
+        w.liveness = config.liveness
+        send(.welcome(w), to: routing)
+        logger.info("worker \(WorkerName.text(id)) '\(h.name)' joined: \(h.slots) slots, kinds \(h.kinds.joined(separator: ",")), tags \(h.tags.joined(separator: ","))")
+    }
+
+    private func workerMessage(_ message: Message, from routing: [UInt8]) {
+        guard case .worker(let w)? = peers.role(of: routing) else {
+            if case .heartbeat = message { return }   // a watching client's heartbeat
+            if case .disconnect = message, case .client(let c)? = peers.role(of: routing) {
+                unwatch(c)
+                return
+            }
+            sendError(.unexpected, "\(message.command) before HELLO: register first", requestID: 0,
+                      command: message.command.rawValue, to: routing)
+            return
+        }
+        switch message {
+        case .credit(let c): feed(.credit(worker: w, grant: Int(c.credit)))
+        case .started(let s):
+            for p in s.parts { feed(.partStarted(WireToCore.partRef(worker: w, p.opID, part: p.part, attempt: p.attempt))) }
+        case .progress(let p):
+            for r in p.records {
+                let fraction = r.total > 0 ? Double(r.done) / Double(r.total) : r.fraction
+                feed(.progress(WireToCore.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt), fraction: fraction))
+            }
+        case .finished(let f):
+            for (i, r) in f.records.enumerated() {
+                // The credit rides on the last record so the core applies it once, fenced or not.
+                let grant = i == f.records.count - 1 ? Int(f.credit) : 0
+                feed(.partFinished(WireToCore.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt),
+                                   Outcome(wire: r), grant: grant))
+            }
+        case .heartbeat: feed(.heartbeat(worker: w))
+        case .disconnect(let d):
+            if !lostWorkers.contains(w) {
+                feed(.workerLost(worker: w, reason: "worker left: \(d.reason)"))
+                logger.info("worker \(WorkerName.text(w)) left: \(d.reason)")
+            }
+            peers.forgetWorker(w)
+            lostWorkers.remove(w)
+            workerInfo[w] = nil
+            return
+        default: return
+        }
+        if lostWorkers.contains(w) {
+            // Its messages were fenced by the core; make it start a new session.
+            var d = WireDisconnect()
+            d.reason = "you were declared lost; register again"
+            send(.disconnect(d), to: routing)
+        }
+    }
+
+    // MARK: core
+
+    /// Feeds one input to the core and carries out what it asks for.
+    func feed(_ event: Event) {
+        stimulus &+= 1
+        core.handle(Input(stimulus: stimulus, now: now, event), into: &actions)
+        for action in actions { apply(action) }
+        actions.removeAll(keepingCapacity: true)
+    }
+
+    private func apply(_ action: Action) {
+        switch action {
+        case .dispatch(let d):
+            outbox.dispatch(WireToCore.dispatchRecord(d, name: nil), to: d.worker)
+        case .cancelOnWorker(let w, let op, _, let attempt, let reason):
+            outbox.cancel(op: op, attempt: attempt, reason: reason, on: w)
+        case .reply(let ref, let reply):
+            deliver(reply, to: ref)
+        case .publish(let watcher, let event):
+            outbox.event(publishedEvent(event), to: watcher)
+        case .journal:
+            break   // durability (A5) consumes these; not yet written to disk
+        case .scheduleTick(let at):
+            nextTick = min(nextTick, at)
+        case .disconnectWorker(let w, let reason):
+            lostWorkers.insert(w)
+            logger.warning("worker \(WorkerName.text(w)) '\(workerInfo[w]?.name ?? "?")' lost: \(reason)")
+            var d = WireDisconnect()
+            d.reason = reason
+            send(.disconnect(d), toWorker: w)
+        }
+    }
+
+    // MARK: outbound
+
+    private func flush() {
+        let batches = outbox.drain(watchRequestID: { watchers[$0]?.requestID ?? 0 },
+                                   nextSequence: { watchers[$0, default: WatchStream(requestID: 0)].nextSequence() })
+        for b in batches {
+            switch b.peer {
+            case .worker(let w): send(b.message, toWorker: w)
+            case .client(let c):
+                guard let r = peers.routing(ofClient: c) else { continue }
+                if !send(b.message, to: r, requestID: b.requestID) { unwatch(c) }
+            }
+        }
+    }
+
+    func send(_ message: Message, toWorker id: UInt64) {
+        guard let r = peers.routing(ofWorker: id) else { return }
+        send(message, to: r)
+    }
+
+    /// Returns false when the peer is gone (ROUTER_MANDATORY says so).
+    @discardableResult
+    func send(_ message: Message, to routing: [UInt8], requestID: UInt32 = 0) -> Bool {
+        do {
+            return try socket.sendMultipart([routing] + WireCodec.encode(message, requestID: requestID), flags: .dontWait)
+        } catch {
+            logger.debug("send \(message.command) to \(hex(routing)) failed: \(error)")
+            return false
+        }
+    }
+
+    func sendError(_ code: WireErrorCode, _ text: String, requestID: UInt32, command: UInt8, to routing: [UInt8]) {
+        var e = WireErrorReply()
+        e.code = code
+        e.message = text
+        e.command = UInt32(command)
+        send(.error(e), to: routing, requestID: requestID)
+    }
+
+    func unwatch(_ client: UInt64) {
+        guard watchers.removeValue(forKey: client) != nil else { return }
+        feed(.unwatch(client: client))
+    }
+}
+
+func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }

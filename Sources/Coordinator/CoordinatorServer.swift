@@ -1,0 +1,55 @@
+import Foundation
+import Logging
+import SchedulerCore
+import Synchronization
+import WireProtocol
+import ZeroMQ
+
+public struct CoordinatorConfig: Sendable {
+    /// ZeroMQ endpoint of the one ROUTER socket that workers and clients connect to.
+    public var bind: String
+    /// Application heartbeat announced in WELCOME; a peer is lost after `liveness` silent intervals.
+    public var heartbeatIntervalMs: UInt32 = WireVersion.defaultHeartbeatIntervalMs
+    public var liveness: UInt32 = WireVersion.defaultLiveness
+    /// Messages taken off the socket before the outbox is flushed; bounds latency under load
+    /// while still letting one flush coalesce many dispatches into one DISPATCH per worker.
+    public var receiveBurst = 2048
+
+    public init(bind: String) { self.bind = bind }
+}
+
+/// The coordinator process minus argument parsing: one thread owns the ROUTER socket and the core.
+///
+/// `run` blocks the calling thread until `stop()` (callable from any thread, e.g. a signal handler's
+/// queue) and then tells every worker it is leaving. Everything mutable lives in `CoordinatorLoop`,
+/// which never leaves the `run` thread; the only cross-thread state is the stop flag and the waker.
+public final class CoordinatorServer: Sendable {
+    public let config: CoordinatorConfig
+    private let logger: Logger
+    private let context: Context
+    private let waker: Waker
+    private let stopping = Atomic<Bool>(false)
+
+    public init(config: CoordinatorConfig, logger: Logger) throws {
+        self.config = config
+        self.logger = logger
+        context = try Context()
+        waker = try Waker()
+    }
+
+    /// Runs until `stop()`. `ready` gets the bound endpoint (with the real port when binding `:*`).
+    public func run(ready: (String) -> Void = { _ in }) throws {
+        let loop = try CoordinatorLoop(config: config, context: context, waker: waker, logger: logger)
+        ready(loop.endpoint)
+        logger.info("opcoord listening on \(loop.endpoint)")
+        try loop.run { stopping.load(ordering: .relaxed) }
+        loop.shutdown()
+        try? context.terminate(timeout: .seconds(2))
+    }
+
+    /// Asks `run` to return; safe from any thread, idempotent.
+    public func stop() {
+        stopping.store(true, ordering: .relaxed)
+        waker.wake()
+    }
+}

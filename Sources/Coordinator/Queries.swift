@@ -1,0 +1,191 @@
+import Foundation
+import SchedulerCore
+import WireProtocol
+
+// Replies built from the core's read-only queries (STATUS, WHY, WORKERS, WAIT) and the wire form of
+// published state changes. Nothing here changes the core.
+
+extension CoordinatorLoop {
+    static let defaultStatusLimit = 1000
+
+    func statusReply(_ s: WireStatus) -> WireStatusReply {
+        var r = WireStatusReply()
+        r.nowUs = now
+        let names = s.queue.isEmpty ? core.queueNames : [s.queue]
+        r.queues = names.compactMap { core.queueCounts($0) }.map(Self.wireCounts)
+        if !s.queue.isEmpty && r.queues.isEmpty { r.notFound = [s.queue] }
+        var ids = s.opIds
+        if ids.isEmpty && s.ops {
+            let limit = min(Int(s.limit == 0 ? UInt32(Self.defaultStatusLimit) : s.limit), WireLimits.maxBatchRecords)
+            let page = core.operationIDs(after: s.after.isEmpty ? nil : s.after, limit: limit,
+                                         queue: s.queue.isEmpty ? nil : s.queue)
+            ids = page.ids
+            r.nextAfter = page.next ?? ""
+        }
+        for id in ids {
+            guard let st = core.status(id) else { r.notFound.append(id); continue }
+            r.ops.append(opStatus(st, withResult: s.withResults))
+        }
+        return r
+    }
+
+    func opStatus(_ st: OpStatus, withResult: Bool) -> WireOpStatus {
+        var o = WireOpStatus()
+        o.id = st.id
+        o.name = st.name
+        o.queue = st.queue
+        o.state = st.state.wire
+        o.cancelled = st.isCancelled
+        if st.state == .finished {
+            switch st.outcome {
+            case .succeeded: o.outcome.succeeded = withResult ? Data(core.result(st.id) ?? []) : Data()
+            case .failed: o.outcome.failed = st.errorText ?? ""
+            case .cancelled: o.outcome.cancelled = st.errorText ?? ""
+            case .none: break
+            }
+        }
+        o.workerID = (st.workers.first ?? st.lastWorker).map(WorkerName.text) ?? ""
+        o.attempts = UInt32(st.attempts)
+        o.resultSize = UInt64(st.resultSize)
+        o.error = st.errorText ?? ""
+        o.submittedUs = st.submittedAt
+        o.readyUs = st.readyAt ?? 0
+        o.startedUs = st.startedAt ?? 0
+        o.finishedUs = st.finishedAt ?? 0
+        o.priority = Int32(st.priority)
+        o.parts = UInt32(st.parts)
+        o.partsDone = UInt32(st.partsFinished)
+        return o
+    }
+
+    static func wireCounts(_ c: QueueCounts) -> WireQueueCounts {
+        var q = WireQueueCounts()
+        q.name = c.name
+        q.pending = UInt64(c.pending)
+        q.ready = UInt64(c.ready)
+        q.executing = UInt64(c.running)
+        q.finished = UInt64(c.finished)
+        q.failed = UInt64(c.failed)
+        q.cancelled = UInt64(c.cancelled)
+        q.suspended = c.suspended
+        q.maxConcurrent = Int32(c.maxConcurrent)
+        q.qos = c.qos.wire
+        return q
+    }
+
+    func whyReply(_ id: String) -> Message {
+        guard let st = core.status(id) else {
+            var e = WireErrorReply()
+            e.code = .notFound
+            e.message = "unknown operation \(id)"
+            e.opID = id
+            return .error(e)
+        }
+        var r = WireWhyReply()
+        r.opID = id
+        r.state = st.state.wire
+        r.cancelled = st.isCancelled
+        switch core.why(id) {
+        case .unknownOperation: r.reasons = ["unknown operation"]
+        case .finished(let k): r.reasons = ["finished: \(k)" + (st.errorText.map { " (\($0))" } ?? "")]
+        case .running(let ws): r.reasons = ["running on \(ws.map(WorkerName.text).joined(separator: ", "))"]
+        case .cancelling(let ws): r.reasons = ["cancelled; waiting for \(ws.map(WorkerName.text).joined(separator: ", ")) to stop it"]
+        case .waitingForDependencies(let deps):
+            r.waitingOn = deps
+            r.reasons = ["waiting for \(deps.count) unfinished dependenc\(deps.count == 1 ? "y" : "ies"): \(deps.prefix(20).joined(separator: ", "))"]
+        case .heldByBarrier(let b): r.reasons = ["held back by barrier \(b), which must finish first"]
+        case .barrierWaitingForEarlier(let q, let n): r.reasons = ["barrier of queue \(q): waiting for \(n) operation(s) added before it"]
+        case .queueSuspended(let q): r.reasons = ["queue \(q) is suspended (opctl resume \(q))"]
+        case .queueAtLimit(let q, let limit, let ahead):
+            r.reasons = ["queue \(q) is at its limit of \(limit) running operation(s); \(ahead) ready operation(s) go first"]
+        case .noWorkerWith(let kind, let tags):
+            r.reasons = ["no connected worker can run it: needs kind '\(kind)'" + (tags.isEmpty ? "" : " and tags \(tags.joined(separator: ","))")]
+        case .noFreeCredit(let n, let ahead):
+            r.reasons = ["all \(n) capable worker(s) are busy (no free slot); \(ahead) ready operation(s) go first"]
+        case .dispatchPending: r.reasons = ["ready; being dispatched"]
+        }
+        return .whyReply(r)
+    }
+
+    func workersReply() -> WireWorkersReply {
+        var r = WireWorkersReply()
+        r.workers = core.workerSnapshot().map { w in
+            var i = WireWorkerInfo()
+            i.workerID = WorkerName.text(w.id)
+            i.name = w.name
+            i.slots = UInt32(w.slots)
+            i.inFlight = UInt32(w.inFlight)
+            i.credit = UInt32(max(0, w.credit))
+            i.lastSeenUs = w.lastSeen
+            if let info = workerInfo[w.id] {
+                i.tags = info.tags
+                i.kinds = info.kinds
+                i.connectedUs = info.connectedAt
+            }
+            return i
+        }
+        return r
+    }
+
+    func waitReply(_ w: WaitRequest, timedOut: Bool) -> WireWaitReply {
+        var r = WireWaitReply()
+        r.timedOut = timedOut
+        var allFinished = true
+        let ids = w.queue.isEmpty ? w.ids : []
+        for id in ids {
+            guard let st = core.status(id) else { r.notFound.append(id); continue }
+            guard st.state == .finished else { r.pending.append(id); allFinished = false; continue }
+            var o = WireOpOutcome()
+            o.opID = id
+            o.outcome = opStatus(st, withResult: w.withResults).outcome
+            r.outcomes.append(o)
+        }
+        if !w.queue.isEmpty {
+            if let c = core.queueCounts(w.queue) {
+                allFinished = c.operationCount == 0
+                r.succeededCount = UInt64(c.succeeded)
+                r.failedCount = UInt64(c.failed)
+                r.cancelledCount = UInt64(c.cancelled)
+                r.pendingCount = UInt64(c.operationCount)
+            } else {
+                r.notFound = [w.queue]
+            }
+        } else {
+            for o in r.outcomes {
+                switch o.outcome.result {
+                case .succeeded?: r.succeededCount += 1
+                case .failed?: r.failedCount += 1
+                case .cancelled?: r.cancelledCount += 1
+                case nil: break
+                }
+            }
+            r.pendingCount = UInt64(r.pending.count)
+        }
+        r.finished = allFinished && r.notFound.isEmpty
+        return r
+    }
+
+    func publishedEvent(_ e: OpEvent) -> WireEvent {
+        var w = WireEvent()
+        w.opID = e.op
+        w.timestampUs = e.at
+        switch e.transition {
+        case .ready: w.state = .ready
+        case .executing(_, let attempt, let worker):
+            w.state = .executing
+            w.attempt = UInt32(attempt)
+            w.workerID = WorkerName.text(worker)
+        case .cancelled:
+            w.cancelled = true
+            w.state = core.status(e.op)?.state.wire ?? .pending
+        case .progress(_, let fraction):
+            w.state = .executing
+            w.fraction = fraction
+        case .finished(let outcome):
+            w.state = .finished
+            if case .cancelled = outcome { w.cancelled = true }
+            w.outcome = outcome.wire(withResult: false)
+        }
+        return w
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import SchedulerCore
+import WireProtocol
+
+// Translations between wire messages and the core's value types. Pure functions, no state.
+
+extension QoS {
+    init?(wire: WireQoS) {
+        switch wire {
+        case .userInteractive: self = .userInteractive
+        case .userInitiated: self = .userInitiated
+        case .default: self = .default
+        case .utility: self = .utility
+        case .background: self = .background
+        case .unspecified, .UNRECOGNIZED: return nil
+        }
+    }
+
+    var wire: WireQoS {
+        switch self {
+        case .userInteractive: .userInteractive
+        case .userInitiated: .userInitiated
+        case .default: .default
+        case .utility: .utility
+        case .background: .background
+        }
+    }
+}
+
+extension OpState {
+    var wire: WireOpState {
+        switch self {
+        case .pending: .pending
+        case .ready: .ready
+        case .executing: .executing
+        case .finished: .finished
+        }
+    }
+}
+
+extension Outcome {
+    init(wire record: WireFinishedRecord) {
+        switch record.outcome {
+        case .succeeded(let d)?: self = .succeeded([UInt8](d))
+        case .failed(let e)?: self = .failed(e)
+        case .cancelled(let r)?: self = .cancelled(r)
+        case nil: self = .failed("worker sent no outcome")   // validation rejects this before we get here
+        }
+    }
+
+    /// - Parameter withResult: include result bytes (status replies only send them on request).
+    func wire(withResult: Bool = true) -> WireOutcome {
+        var o = WireOutcome()
+        switch self {
+        case .succeeded(let bytes): o.succeeded = withResult ? Data(bytes) : Data()
+        case .failed(let e): o.failed = e
+        case .cancelled(let r): o.cancelled = r
+        }
+        return o
+    }
+}
+
+enum WireToCore {
+    static func operation(_ w: WireOperation) -> OperationSpec {
+        OperationSpec(
+            id: w.id,
+            name: w.name.isEmpty ? nil : w.name,
+            queue: w.queue.isEmpty ? "default" : w.queue,
+            kind: w.kind,
+            payload: [UInt8](w.payload),
+            after: w.after,
+            priority: Int(w.priority),
+            qos: QoS(wire: w.qos),
+            parts: w.parts == 0 ? 1 : Int(w.parts),
+            policy: w.policy == .succeeded ? .succeeded : .finished,
+            retries: Int(w.retries),
+            lossRetries: w.hasLossRetries ? Int(w.lossRetries) : 3,
+            timeoutMicros: w.timeoutUs > 0 ? w.timeoutUs : nil,
+            requires: w.requires,
+            barrier: w.barrier)
+    }
+
+    static func queue(_ w: WireQueueSettings) -> QueueSpec {
+        QueueSpec(name: w.name,
+                  maxConcurrent: w.hasMaxConcurrent ? Int(w.maxConcurrent) : -1,
+                  qos: QoS(wire: w.qos) ?? .default,
+                  suspended: w.hasSuspended ? w.suspended : false)
+    }
+
+    static func partRef(worker: UInt64, _ opID: String, part: UInt32, attempt: UInt32) -> PartRef {
+        PartRef(worker: worker, op: opID, part: Int(part), attempt: Int(attempt))
+    }
+
+    static func dispatchRecord(_ d: Dispatch, name: String?) -> WireDispatchRecord {
+        var r = WireDispatchRecord()
+        r.opID = d.op
+        r.part = UInt32(d.part)
+        r.attempt = UInt32(d.attempt)
+        r.kind = d.kind
+        if !d.payload.isEmpty { r.payload = Data(d.payload) }
+        if !d.inputs.isEmpty {
+            r.inputs = d.inputs.map { dep, bytes in
+                var i = WireInput()
+                i.dependencyID = dep
+                i.result = Data(bytes)
+                return i
+            }
+        }
+        r.priority = Int32(d.priority)
+        r.qos = d.qos.wire
+        if let name { r.name = name }
+        return r
+    }
+
+    static func submitProblem(_ p: SubmitProblem) -> WireSubmitError {
+        var e = WireSubmitError()
+        e.message = p.description
+        switch p {
+        case .emptyId: e.problem = .invalidField; e.field = "id"
+        case .duplicateId(let id): e.problem = .duplicateID; e.opID = id
+        case .unknownDependency(let op, let dep): e.problem = .unknownDependency; e.opID = op; e.related = [dep]
+        case .cycle(let ids): e.problem = .cycle; e.related = ids; e.opID = ids.first ?? ""
+        case .invalidPriority(let op, _): e.problem = .invalidField; e.opID = op; e.field = "priority"
+        case .invalidParts(let op, _): e.problem = .invalidField; e.opID = op; e.field = "parts"
+        case .invalidRetries(let op, _): e.problem = .invalidField; e.opID = op; e.field = "retries"
+        case .invalidTimeout(let op): e.problem = .invalidField; e.opID = op; e.field = "timeout"
+        case .emptyKind(let op): e.problem = .invalidField; e.opID = op; e.field = "kind"
+        case .invalidQueue(let name, _): e.problem = .invalidField; e.field = "queues[\(name)]"
+        case .tooManyTags: e.problem = .limit; e.field = "requires"
+        }
+        return e
+    }
+}

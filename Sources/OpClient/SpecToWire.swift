@@ -1,0 +1,65 @@
+import Foundation
+import OpSpec
+import WireProtocol
+
+// OpSpec (what users write) → wire records.
+
+extension OperationQoS {
+    public var wire: WireQoS {
+        switch self {
+        case .userInteractive: .userInteractive
+        case .userInitiated: .userInitiated
+        case .default: .default
+        case .utility: .utility
+        case .background: .background
+        }
+    }
+}
+
+extension WireOperation {
+    public init(_ s: OperationSpec) {
+        self.init()
+        id = s.id
+        if s.name != s.id { name = s.name }
+        if s.queue != OperationSpec.defaultQueue { queue = s.queue }
+        kind = s.kind
+        if !s.payload.isEmpty { payload = Data(s.payload) }
+        after = s.after
+        priority = Int32(s.priority.rawValue)
+        qos = s.qos?.wire ?? .unspecified
+        parts = UInt32(max(1, s.parts))
+        policy = s.policy == .succeeded ? .succeeded : .finished
+        retries = UInt32(max(0, s.retries))
+        if s.lossRetries != OperationSpec.defaultLossRetries { lossRetries = UInt32(max(0, s.lossRetries)) }
+        if let t = s.timeout { timeoutUs = Int64(t * 1_000_000) }
+        requires = s.requires
+        barrier = s.barrier
+    }
+}
+
+extension WireQueueSettings {
+    public init(_ q: QueueSpec) {
+        self.init()
+        name = q.name
+        maxConcurrent = Int32(q.maxConcurrent)
+        qos = q.qos.wire
+        suspended = q.suspended
+    }
+}
+
+extension WireSubmit {
+    /// Batches of at most `maxBatchRecords` operations; queues go with the first.
+    public static func batches(_ graph: Graph) -> [WireSubmit] {
+        let ops = graph.operations.map(WireOperation.init)
+        var out: [WireSubmit] = []
+        var i = 0
+        repeat {
+            var s = WireSubmit()
+            if i == 0 { s.queues = graph.queues.map(WireQueueSettings.init) }
+            s.operations = Array(ops[i..<min(ops.count, i + WireLimits.maxBatchRecords)])
+            out.append(s)
+            i += WireLimits.maxBatchRecords
+        } while i < ops.count
+        return out
+    }
+}

@@ -1,0 +1,234 @@
+/// Structural checks shared by the file reader and graphs built in code: ids, dependencies,
+/// cycles, numeric ranges, queues. The coordinator validates again; these give the client
+/// precise messages before anything is sent.
+extension Graph {
+    /// Every structural problem, in file order; empty when the graph can be submitted.
+    public func problems() -> [GraphProblem] {
+        GraphValidation.problems(of: self, lines: nil)
+    }
+
+    /// Throws every problem at once.
+    public func validate(source: String? = nil) throws(GraphFileError) {
+        let found = problems()
+        if !found.isEmpty { throw GraphFileError(source: source, problems: found) }
+    }
+}
+
+enum GraphValidation {
+    /// Line numbers of elements and fields, when the graph came from a file.
+    struct Lines {
+        var operation: [Int?] = []
+        var queue: [Int?] = []
+        /// (operation index, field) → line
+        var fields: [String: Int] = [:]
+        /// Operations that were not mappings (already reported; nothing more to say about them).
+        var brokenOperations: Set<Int> = []
+        func field(_ index: Int, _ name: String) -> Int? { fields["\(index).\(name)"] ?? operation[index] }
+    }
+
+    static func operationLocation(_ index: Int, id: String?) -> String {
+        if let id, !id.isEmpty { return "operations[\(index)] \"\(id)\"" }
+        return "operations[\(index)]"
+    }
+
+    static func queueLocation(_ index: Int, name: String?) -> String {
+        if let name, !name.isEmpty { return "queues[\(index)] \"\(name)\"" }
+        return "queues[\(index)]"
+    }
+
+    static func problems(of graph: Graph, lines: Lines?, skipRanges: Bool = false) -> [GraphProblem] {
+        var problems: [GraphProblem] = []
+        func lineOf(_ index: Int, _ field: String?) -> Int? {
+            guard let lines else { return nil }
+            return field.map { lines.field(index, $0) } ?? lines.operation[index]
+        }
+
+        // Queues: names unique and non-empty, limits sane.
+        var queueIndex: [String: Int] = [:]
+        for (index, queue) in graph.queues.enumerated() {
+            let location = queueLocation(index, name: queue.name)
+            let line = lines?.queue[index]
+            if queue.name.isEmpty {
+                problems.append(GraphProblem(location: location, field: "name", line: line, message: "missing queue name"))
+            } else if let first = queueIndex[queue.name] {
+                problems.append(GraphProblem(location: location, field: "name", line: line,
+                                             message: "duplicate queue name \"\(queue.name)\" (first at queues[\(first)])"))
+            } else {
+                queueIndex[queue.name] = index
+            }
+            if !skipRanges, queue.maxConcurrent < -1 || queue.maxConcurrent == 0 {
+                problems.append(GraphProblem(location: location, field: "maxConcurrent", line: line,
+                                             message: "must be -1 (unlimited) or at least 1, got \(queue.maxConcurrent)"))
+            }
+        }
+
+        // Ids: present and unique.
+        var indexOfID: [String: Int] = [:]
+        for (index, op) in graph.operations.enumerated() {
+            let location = operationLocation(index, id: op.id)
+            if lines?.brokenOperations.contains(index) == true { continue }
+            if op.id.isEmpty {
+                problems.append(GraphProblem(location: location, field: "id", line: lineOf(index, nil), message: "missing id"))
+            } else if op.id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                problems.append(GraphProblem(location: location, field: "id", line: lineOf(index, "id"),
+                                             message: "id contains a control character"))
+            } else if let first = indexOfID[op.id] {
+                problems.append(GraphProblem(location: location, field: "id", line: lineOf(index, "id"),
+                                             message: "duplicate id \"\(op.id)\" (first at operations[\(first)])"))
+            } else {
+                indexOfID[op.id] = index
+            }
+        }
+
+        for (index, op) in graph.operations.enumerated() {
+            let location = operationLocation(index, id: op.id)
+            if lines?.brokenOperations.contains(index) == true { continue }
+            if op.kind.isEmpty {
+                problems.append(GraphProblem(location: location, field: "kind", line: lineOf(index, nil), message: "missing kind"))
+            }
+            if !skipRanges {
+                if op.parts < 1 {
+                    problems.append(GraphProblem(location: location, field: "parts", line: lineOf(index, "parts"),
+                                                 message: "must be at least 1, got \(op.parts)"))
+                }
+                if op.retries < 0 {
+                    problems.append(GraphProblem(location: location, field: "retries", line: lineOf(index, "retries"),
+                                                 message: "must not be negative, got \(op.retries)"))
+                }
+                if op.lossRetries < 0 {
+                    problems.append(GraphProblem(location: location, field: "lossRetries", line: lineOf(index, "lossRetries"),
+                                                 message: "must not be negative, got \(op.lossRetries)"))
+                }
+                if let timeout = op.timeout, !(timeout > 0 && timeout.isFinite) {
+                    problems.append(GraphProblem(location: location, field: "timeout", line: lineOf(index, "timeout"),
+                                                 message: "must be a positive number of seconds, got \(GraphFileReader.format(timeout))"))
+                }
+            }
+            if !graph.queues.isEmpty, op.queue != OperationSpec.defaultQueue, queueIndex[op.queue] == nil {
+                let declared = graph.queues.map(\.name).joined(separator: ", ")
+                problems.append(GraphProblem(location: location, field: "queue", line: lineOf(index, "queue"),
+                                             message: "queue \"\(op.queue)\" is not declared under queues: (declared: \(declared))"))
+            }
+            var seen = Set<String>()
+            for (position, dependency) in op.after.enumerated() {
+                let field = "after[\(position)]"
+                if !seen.insert(dependency).inserted {
+                    problems.append(GraphProblem(location: location, field: field, line: lineOf(index, "after"),
+                                                 message: "dependency \"\(dependency)\" is listed twice"))
+                } else if indexOfID[dependency] == nil {
+                    problems.append(GraphProblem(location: location, field: field, line: lineOf(index, "after"),
+                                                 message: "unknown dependency \"\(dependency)\"" + suggestion(dependency, Array(indexOfID.keys))))
+                }
+            }
+        }
+
+        for cycle in cycles(graph.operations, indexOfID: indexOfID) {
+            let first = cycle[0]
+            let names = (cycle + [first]).map { "\"\(graph.operations[$0].id)\"" }.joined(separator: " → ")
+            problems.append(GraphProblem(location: operationLocation(first, id: graph.operations[first].id), field: "after",
+                                         line: lineOf(first, "after"),
+                                         message: "dependency cycle: \(names) (each runs after the next; none could ever start)"))
+        }
+        return problems
+    }
+
+    /// One cycle per strongly connected component that has one (Tarjan, iterative so a long
+    /// chain cannot overflow the stack). Each cycle lists operation indices, starting at the
+    /// lowest index in it, in "runs after" order.
+    static func cycles(_ operations: [OperationSpec], indexOfID: [String: Int]) -> [[Int]] {
+        let count = operations.count
+        var edges = [[Int]](repeating: [], count: count)
+        for (index, op) in operations.enumerated() where indexOfID[op.id] == index {
+            var seen = Set<Int>()
+            for dependency in op.after {
+                if let target = indexOfID[dependency], seen.insert(target).inserted { edges[index].append(target) }
+            }
+        }
+        var order = [Int](repeating: -1, count: count)
+        var low = [Int](repeating: 0, count: count)
+        var onStack = [Bool](repeating: false, count: count)
+        var stack: [Int] = []
+        var component = [Int](repeating: -1, count: count)
+        var components: [[Int]] = []
+        var counter = 0
+        for root in 0..<count where order[root] < 0 {
+            var work: [(node: Int, edge: Int)] = [(root, 0)]
+            order[root] = counter; low[root] = counter; counter += 1
+            stack.append(root); onStack[root] = true
+            while let (node, edge) = work.last {
+                if edge < edges[node].count {
+                    work[work.count - 1].edge += 1
+                    let next = edges[node][edge]
+                    if order[next] < 0 {
+                        order[next] = counter; low[next] = counter; counter += 1
+                        stack.append(next); onStack[next] = true
+                        work.append((next, 0))
+                    } else if onStack[next] {
+                        low[node] = min(low[node], order[next])
+                    }
+                } else {
+                    work.removeLast()
+                    if let parent = work.last?.node { low[parent] = min(low[parent], low[node]) }
+                    if low[node] == order[node] {
+                        var members: [Int] = []
+                        while let top = stack.popLast() {
+                            onStack[top] = false
+                            component[top] = components.count
+                            members.append(top)
+                            if top == node { break }
+                        }
+                        components.append(members)
+                    }
+                }
+            }
+        }
+        var result: [[Int]] = []
+        for (id, members) in components.enumerated() {
+            let start = members.min()!
+            if members.count == 1 && !edges[start].contains(start) { continue }
+            // Walk inside the component until a node repeats: that walk closes a real cycle.
+            var path: [Int] = [start]
+            var position: [Int: Int] = [start: 0]
+            var node = start
+            while true {
+                let next = edges[node].filter { component[$0] == id }.min()!
+                if let at = position[next] {
+                    var cycle = Array(path[at...])
+                    let lowest = cycle.firstIndex(of: cycle.min()!)!
+                    cycle = Array(cycle[lowest...] + cycle[..<lowest])
+                    result.append(cycle)
+                    break
+                }
+                position[next] = path.count
+                path.append(next)
+                node = next
+            }
+        }
+        return result.sorted { $0[0] < $1[0] }
+    }
+
+    /// `; did you mean "x"?` when a close name exists.
+    static func suggestion(_ word: String, _ candidates: [String]) -> String {
+        let scored = candidates.map { ($0, editDistance(word.lowercased(), $0.lowercased())) }
+        guard let best = scored.min(by: { $0.1 < $1.1 || ($0.1 == $1.1 && $0.0 < $1.0) }) else { return "" }
+        let limit = max(1, min(3, word.count / 3))
+        return best.1 <= limit ? "; did you mean \"\(best.0)\"?" : ""
+    }
+
+    /// Edits (insert, delete, substitute, swap two neighbours) from `a` to `b`.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var d = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { d[i][0] = i }
+        for j in 0...b.count { d[0][j] = j }
+        for i in 1...a.count {
+            for j in 1...b.count {
+                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1) }
+            }
+        }
+        return d[a.count][b.count]
+    }
+}

@@ -1,0 +1,111 @@
+// Everything the core asks the shell to do.
+
+public struct Dispatch: Sendable, Equatable {
+    public var worker: UInt64
+    public var op: String
+    public var part: Int
+    public var parts: Int
+    public var attempt: Int
+    public var kind: String
+    public var payload: [UInt8]
+    /// (dependency id, result bytes) of every dependency that succeeded.
+    public var inputs: [(String, [UInt8])]
+    public var priority: Int
+    public var qos: QoS
+    /// Opaque handle of the op; a worker may echo it in `PartRef.token` to spare the id lookup.
+    public var token: UInt64 = 0
+
+    public init(worker: UInt64, op: String, part: Int, parts: Int, attempt: Int, kind: String, payload: [UInt8],
+                inputs: [(String, [UInt8])], priority: Int, qos: QoS, token: UInt64 = 0) {
+        self.worker = worker; self.op = op; self.part = part; self.parts = parts; self.attempt = attempt
+        self.kind = kind; self.payload = payload; self.inputs = inputs; self.priority = priority; self.qos = qos
+        self.token = token
+    }
+
+    public static func == (a: Dispatch, b: Dispatch) -> Bool {
+        a.token == b.token && a.worker == b.worker && a.op == b.op && a.part == b.part && a.parts == b.parts && a.attempt == b.attempt
+            && a.kind == b.kind && a.payload == b.payload && a.priority == b.priority && a.qos == b.qos
+            && a.inputs.count == b.inputs.count
+            && zip(a.inputs, b.inputs).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+    }
+}
+
+public enum SubmitProblem: Sendable, Equatable, CustomStringConvertible {
+    case emptyId(index: Int)
+    case duplicateId(String)
+    case unknownDependency(op: String, dependency: String)
+    case cycle([String])
+    case invalidPriority(op: String, Int)
+    case invalidParts(op: String, Int)
+    case invalidRetries(op: String, Int)
+    case invalidTimeout(op: String)
+    case emptyKind(op: String)
+    case invalidQueue(name: String, reason: String)
+    case tooManyTags(String)
+
+    public var description: String {
+        switch self {
+        case .emptyId(let i): return "op #\(i): empty id"
+        case .duplicateId(let id): return "duplicate id \(id)"
+        case .unknownDependency(let op, let d): return "\(op): unknown dependency \(d)"
+        case .cycle(let ids): return "cycle: " + (ids + [ids.first ?? ""]).joined(separator: " -> ")
+        case .invalidPriority(let op, let p): return "\(op): invalid priority \(p) (use -8, -4, 0, 4, 8)"
+        case .invalidParts(let op, let n): return "\(op): parts must be 1...65535, got \(n)"
+        case .invalidRetries(let op, let n): return "\(op): retries must be 0...65535, got \(n)"
+        case .invalidTimeout(let op): return "\(op): timeout must be > 0"
+        case .emptyKind(let op): return "\(op): empty kind"
+        case .invalidQueue(let n, let r): return "queue \(n): \(r)"
+        case .tooManyTags(let t): return "tag \(t): more than 64 distinct tags"
+        }
+    }
+}
+
+public struct WaitSummary: Sendable, Equatable {
+    public var succeeded: Int
+    public var failed: Int
+    public var cancelled: Int
+    public init(succeeded: Int, failed: Int, cancelled: Int) {
+        self.succeeded = succeeded; self.failed = failed; self.cancelled = cancelled
+    }
+}
+
+public enum Reply: Sendable, Equatable {
+    case accepted(count: Int)
+    case rejected([SubmitProblem])
+    case ok
+    case error(String)
+    case waitDone(WaitSummary)
+}
+
+/// The KVO analogue: one op transition, sent to each matching watcher.
+public struct OpEvent: Sendable, Equatable {
+    public enum Transition: Sendable, Equatable {
+        case ready, executing(part: Int, attempt: Int, worker: UInt64), cancelled, progress(part: Int, fraction: Double)
+        case finished(Outcome)
+    }
+    public var op: String
+    public var queue: String
+    public var at: Int64
+    public var transition: Transition
+}
+
+public enum JournalRecord: Sendable, Equatable {
+    case submitted(ops: [OperationSpec], queues: [QueueSpec])
+    case cancelRequested(ids: [String], cascade: Bool)
+    case cancelAll(queue: String)
+    case queueSettings(name: String, maxConcurrent: Int, suspended: Bool)
+    case priorityChanged(id: String, priority: Int, inherit: Bool)
+    case finished(id: String, outcome: Outcome)
+}
+
+public enum Action: Sendable, Equatable {
+    case dispatch(Dispatch)
+    case cancelOnWorker(worker: UInt64, op: String, part: Int, attempt: Int, reason: String)
+    case reply(ClientRef, Reply)
+    case publish(watcher: UInt64, OpEvent)
+    case journal(JournalRecord)
+    /// Call `handle(tick)` at (or after) this time.
+    case scheduleTick(at: Int64)
+    /// The core declared the worker lost (silent); the shell should drop its connection.
+    case disconnectWorker(worker: UInt64, reason: String)
+}

@@ -1,0 +1,83 @@
+// S4/S5/S10, A2, A4: cancel (optionally cascading), cancel-all, timeouts.
+
+extension Scheduler {
+    mutating func cancelRequest(_ ref: ClientRef, _ ids: [String], _ cascade: Bool, _ out: inout [Action]) {
+        var unknown: [String] = []
+        var found: [Int32] = []
+        for id in ids {
+            if let op = lookup(id) { found.append(op) } else { unknown.append(id) }
+        }
+        if !unknown.isEmpty {
+            out.append(.reply(ref, .error("unknown operation(s): " + unknown.joined(separator: ", "))))
+            return
+        }
+        if config.journal { out.append(.journal(.cancelRequested(ids: ids, cascade: cascade))) }
+        for op in found { cancelOp(op, "cancelled", cascade: cascade, &out) }
+        out.append(.reply(ref, .ok))
+    }
+
+    mutating func cancelAllRequest(_ ref: ClientRef, _ name: String, _ out: inout [Action]) {
+        guard let q = queueIndex[name] else { out.append(.reply(ref, .error("unknown queue \(name)"))); return }
+        if config.journal { out.append(.journal(.cancelAll(queue: name))) }
+        let members = queues[Int(q)].members
+        var kept: [Int32] = []
+        for op in members where ops.hot[Int(op)].state != .finished {
+            cancelOp(op, "cancelled", cascade: false, &out)
+            if ops.hot[Int(op)].state != .finished { kept.append(op) }
+        }
+        queues[Int(q)].members = kept
+        out.append(.reply(ref, .ok))
+    }
+
+    /// Not started: finished(cancelled) at once, even with unfinished dependencies (S4).
+    /// Executing: workers are told; it finishes when they report (or are lost).
+    mutating func cancelOp(_ op: Int32, _ reason: String, cascade: Bool, _ out: inout [Action]) {
+        let i = Int(op)
+        switch ops.hot[i].state {
+        case .finished:
+            return
+        case .pending, .ready:
+            if cascade { ops.hot[i].flags |= Flag.cascade }
+            if !watchers.isEmpty { publish(op, .cancelled, &out) }
+            finishOp(op, .cancelled(reason), &out)
+        case .executing:
+            if ops.hot[i].flags & Flag.cancelled != 0 { return }
+            ops.hot[i].flags |= Flag.cancelled | (cascade ? Flag.cascade : 0)
+            reasons[op] = reason
+            record(op, .cancelRequested, part: 0, extra: 0)
+            if !watchers.isEmpty { publish(op, .cancelled, &out) }
+            ops.hot[i].waitingParts = 0
+            if ops.hot[i].inflightParts == 0 { finishOp(op, .cancelled(reason), &out); return }
+            for part in 0..<Int(ops.hot[i].parts) {
+                if let f = inflightGet(op, part) {
+                    out.append(.cancelOnWorker(worker: workers[Int(f.worker)].id, op: ops.ids[i], part: part,
+                                               attempt: Int(f.attempt), reason: reason))
+                }
+            }
+        }
+    }
+
+    mutating func tick(_ out: inout [Action]) {
+        if now >= requestedTick { requestedTick = .max }
+        while let top = timeoutHeap.min, top.at <= now {
+            _ = timeoutHeap.popMin()
+            let op = top.target
+            guard ops.hot[Int(op)].state == .executing else { continue }
+            record(op, .timedOut, part: 0, extra: 0)
+            if !watchers.isEmpty { publish(op, .cancelled, &out) }
+            finishOp(op, .cancelled("timeout"), &out)
+        }
+        checkLiveness(&out)
+    }
+
+    /// Asks for a tick at the earliest deadline when it is earlier than the one already asked for.
+    mutating func armTick(_ out: inout [Action]) {
+        var due = Int64.max
+        if let t = timeoutHeap.min { due = t.at }
+        if let t = livenessHeap.min, t.at < due { due = t.at }
+        if due < requestedTick {
+            requestedTick = due
+            out.append(.scheduleTick(at: due))
+        }
+    }
+}

@@ -1,0 +1,200 @@
+// Part reports from workers, op completion, and releasing dependents (iteratively: chains may be 1M deep).
+
+extension Scheduler {
+    /// The in-flight record a worker report names, or nil (counted) when the report is stale.
+    mutating func fenced(_ ref: PartRef) -> (w: Int32, op: Int32, key: UInt64)? {
+        guard let w = liveWorker(ref.worker) else { return nil }
+        return fencedOp(ref, w)
+    }
+
+    mutating func fencedOp(_ ref: PartRef, _ w: Int32) -> (w: Int32, op: Int32, key: UInt64)? {
+        let op: Int32
+        if let t = ref.token, t < UInt64(ops.count), ops.ids[Int(t)] == ref.op {
+            op = Int32(t)
+        } else if let o = lookup(ref.op) {
+            op = o
+        } else {
+            fencing.unknownOp += 1; return nil
+        }
+        guard ref.part >= 0, ref.part < Int(ops.hot[Int(op)].parts) else { fencing.staleAttempt += 1; return nil }
+        let key = partKey(op, ref.part)
+        guard let f = inflightGet(op, ref.part), f.worker == w, Int(f.attempt) == ref.attempt else {
+            fencing.staleAttempt += 1; return nil
+        }
+        return (w, op, key)
+    }
+
+    mutating func partStarted(_ ref: PartRef) {
+        guard let (_, op, _) = fenced(ref) else { return }
+        record(op, .started, part: ref.part, extra: Int32(ref.attempt))
+    }
+
+    mutating func progress(_ ref: PartRef, _ f: Double, _ out: inout [Action]) {
+        guard let (_, op, _) = fenced(ref) else { return }
+        if !watchers.isEmpty { publish(op, .progress(part: ref.part, fraction: f), &out) }
+    }
+
+    mutating func partFinished(_ ref: PartRef, _ outcome: Outcome, _ grant: Int, _ out: inout [Action]) {
+        guard let w = liveWorker(ref.worker) else { return }
+        if grant > 0 { giveCredit(w, grant) }
+        guard let (_, op, key) = fencedOp(ref, w) else { return }
+        let i = Int(op)
+        _ = key
+        inflightClear(op, ref.part)
+        ops.hot[i].inflightParts -= 1
+        record(op, .partFinished, part: ref.part, extra: Int32(outcome.kind.rawValue))
+        if ops.hot[i].flags & Flag.cancelled != 0 {
+            partDone(op, ref.part, [])
+            if ops.hot[i].inflightParts == 0 { finishOp(op, .cancelled(reasons[op] ?? "cancelled"), &out) }
+            return
+        }
+        switch outcome {
+        case .succeeded(let bytes):
+            ops.hot[i].partsLeft -= 1
+            if ops.hot[i].parts == 1 {
+                finishOp(op, outcome, &out)
+            } else {
+                partDone(op, ref.part, bytes)
+                if ops.hot[i].partsLeft == 0 {
+                    finishOp(op, .succeeded(multi[op]!.results.flatMap { $0 }), &out)
+                }
+            }
+        case .failed:
+            if ops.hot[i].failRetriesLeft > 0 {
+                ops.hot[i].failRetriesLeft -= 1
+                requeuePart(op, ref.part, why: 2)
+            } else {
+                finishOp(op, outcome, &out)
+            }
+        case .cancelled:
+            ops.hot[i].flags |= Flag.cancelled
+            finishOp(op, outcome, &out)
+        }
+    }
+
+    mutating func partDone(_ op: Int32, _ part: Int, _ bytes: [UInt8]) {
+        guard ops.hot[Int(op)].parts > 1 else { return }
+        multi[op]!.status[part] = 2
+        if !bytes.isEmpty { multi[op]!.results[part] = bytes }
+    }
+
+    /// Any state → finished with `outcome`, exactly once. Tells workers still holding parts to stop.
+    mutating func finishOp(_ op: Int32, _ outcome: Outcome, _ out: inout [Action]) {
+        let i = Int(op)
+        let prev = ops.hot[i].state
+        guard prev != .finished else { return }
+        let q = Int(queueOf(op))
+        switch prev {
+        case .pending: queues[q].pending -= 1
+        case .ready: queues[q].ready -= 1
+        case .executing:
+            let wasAtLimit = queues[q].atLimit
+            queues[q].running -= 1
+            if wasAtLimit { activateAll(Int32(q)) }
+        case .finished: break
+        }
+        ops.hot[i].state = .finished
+        ops.hot[i].outcome = outcome.kind
+        ops.finishedAt[i] = now
+        switch outcome {
+        case .succeeded(let bytes):
+            queues[q].succeeded += 1
+            if !bytes.isEmpty { results[op] = bytes }
+        case .failed(let e):
+            queues[q].failed += 1
+            reasons[op] = e
+        case .cancelled(let r):
+            queues[q].cancelled += 1
+            ops.hot[i].flags |= Flag.cancelled
+            reasons[op] = r
+        }
+        if ops.hot[i].inflightParts > 0 {
+            let reason: String
+            if case .cancelled(let r) = outcome { reason = r } else { reason = "operation finished" }
+            for part in 0..<Int(ops.hot[i].parts) {
+                if let f = inflightClear(op, part) {
+                    out.append(.cancelOnWorker(worker: workers[Int(f.worker)].id, op: ops.ids[i], part: part,
+                                               attempt: Int(f.attempt), reason: reason))
+                }
+            }
+            ops.hot[i].inflightParts = 0
+        }
+        ops.hot[i].waitingParts = 0
+        if ops.hot[i].parts > 1 { multi[op] = nil }
+        if !timeouts.isEmpty { timeouts[op] = nil }
+        record(op, .finished, part: 0, extra: Int32(outcome.kind.rawValue))
+        if config.journal { out.append(.journal(.finished(id: ops.ids[i], outcome: outcome))) }
+        if !watchers.isEmpty { publish(op, .finished(outcome), &out) }
+        var e = Int(ops.hot[i].epoch)
+        epochs[e].unfinished -= 1
+        while epochs[e].unfinished == 0 {
+            let b = epochs[e].closer
+            let next = epochs[e].next
+            epochs[e].closer = -1
+            epochs[e].next = -1
+            if b >= 0 { releaseOne(b, &out) }
+            guard next >= 0 else { break }
+            e = Int(next)
+            epochs[e].unfinished -= 1
+        }
+        if !opWaiters.isEmpty, let ws = opWaiters.removeValue(forKey: op) {
+            for wid in ws { waitCountDown(wid, outcome.kind, &out) }
+        }
+        if queues[q].unfinished == 0 && !queues[q].waiters.isEmpty {
+            let ws = queues[q].waiters
+            queues[q].waiters.removeAll()
+            for wid in ws { finishWait(wid, &out) }
+        }
+        if ops.hot[i].firstOut >= 0 { releaseQueue.append(op) }
+    }
+
+    /// One prerequisite of `d` finished (normally): ready when none remain.
+    mutating func releaseOne(_ d: Int32, _ out: inout [Action]) {
+        let di = Int(d)
+        guard ops.hot[di].state == .pending else { return }
+        ops.hot[di].unfinishedDeps -= 1
+        if ops.hot[di].unfinishedDeps == 0 { makeReady(d, &out) }
+    }
+
+    mutating func makeReady(_ d: Int32, _ out: inout [Action]) {
+        let di = Int(d)
+        ops.hot[di].state = .ready
+        ops.readyAt[di] = now
+        let q = Int(queueOf(d))
+        queues[q].pending -= 1
+        queues[q].ready += 1
+        pushReady(d, keepKey: false)
+        record(d, .ready, part: 0, extra: 0)
+        if !watchers.isEmpty { publish(d, .ready, &out) }
+    }
+
+    /// Walks dependents of finished ops (worklist, no recursion).
+    mutating func drainReleases(_ out: inout [Action]) {
+        var head = 0
+        while head < releaseQueue.count {
+            let op = releaseQueue[head]
+            head += 1
+            let i = Int(op)
+            let kind = ops.hot[i].outcome
+            let cascade = ops.hot[i].flags & Flag.cascade != 0
+            var e = ops.hot[i].firstOut
+            while e >= 0 {
+                let t = edgeTarget[Int(e)]
+                e = edgeNext[Int(e)]
+                if t < 0 { releaseOne(~t, &out); continue }   // implicit barrier edge: ordering only
+                let di = Int(t)
+                if ops.hot[di].state == .finished { continue }
+                if ops.hot[di].state == .pending { ops.hot[di].unfinishedDeps -= 1 }
+                if cascade {
+                    cancelOp(t, "dependency \(ops.ids[i]) cancelled", cascade: true, &out)
+                } else if kind != .succeeded && ops.hot[di].flags & Flag.policySucceeded != 0 {
+                    let what = kind == .failed ? "failed" : "was cancelled"
+                    cancelOp(t, "dependency \(ops.ids[i]) \(what)", cascade: false, &out)
+                } else if ops.hot[di].state == .pending && ops.hot[di].unfinishedDeps == 0 {
+                    makeReady(t, &out)
+                }
+            }
+        }
+        releaseQueue.removeAll(keepingCapacity: true)
+    }
+}

@@ -1,0 +1,129 @@
+import HeapModule
+import DequeModule
+
+// The dispatch rule: QoS levels high→low; round-robin of queues within a level; in a queue, parts of
+// already-running ops first, then the best ready op (priority, then FIFO) among lanes whose placement
+// class has a worker with credit. Never over a queue limit or a worker's credit.
+
+extension Scheduler {
+    mutating func pump(_ out: inout [Action]) {
+        var level = 4
+        while level >= 0 {
+            while totalCredit > 0, let q = rings[level].first {
+                rings[level].removeFirst()
+                if tryDispatchOne(q, level, &out) {
+                    rings[level].append(q)
+                } else {
+                    queues[Int(q)].inRing &= ~(UInt8(1) << UInt8(level))
+                }
+            }
+            if totalCredit == 0 { return }
+            level -= 1
+        }
+    }
+
+    /// Starts one part from queue `q` at QoS `level`; false when nothing there can start now
+    /// (the queue is then re-activated by resume, a freed limit slot, new ready ops or new credit).
+    mutating func tryDispatchOne(_ q: Int32, _ level: Int, _ out: inout [Action]) -> Bool {
+        let qi = Int(q)
+        if queues[qi].suspended { return false }
+        let atLimit = queues[qi].atLimit
+        var bestLane = -1
+        var bestKey = Int64.min
+        var partialOp: Int32 = -1
+        var blockedByCredit = false
+        let laneList = queues[qi].lanesByQos[level]
+        for l32 in laneList {
+            let l = Int(l32)
+            if lanes[l].heap.isEmpty && lanes[l].partials.isEmpty { continue }
+            if classes[Int(lanes[l].cls)].credit <= 0 {
+                if cleanPartials(l) != nil || (!atLimit && cleanHead(l) != nil) { blockedByCredit = true }
+                continue
+            }
+            if let p = cleanPartials(l) { partialOp = p; bestLane = l; break }
+            if atLimit { continue }
+            if let e = cleanHead(l), e.key > bestKey { bestKey = e.key; bestLane = l }
+        }
+        if bestLane < 0 {
+            if blockedByCredit {
+                for l32 in laneList where !(lanes[Int(l32)].heap.isEmpty && lanes[Int(l32)].partials.isEmpty) {
+                    let c = Int(lanes[Int(l32)].cls)
+                    if classes[c].credit <= 0 { classes[c].parked.append(q) }
+                }
+            }
+            return false
+        }
+        let op: Int32
+        if partialOp >= 0 {
+            op = partialOp
+        } else {
+            op = lanes[bestLane].heap.popMax()!.op
+            startOp(op, q, &out)
+        }
+        dispatchPart(op, cls: lanes[bestLane].cls, &out)
+        let i = Int(op)
+        if ops.hot[i].waitingParts > 0 && ops.hot[i].flags & Flag.inPartials == 0 { pushPartial(op) }
+        return true
+    }
+
+    /// ready → executing (first dispatch).
+    mutating func startOp(_ op: Int32, _ q: Int32, _ out: inout [Action]) {
+        let i = Int(op)
+        ops.hot[i].state = .executing
+        queues[Int(q)].ready -= 1
+        queues[Int(q)].running += 1
+        ops.startedAt[i] = now
+        if let t = timeouts[op] {
+            timeoutHeap.insert(TimerEntry(at: now &+ t, target: op))
+        }
+    }
+
+    mutating func pickWorker(_ c: Int) -> Int32 {
+        while let (w, ep) = classes[c].rr.first {
+            classes[c].rr.removeFirst()
+            // Field reads only: copying a WorkerState would retain its collections.
+            let wi = Int(w)
+            let credit = workers[wi].credit
+            if workers[wi].alive && credit > 0 && workers[wi].creditEpoch == ep {
+                if credit > 1 { classes[c].rr.append((w, ep)) }
+                return w
+            }
+        }
+        preconditionFailure("class credit > 0 but no worker in round-robin")
+    }
+
+    mutating func dispatchPart(_ op: Int32, cls: Int32, _ out: inout [Action]) {
+        let i = Int(op)
+        let w = pickWorker(Int(cls))
+        var part = 0
+        if ops.hot[i].parts > 1 {
+            part = multi[op]!.status.firstIndex(of: 0)!
+            multi[op]!.status[part] = 1
+        }
+        ops.hot[i].waitingParts -= 1
+        ops.hot[i].inflightParts += 1
+        takeCredit(w, 1)
+        workers[Int(w)].dispatched += 1
+        let attempt = ops.hot[i].attempt
+        inflightSet(op, part, w, attempt)
+        let wid = workers[Int(w)].id
+        record(op, .dispatched, part: part, extra: Int32(w))
+        var inputs: [(String, [UInt8])] = []
+        let dc = Int(ops.depCount[i])
+        if dc > 0 {
+            inputs.reserveCapacity(dc)
+            let s = Int(ops.depStart[i])
+            for d in depList[s..<s + dc] where ops.hot[Int(d)].outcome == .succeeded {
+                inputs.append((ops.ids[Int(d)], results.isEmpty ? [] : results[d] ?? []))
+            }
+        }
+        let laneQoS = lanes[Int(ops.hot[i].lane)].qos
+        out.append(.dispatch(Dispatch(worker: wid, op: ops.ids[i], part: part, parts: Int(ops.hot[i].parts),
+                                      attempt: Int(attempt), kind: kindNames[Int(classes[Int(cls)].kind)],
+                                      payload: ops.payloads[i], inputs: inputs, priority: Int(ops.hot[i].priority),
+                                      qos: QoS(rawValue: laneQoS)!, token: UInt64(op))))
+        if !watchers.isEmpty {
+            publish(op, .executing(part: part, attempt: Int(attempt), worker: wid), &out)
+        }
+    }
+}

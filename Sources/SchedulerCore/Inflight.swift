@@ -1,0 +1,47 @@
+// Who holds each dispatched part. Single-part ops keep it in a column (no hashing on the hot path);
+// multi-part ops in their side record. Each worker lists its parts lazily (stale keys skipped, compacted).
+
+extension Scheduler {
+    func inflightGet(_ op: Int32, _ part: Int) -> Inflight? {
+        let i = Int(op)
+        if ops.hot[i].parts == 1 {
+            let w = ops.hot[i].holder
+            return w >= 0 ? Inflight(worker: w, attempt: ops.hot[i].attempt) : nil
+        }
+        guard let m = multi[op], m.worker[part] >= 0 else { return nil }
+        return Inflight(worker: m.worker[part], attempt: m.attempt[part])
+    }
+
+    mutating func inflightSet(_ op: Int32, _ part: Int, _ w: Int32, _ attempt: UInt16) {
+        let i = Int(op)
+        ops.lastWorker[i] = w
+        if ops.hot[i].parts == 1 {
+            ops.hot[i].holder = w
+        } else {
+            multi[op]!.worker[part] = w
+            multi[op]!.attempt[part] = attempt
+        }
+        workers[Int(w)].held.append(partKey(op, part))
+        workers[Int(w)].inflightCount += 1
+    }
+
+    /// Removes and returns the record (nil if the part is not in flight).
+    @discardableResult
+    mutating func inflightClear(_ op: Int32, _ part: Int) -> Inflight? {
+        guard let f = inflightGet(op, part) else { return nil }
+        let i = Int(op)
+        if ops.hot[i].parts == 1 { ops.hot[i].holder = -1 } else { multi[op]!.worker[part] = -1 }
+        let wi = Int(f.worker)
+        workers[wi].inflightCount -= 1
+        if workers[wi].held.count > 2 * workers[wi].inflightCount + 64 { compactHeld(f.worker) }
+        return f
+    }
+
+    mutating func compactHeld(_ w: Int32) {
+        // Duplicates of a live key may survive; loss handling skips a part once it is cleared.
+        let kept = workers[Int(w)].held.filter { key in
+            inflightGet(Int32(truncatingIfNeeded: key >> 16), Int(key & 0xFFFF))?.worker == w
+        }
+        workers[Int(w)].held = kept
+    }
+}

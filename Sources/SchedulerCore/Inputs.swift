@@ -1,0 +1,70 @@
+// Everything the shell feeds into the core. Time and identity come from outside.
+
+/// Routes a reply: an opaque client connection id and the client's request id.
+public struct ClientRef: Sendable, Hashable {
+    public var client: UInt64
+    public var request: UInt64
+    public init(client: UInt64, request: UInt64) { self.client = client; self.request = request }
+}
+
+/// Names one dispatched part as the worker echoes it back; checked against the in-flight record (fencing).
+public struct PartRef: Sendable, Hashable {
+    public var worker: UInt64
+    public var op: String
+    public var part: Int
+    public var attempt: Int
+    /// `Dispatch.token` echoed back (optional); checked against `op`, so a wrong token only costs a lookup.
+    public var token: UInt64?
+    public init(worker: UInt64, op: String, part: Int, attempt: Int, token: UInt64? = nil) {
+        self.worker = worker; self.op = op; self.part = part; self.attempt = attempt; self.token = token
+    }
+}
+
+public struct WorkerHello: Sendable, Equatable {
+    /// Chosen by the shell, unique and never reused (a reconnect is a new worker).
+    public var worker: UInt64
+    public var name: String
+    public var slots: Int
+    public var tags: [String]
+    public var kinds: [String]
+    /// Initial credit; nil = slots.
+    public var credit: Int?
+    public init(worker: UInt64, name: String, slots: Int, tags: [String] = [], kinds: [String], credit: Int? = nil) {
+        self.worker = worker; self.name = name; self.slots = slots; self.tags = tags; self.kinds = kinds; self.credit = credit
+    }
+}
+
+public enum Event: Sendable {
+    // clients
+    case submit(ClientRef, ops: [OperationSpec], queues: [QueueSpec])
+    case cancel(ClientRef, ids: [String], cascade: Bool)
+    case cancelAll(ClientRef, queue: String)
+    case suspend(ClientRef, queue: String)
+    case resume(ClientRef, queue: String)
+    case setQueueLimit(ClientRef, queue: String, maxConcurrent: Int)
+    case setPriority(ClientRef, id: String, priority: Int, inherit: Bool)
+    case wait(ClientRef, ids: [String])
+    case waitQueue(ClientRef, queue: String)
+    case watch(ClientRef, queue: String?)
+    case unwatch(client: UInt64)
+    // workers
+    case workerJoined(WorkerHello)
+    case credit(worker: UInt64, grant: Int)
+    case heartbeat(worker: UInt64)
+    case partStarted(PartRef)
+    case progress(PartRef, fraction: Double)
+    /// `grant` is the credit the worker returns with the report (applied even if the report is fenced).
+    case partFinished(PartRef, Outcome, grant: Int)
+    case workerLost(worker: UInt64, reason: String)
+    // time
+    case tick
+}
+
+public struct Input: Sendable {
+    public var stimulus: UInt64
+    public var now: Int64
+    public var event: Event
+    public init(stimulus: UInt64, now: Int64, _ event: Event) {
+        self.stimulus = stimulus; self.now = now; self.event = event
+    }
+}

@@ -1,0 +1,188 @@
+// Read-only views for the coordinator shell: status, why, queue counts, workers.
+
+public struct OpStatus: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var queue: String
+    public var kind: String
+    public var state: OpState
+    public var isCancelled: Bool
+    public var outcome: OutcomeKind
+    public var workers: [UInt64]          // workers holding a part now
+    public var lastWorker: UInt64?        // the worker that last held a part (stays after it finished)
+    public var attempts: Int
+    public var priority: Int
+    public var qos: QoS
+    public var parts: Int
+    public var partsFinished: Int
+    public var unfinishedDependencies: Int
+    public var submittedAt: Int64
+    public var readyAt: Int64?
+    public var startedAt: Int64?
+    public var finishedAt: Int64?
+    public var resultSize: Int
+    public var errorText: String?         // failure text or cancel reason
+}
+
+public struct QueueCounts: Sendable, Equatable {
+    public var name: String
+    public var pending: Int
+    public var ready: Int
+    public var running: Int
+    public var succeeded: Int
+    public var failed: Int
+    public var cancelled: Int
+    public var finished: Int { succeeded + failed + cancelled }
+    /// OperationQueue's `operationCount`: not yet finished.
+    public var operationCount: Int { pending + ready + running }
+    public var maxConcurrent: Int
+    public var suspended: Bool
+    public var qos: QoS
+}
+
+public struct WorkerSnapshot: Sendable, Equatable {
+    public var id: UInt64
+    public var name: String
+    public var slots: Int
+    public var credit: Int
+    public var inFlight: Int
+    public var dispatched: Int
+    public var alive: Bool
+    public var lastSeen: Int64
+    public var lostReason: String?
+}
+
+/// Why an op is not running (the first reason that applies, most specific first).
+public enum WhyNotRunning: Sendable, Equatable {
+    case unknownOperation
+    case finished(OutcomeKind)
+    case running(workers: [UInt64])
+    case cancelling(waitingFor: [UInt64])
+    case waitingForDependencies([String])
+    case heldByBarrier(String)
+    case barrierWaitingForEarlier(queue: String, count: Int)
+    case queueSuspended(String)
+    /// `ahead`: ready ops of the same queue that go first (higher QoS or priority, or earlier).
+    case queueAtLimit(queue: String, limit: Int, ahead: Int)
+    case noWorkerWith(kind: String, tags: [String])
+    case noFreeCredit(capableWorkers: Int, ahead: Int)
+    case dispatchPending
+}
+
+extension Scheduler {
+    /// Ops ever accepted (finished ones included; see `QueueCounts.operationCount` for unfinished).
+    public var totalOperations: Int { ops.count }
+
+    public func status(_ id: String) -> OpStatus? {
+        guard let op = lookup(id) else { return nil }
+        let i = Int(op)
+        let lane = lanes[Int(ops.hot[i].lane)]
+        let partsFinished: Int
+        if ops.hot[i].state == .finished { partsFinished = ops.hot[i].outcome == .succeeded ? Int(ops.hot[i].parts) : 0 }
+        else if let m = multi[op] { partsFinished = m.status.filter { $0 == 2 }.count }
+        else { partsFinished = 0 }
+        return OpStatus(
+            id: id, name: names[op] ?? id, queue: queues[Int(lane.queue)].name,
+            kind: kindNames[Int(classes[Int(lane.cls)].kind)], state: ops.hot[i].state,
+            isCancelled: ops.hot[i].flags & Flag.cancelled != 0, outcome: ops.hot[i].outcome, workers: holders(op),
+            lastWorker: ops.lastWorker[i] >= 0 ? workers[Int(ops.lastWorker[i])].id : nil,
+            attempts: Int(ops.hot[i].attempt), priority: Int(ops.hot[i].priority), qos: QoS(rawValue: lane.qos)!,
+            parts: Int(ops.hot[i].parts), partsFinished: partsFinished,
+            unfinishedDependencies: ops.hot[i].state == .pending ? Int(ops.hot[i].unfinishedDeps) : 0,
+            submittedAt: ops.submittedAt[i], readyAt: ops.readyAt[i] == 0 ? nil : ops.readyAt[i],
+            startedAt: ops.startedAt[i] == 0 ? nil : ops.startedAt[i],
+            finishedAt: ops.hot[i].state == .finished ? ops.finishedAt[i] : nil,
+            resultSize: results[op]?.count ?? 0, errorText: reasons[op])
+    }
+
+    /// One page of op ids in submission order, starting after `after` (an id), optionally of one queue.
+    /// `next` is the cursor for the following page (nil at the end). O(ops scanned), for status listings.
+    public func operationIDs(after: String? = nil, limit: Int, queue: String? = nil) -> (ids: [String], next: String?) {
+        var start = 0
+        if let after { guard let a = lookup(after) else { return ([], nil) }; start = Int(a) + 1 }
+        let q = queue.flatMap { queueIndex[$0] }
+        if queue != nil && q == nil { return ([], nil) }
+        var ids: [String] = []
+        var i = start
+        while i < ops.count && ids.count < limit {
+            if q == nil || lanes[Int(ops.hot[i].lane)].queue == q! { ids.append(ops.ids[i]) }
+            i += 1
+        }
+        return (ids, i < ops.count ? ids.last : nil)
+    }
+
+    /// Result bytes of a succeeded op (empty if none).
+    public func result(_ id: String) -> [UInt8]? {
+        guard let op = lookup(id), ops.hot[Int(op)].outcome == .succeeded else { return nil }
+        return results[op] ?? []
+    }
+
+    func holders(_ op: Int32) -> [UInt64] {
+        guard ops.hot[Int(op)].inflightParts > 0 else { return [] }
+        return (0..<Int(ops.hot[Int(op)].parts)).compactMap { inflightGet(op, $0).map { workers[Int($0.worker)].id } }
+    }
+
+    public func queueCounts(_ name: String) -> QueueCounts? {
+        guard let q = queueIndex[name] else { return nil }
+        let s = queues[Int(q)]
+        return QueueCounts(name: s.name, pending: Int(s.pending), ready: Int(s.ready), running: Int(s.running),
+                           succeeded: Int(s.succeeded), failed: Int(s.failed), cancelled: Int(s.cancelled),
+                           maxConcurrent: Int(s.maxConcurrent), suspended: s.suspended, qos: s.qos)
+    }
+
+    public var queueNames: [String] { queues.map(\.name) }
+
+    public func workerSnapshot(includeLost: Bool = false) -> [WorkerSnapshot] {
+        workers.filter { includeLost || $0.alive }.map {
+            WorkerSnapshot(id: $0.id, name: $0.name, slots: $0.slots, credit: $0.credit, inFlight: $0.inflightCount,
+                           dispatched: $0.dispatched, alive: $0.alive, lastSeen: $0.lastSeen, lostReason: $0.lostReason)
+        }
+    }
+
+    public func why(_ id: String) -> WhyNotRunning {
+        guard let op = lookup(id) else { return .unknownOperation }
+        let i = Int(op)
+        let lane = lanes[Int(ops.hot[i].lane)]
+        let q = queues[Int(lane.queue)]
+        switch ops.hot[i].state {
+        case .finished:
+            return .finished(ops.hot[i].outcome)
+        case .pending:
+            let s = Int(ops.depStart[i])
+            let open = depList[s..<s + Int(ops.depCount[i])].filter { ops.hot[Int($0)].state != .finished }
+            if !open.isEmpty { return .waitingForDependencies(open.map { ops.ids[Int($0)] }) }
+            let e = epochs[Int(ops.hot[i].epoch)]
+            if ops.hot[i].flags & Flag.barrier == 0, e.opener >= 0, ops.hot[Int(e.opener)].state != .finished {
+                return .heldByBarrier(ops.ids[Int(e.opener)])
+            }
+            let closed = epochs.firstIndex { $0.closer == op }
+            return .barrierWaitingForEarlier(queue: q.name, count: closed.map { Int(epochs[$0].unfinished) } ?? 0)
+        case .executing:
+            if ops.hot[i].flags & Flag.cancelled != 0 { return .cancelling(waitingFor: holders(op)) }
+            if ops.hot[i].waitingParts == 0 { return .running(workers: holders(op)) }
+        case .ready:
+            break
+        }
+        if q.suspended { return .queueSuspended(q.name) }
+        var ahead = 0
+        if ops.hot[i].state == .ready {
+            for l in q.lanesByQos.flatMap({ $0 }) {
+                let ln = lanes[Int(l)]
+                if ln.qos < lane.qos { continue }
+                for e in ln.heap.unordered where e.key > ops.hot[i].heapKey || ln.qos > lane.qos {
+                    let j = Int(e.op)
+                    if ops.hot[j].state == .ready && ops.hot[j].heapKey == e.key && j != i { ahead += 1 }
+                }
+            }
+            if q.atLimit { return .queueAtLimit(queue: q.name, limit: Int(q.maxConcurrent), ahead: ahead) }
+        }
+        let c = classes[Int(lane.cls)]
+        let capableAlive = c.capable.filter { workers[Int($0)].alive }.count
+        if capableAlive == 0 {
+            let tags = tagBits.filter { c.requires & (1 << UInt64($0.value)) != 0 }.map(\.key).sorted()
+            return .noWorkerWith(kind: kindNames[Int(c.kind)], tags: tags)
+        }
+        if c.credit <= 0 { return .noFreeCredit(capableWorkers: capableAlive, ahead: ahead) }
+        return .dispatchPending
+    }
+}

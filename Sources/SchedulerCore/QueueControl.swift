@@ -1,0 +1,63 @@
+// S6/S8/S9: suspension, limits and re-prioritisation after submit.
+
+extension Scheduler {
+    mutating func setSuspended(_ ref: ClientRef, _ name: String, _ on: Bool, _ out: inout [Action]) {
+        guard let q = queueIndex[name] else { out.append(.reply(ref, .error("unknown queue \(name)"))); return }
+        queues[Int(q)].suspended = on
+        if !on { activateAll(q) }
+        journalQueue(q, &out)
+        out.append(.reply(ref, .ok))
+    }
+
+    mutating func setLimit(_ ref: ClientRef, _ name: String, _ n: Int, _ out: inout [Action]) {
+        guard let q = queueIndex[name] else { out.append(.reply(ref, .error("unknown queue \(name)"))); return }
+        guard n >= -1, n <= Int(Int32.max) else {
+            out.append(.reply(ref, .error("maxConcurrent must be -1 or ≥ 0, got \(n)"))); return
+        }
+        queues[Int(q)].maxConcurrent = Int32(n)
+        activateAll(q)
+        journalQueue(q, &out)
+        out.append(.reply(ref, .ok))
+    }
+
+    func journalQueue(_ q: Int32, _ out: inout [Action]) {
+        guard config.journal else { return }
+        let s = queues[Int(q)]
+        out.append(.journal(.queueSettings(name: s.name, maxConcurrent: Int(s.maxConcurrent), suspended: s.suspended)))
+    }
+
+    /// The op moves to the tail of its new level. With `inherit`, a raise is passed on to every unfinished
+    /// (transitive) dependency with a lower priority, so prerequisites are not left behind.
+    mutating func setPriority(_ ref: ClientRef, _ id: String, _ p: Int, _ inherit: Bool, _ out: inout [Action]) {
+        guard let op = lookup(id) else { out.append(.reply(ref, .error("unknown operation \(id)"))); return }
+        guard Priority.isValid(p) else {
+            out.append(.reply(ref, .error("invalid priority \(p) (use -8, -4, 0, 4, 8)"))); return
+        }
+        if config.journal { out.append(.journal(.priorityChanged(id: id, priority: p, inherit: inherit))) }
+        let raise = p > Int(ops.hot[Int(op)].priority)
+        reprioritise(op, Int8(p))
+        if inherit && raise {
+            var work: [Int32] = [op]
+            while let v = work.popLast() {
+                let i = Int(v)
+                let s = Int(ops.depStart[i])
+                for d in depList[s..<s + Int(ops.depCount[i])] {
+                    let di = Int(d)
+                    if ops.hot[di].state != .finished && Int(ops.hot[di].priority) < p {
+                        reprioritise(d, Int8(p))
+                        work.append(d)
+                    }
+                }
+            }
+        }
+        out.append(.reply(ref, .ok))
+    }
+
+    mutating func reprioritise(_ op: Int32, _ p: Int8) {
+        let i = Int(op)
+        guard ops.hot[i].state != .finished else { return }
+        ops.hot[i].priority = p
+        record(op, .priority, part: 0, extra: Int32(p))
+        if ops.hot[i].state == .ready { pushReady(op, keepKey: false) }   // old heap entry goes stale
+    }
+}

@@ -1,0 +1,116 @@
+import HeapModule
+import DequeModule
+
+// Queues, placement classes, lanes and the per-QoS round-robin rings.
+
+extension Scheduler {
+    mutating func ensureQueue(_ spec: QueueSpec) -> Int32 {
+        if let q = queueIndex[spec.name] { return q }
+        let q = Int32(queues.count)
+        epochs.append(Epoch(unfinished: 0))
+        queues.append(QueueState(name: spec.name, maxConcurrent: Int32(spec.maxConcurrent), qos: spec.qos,
+                                 suspended: spec.suspended, currentEpoch: Int32(epochs.count - 1)))
+        queueIndex[spec.name] = q
+        return q
+    }
+
+    mutating func internKind(_ k: String) -> Int32 {
+        if let i = kindIndex[k] { return i }
+        let i = Int32(kindNames.count)
+        kindNames.append(k); kindIndex[k] = i
+        return i
+    }
+
+    /// Tag bit, or nil when 64 distinct tags are already in use.
+    mutating func internTag(_ t: String) -> Int? {
+        if let b = tagBits[t] { return b }
+        guard tagBits.count < 64 else { return nil }
+        let b = tagBits.count
+        tagBits[t] = b
+        return b
+    }
+
+    func capable(_ w: WorkerState, _ c: PlacementClass) -> Bool {
+        w.alive && w.kinds.contains(c.kind) && (c.requires & ~w.tags) == 0
+    }
+
+    mutating func placementClass(kind: Int32, requires: UInt64) -> Int32 {
+        // Classes are few; key mixes kind and tag mask.
+        let key = UInt64(UInt32(kind)) &* 0x9E37_79B9_7F4A_7C15 ^ requires
+        if let c = classIndex[key], classes[Int(c)].kind == kind, classes[Int(c)].requires == requires { return c }
+        for (i, c) in classes.enumerated() where c.kind == kind && c.requires == requires { return Int32(i) }
+        let c = Int32(classes.count)
+        var pc = PlacementClass(kind: kind, requires: requires)
+        for w in workers.indices where capable(workers[w], pc) {
+            pc.capable.append(Int32(w))
+            workers[w].classes.append(c)
+            if workers[w].credit > 0 {
+                pc.credit += workers[w].credit
+                pc.rr.append((Int32(w), workers[w].creditEpoch))
+            }
+        }
+        classes.append(pc)
+        if classIndex[key] == nil { classIndex[key] = c }
+        return c
+    }
+
+    mutating func laneFor(queue q: Int32, qos: UInt8, cls: Int32) -> Int32 {
+        let key = UInt64(UInt32(q)) << 35 | UInt64(qos) << 32 | UInt64(UInt32(cls))
+        if let l = laneIndex[key] { return l }
+        let l = Int32(lanes.count)
+        lanes.append(Lane(queue: q, qos: qos, cls: cls))
+        laneIndex[key] = l
+        queues[Int(q)].lanesByQos[Int(qos)].append(l)
+        return l
+    }
+
+    /// Puts `q` on the ring of `level` if it may have something to start there.
+    mutating func activate(_ q: Int32, level: Int) {
+        let bit = UInt8(1) << UInt8(level)
+        if queues[Int(q)].inRing & bit != 0 || queues[Int(q)].suspended { return }
+        queues[Int(q)].inRing |= bit
+        rings[level].append(q)
+    }
+
+    mutating func activateAll(_ q: Int32) {
+        for level in 0..<5 where !queues[Int(q)].lanesByQos[level].isEmpty { activate(q, level: level) }
+    }
+
+    /// Op becomes (or returns to) ready; `keepKey` keeps its place (re-queue after loss/failure).
+    mutating func pushReady(_ op: Int32, keepKey: Bool) {
+        let i = Int(op)
+        if !keepKey { ops.hot[i].heapKey = newKey(ops.hot[i].priority) }
+        let l = Int(ops.hot[i].lane)
+        lanes[l].heap.insert(ReadyEntry(key: ops.hot[i].heapKey, op: op))
+        activate(lanes[l].queue, level: Int(lanes[l].qos))
+    }
+
+    mutating func pushPartial(_ op: Int32) {
+        let i = Int(op)
+        guard ops.hot[i].flags & Flag.inPartials == 0 else { return }
+        ops.hot[i].flags |= Flag.inPartials
+        let l = Int(ops.hot[i].lane)
+        lanes[l].partials.append(op)
+        activate(lanes[l].queue, level: Int(lanes[l].qos))
+    }
+
+    /// Drops stale heads; returns the valid head entry of the lane's heap.
+    mutating func cleanHead(_ l: Int) -> ReadyEntry? {
+        while let e = lanes[l].heap.max {
+            let i = Int(e.op)
+            if ops.hot[i].state == .ready && ops.hot[i].heapKey == e.key && ops.hot[i].flags & Flag.cancelled == 0 { return e }
+            _ = lanes[l].heap.popMax()
+        }
+        return nil
+    }
+
+    mutating func cleanPartials(_ l: Int) -> Int32? {
+        while let op = lanes[l].partials.first {
+            let i = Int(op)
+            if ops.hot[i].state == .executing && ops.hot[i].waitingParts > 0 && ops.hot[i].flags & Flag.cancelled == 0 { return op }
+            lanes[l].partials.removeFirst()
+            ops.hot[i].flags &= ~Flag.inPartials
+        }
+        return nil
+    }
+}

@@ -1,0 +1,121 @@
+import HeapModule
+import DequeModule
+
+/// Counts of worker messages ignored because they name a stale attempt, a lost/unknown worker or an unknown op.
+public struct FencingCounters: Sendable, Equatable {
+    public var staleAttempt = 0
+    public var unknownWorker = 0
+    public var lostWorker = 0
+    public var unknownOp = 0
+    public var total: Int { staleAttempt + unknownWorker + lostWorker + unknownOp }
+}
+
+/// The coordinator's whole state as a pure, deterministic state machine.
+/// Feed `Input`s to `handle`; carry out the returned `Action`s. Queries never mutate.
+public struct Scheduler: Sendable {
+    public let config: SchedulerConfig
+    var ops = OpTable()
+    var idTable = IdTable()
+    var names: [Int32: String] = [:]
+    var timeouts: [Int32: Int64] = [:]
+    var results: [Int32: [UInt8]] = [:]
+    var reasons: [Int32: String] = [:]          // error text or cancel reason
+    var multi: [Int32: MultiPart] = [:]
+    var depList: [Int32] = []
+    var edgeTarget: [Int32] = []
+    var edgeNext: [Int32] = []
+
+    var queues: [QueueState] = []
+    var queueIndex: [String: Int32] = [:]
+    var lanes: [Lane] = []
+    var laneIndex: [UInt64: Int32] = [:]
+    var epochs: [Epoch] = []
+    var rings: [Deque<Int32>] = Array(repeating: Deque(), count: 5)
+
+    var kindIndex: [String: Int32] = [:]
+    var kindNames: [String] = []
+    var tagBits: [String: Int] = [:]
+    var classes: [PlacementClass] = []
+    var classIndex: [UInt64: Int32] = [:]    // kind << 0 ... see classKey
+
+    var workers: [WorkerState] = []
+    var workerIndex: [UInt64: Int32] = [:]
+    var totalCredit = 0
+    var liveWorkers = 0
+
+    var timeoutHeap = Heap<TimerEntry>()
+    var livenessHeap = Heap<TimerEntry>()
+    var requestedTick: Int64 = .max
+
+    var waits: [Int32: WaitRecord] = [:]
+    var nextWait: Int32 = 0
+    var opWaiters: [Int32: [Int32]] = [:]
+    var watchers: [(client: UInt64, queue: Int32)] = []   // queue filter -1 = all
+
+    var story: [StoryRaw] = []
+    var storyPos = 0
+    var nextSeq: Int64 = 0
+    public internal(set) var fencing = FencingCounters()
+
+    // per-handle context
+    var now: Int64 = 0
+    var stimulus: UInt64 = 0
+    var releaseQueue: [Int32] = []
+
+    public init(config: SchedulerConfig = SchedulerConfig()) {
+        self.config = config
+        _ = ensureQueue(QueueSpec(name: "default"))
+    }
+
+    /// Pre-sizes the op columns (optional; avoids regrowth for known loads).
+    public mutating func reserve(ops n: Int) {
+        ops.reserve(n); idTable.reserve(n)
+    }
+
+    public mutating func handle(_ input: Input) -> [Action] {
+        var out: [Action] = []
+        handle(input, into: &out)
+        return out
+    }
+
+    /// Appends the actions for `input` to a caller-owned buffer.
+    public mutating func handle(_ input: Input, into out: inout [Action]) {
+        now = input.now
+        stimulus = input.stimulus
+        switch input.event {
+        case .submit(let ref, let specs, let qs): submit(ref, specs, qs, &out)
+        case .cancel(let ref, let ids, let cascade): cancelRequest(ref, ids, cascade, &out)
+        case .cancelAll(let ref, let q): cancelAllRequest(ref, q, &out)
+        case .suspend(let ref, let q): setSuspended(ref, q, true, &out)
+        case .resume(let ref, let q): setSuspended(ref, q, false, &out)
+        case .setQueueLimit(let ref, let q, let n): setLimit(ref, q, n, &out)
+        case .setPriority(let ref, let id, let p, let inherit): setPriority(ref, id, p, inherit, &out)
+        case .wait(let ref, let ids): waitOps(ref, ids, &out)
+        case .waitQueue(let ref, let q): waitQueue(ref, q, &out)
+        case .watch(let ref, let q): watch(ref, q, &out)
+        case .unwatch(let c): watchers.removeAll { $0.client == c }
+        case .workerJoined(let hello): workerJoined(hello, &out)
+        case .credit(let w, let n): creditGrant(w, n)
+        case .heartbeat(let w): _ = liveWorker(w)
+        case .partStarted(let ref): partStarted(ref)
+        case .progress(let ref, let f): progress(ref, f, &out)
+        case .partFinished(let ref, let outcome, let grant): partFinished(ref, outcome, grant, &out)
+        case .workerLost(let w, let reason): workerLostInput(w, reason, &out)
+        case .tick: tick(&out)
+        }
+        drainReleases(&out)
+        pump(&out)
+        armTick(&out)
+    }
+
+    /// Index of an accepted op.
+    func lookup(_ id: String) -> Int32? { idTable.find(id, IdKeys(ids: ops.ids, batch: nil, base: 0)) }
+
+    @inline(__always) mutating func newKey(_ priority: Int8) -> Int64 {
+        nextSeq += 1
+        return (Int64(Int(priority) + 8) << 42) | ((Int64(1) << 42) - 1 - nextSeq)
+    }
+
+    func queueName(ofOp op: Int32) -> String { queues[Int(lanes[Int(ops.hot[Int(op)].lane)].queue)].name }
+    func queueOf(_ op: Int32) -> Int32 { lanes[Int(ops.hot[Int(op)].lane)].queue }
+}

@@ -1,0 +1,90 @@
+// Per-op transition log: one ring shared by all ops, each op chained through `prev` (bounded in total
+// by config.storyCapacity and per op by config.storyPerOp). Overwritten entries are detected by age.
+
+struct StoryRaw {
+    var stimulus: UInt64
+    var at: Int64
+    var op: Int32
+    var prev: Int32
+    var extra: Int32
+    var part: UInt16
+    var code: StoryCode
+}
+
+enum StoryCode: UInt8 {
+    case submitted, ready, dispatched, started, partFinished, requeued, cancelRequested, timedOut, finished, priority
+}
+
+public struct StoryEntry: Sendable, Equatable, CustomStringConvertible {
+    public enum Event: Sendable, Equatable {
+        case submitted
+        case ready
+        case dispatched(part: Int, worker: UInt64)
+        case started(part: Int, attempt: Int)
+        case partFinished(part: Int, OutcomeKind)
+        case requeued(part: Int, reason: String)
+        case cancelRequested
+        case timedOut
+        case finished(OutcomeKind)
+        case priorityChanged(Int)
+    }
+    public var stimulus: UInt64
+    public var at: Int64
+    public var event: Event
+    public var description: String { "[\(stimulus) @\(at)µs] \(event)" }
+}
+
+extension Scheduler {
+    @inline(__always)
+    mutating func record(_ op: Int32, _ code: StoryCode, part: Int, extra: Int32) {
+        let cap = config.storyCapacity
+        guard cap > 0 else { return }
+        let entry = StoryRaw(stimulus: stimulus, at: now, op: op, prev: ops.hot[Int(op)].storyHead, extra: extra,
+                             part: UInt16(truncatingIfNeeded: part), code: code)
+        let idx = cap & (cap - 1) == 0 ? storyPos & (cap - 1) : storyPos % cap
+        if story.count < cap { story.append(entry) } else { story[idx] = entry }
+        ops.hot[Int(op)].storyHead = Int32(idx)
+        storyPos += 1
+    }
+
+    /// Age of ring slot i (0 = newest).
+    func storyAge(_ i: Int) -> Int {
+        let cap = config.storyCapacity
+        return ((storyPos - 1 - i) % cap + cap) % cap
+    }
+
+    /// The op's transitions, oldest first; earlier ones may have been overwritten (`truncated`).
+    public func story(_ id: String) -> (entries: [StoryEntry], truncated: Bool)? {
+        guard let op = lookup(id) else { return nil }
+        var raws: [StoryRaw] = []
+        var i = Int(ops.hot[Int(op)].storyHead)
+        var lastAge = -1
+        var truncated = false
+        while i >= 0 {
+            let age = storyAge(i)
+            guard i < story.count, story[i].op == op, age > lastAge, storyPos - age > 0 else { truncated = true; break }
+            if raws.count >= config.storyPerOp { truncated = true; break }
+            raws.append(story[i])
+            lastAge = age
+            i = Int(story[i].prev)
+        }
+        return (raws.reversed().map(decode), truncated)
+    }
+
+    func decode(_ r: StoryRaw) -> StoryEntry {
+        let ev: StoryEntry.Event
+        switch r.code {
+        case .submitted: ev = .submitted
+        case .ready: ev = .ready
+        case .dispatched: ev = .dispatched(part: Int(r.part), worker: workers[Int(r.extra)].id)
+        case .started: ev = .started(part: Int(r.part), attempt: Int(r.extra))
+        case .partFinished: ev = .partFinished(part: Int(r.part), OutcomeKind(rawValue: UInt8(r.extra)) ?? .none)
+        case .requeued: ev = .requeued(part: Int(r.part), reason: r.extra == 1 ? "worker lost" : "failed, retrying")
+        case .cancelRequested: ev = .cancelRequested
+        case .timedOut: ev = .timedOut
+        case .finished: ev = .finished(OutcomeKind(rawValue: UInt8(r.extra)) ?? .none)
+        case .priority: ev = .priorityChanged(Int(r.extra))
+        }
+        return StoryEntry(stimulus: r.stimulus, at: r.at, event: ev)
+    }
+}

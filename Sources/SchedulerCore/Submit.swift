@@ -1,0 +1,218 @@
+// Atomic batch submit: validate everything, list every problem, then insert (S2, S3, S15, A8).
+// Hot path: each id is hashed once on insert and each dependency once on lookup; a rejected batch
+// takes its tentatively registered ids back out.
+
+/// One-entry caches for runs of ops sharing queue / kind / class / lane (the common case in a batch).
+struct InsertCache {
+    var queueName = ""
+    var queue: Int32 = -1
+    var kindName = ""
+    var kind: Int32 = -1
+    var classKey: (Int32, UInt64) = (-1, 0)
+    var cls: Int32 = -1
+    var laneKey: (Int32, UInt8, Int32) = (-1, 0, -1)
+    var lane: Int32 = -1
+}
+
+extension Scheduler {
+    mutating func submit(_ ref: ClientRef, _ specArray: [OperationSpec], _ qspecs: [QueueSpec], _ out: inout [Action]) {
+        // Borrow elements in place (array subscripts here would copy whole specs).
+        specArray.withUnsafeBufferPointer { submit(ref, specArray, $0, qspecs, &out) }
+    }
+
+    mutating func submit(_ ref: ClientRef, _ specArray: [OperationSpec], _ specs: UnsafeBufferPointer<OperationSpec>,
+                         _ qspecs: [QueueSpec], _ out: inout [Action]) {
+        var problems = validateQueues(qspecs)
+        let base = Int32(ops.count)
+        let n = specs.count
+        var mine = [Bool](repeating: false, count: n)
+        var newTags = Set<String>()
+        var resolved: [Int32] = []
+        var starts = [Int32](repeating: 0, count: n + 1)
+        var ordered = true
+        do {
+            // Ids of the batch are registered tentatively (taken out again if the batch is rejected).
+            let keys = IdKeys(ids: ops.ids, batch: specs, base: base)
+            for i in 0..<n {
+                let id = specs[i].id
+                if id.isEmpty {
+                    problems.append(.emptyId(index: i))
+                } else if idTable.insert(id, base + Int32(i), keys) != nil {
+                    problems.append(.duplicateId(id))
+                } else {
+                    mine[i] = true
+                }
+                checkFields(specs, i, &problems, &newTags)
+            }
+            // Resolve dependencies once; the indices are reused when wiring.
+            for i in 0..<n {
+                starts[i] = Int32(resolved.count)
+                for d in specs[i].after {
+                    if let j = idTable.find(d, keys) {
+                        if j >= base + Int32(i) { ordered = false }
+                        resolved.append(j)
+                    } else {
+                        problems.append(.unknownDependency(op: specs[i].id, dependency: d))
+                    }
+                }
+            }
+            if !ordered || !problems.isEmpty { starts[n] = Int32(resolved.count) }
+            if !ordered { problems.append(contentsOf: Graph.cycles(specArray, base: base, resolved, starts)) }
+            if !problems.isEmpty {
+                for i in 0..<n where mine[i] { idTable.remove(specs[i].id, keys) }
+                out.append(.reply(ref, .rejected(problems)))
+                return
+            }
+        }
+        starts[n] = Int32(resolved.count)
+        if config.journal { out.append(.journal(.submitted(ops: specArray, queues: qspecs))) }
+        for qs in qspecs {
+            if let q = queueIndex[qs.name] {
+                queues[Int(q)].maxConcurrent = Int32(qs.maxConcurrent)
+                queues[Int(q)].suspended = qs.suspended
+                activateAll(q)
+            } else {
+                _ = ensureQueue(qs)
+            }
+        }
+        var cancelNow: [(Int32, String)] = []
+        var cache = InsertCache()
+        for i in 0..<n { insert(specs, i, &cache) }   // all ops exist before edges are wired
+        for i in 0..<n {
+            wire(base + Int32(i), specs, i, resolved[Int(starts[i])..<Int(starts[i + 1])], &cancelNow, &out)
+        }
+        for (op, reason) in cancelNow { cancelOp(op, reason, cascade: false, &out) }
+        out.append(.reply(ref, .accepted(count: n)))
+    }
+
+    func validateQueues(_ qspecs: [QueueSpec]) -> [SubmitProblem] {
+        var problems: [SubmitProblem] = []
+        var seen: [String: QueueSpec] = [:]
+        for qs in qspecs {
+            if qs.name.isEmpty { problems.append(.invalidQueue(name: qs.name, reason: "empty name")); continue }
+            if qs.maxConcurrent < -1 || qs.maxConcurrent > Int(Int32.max) {
+                problems.append(.invalidQueue(name: qs.name, reason: "maxConcurrent must be -1 or ≥ 0, got \(qs.maxConcurrent)"))
+            }
+            if let q = queueIndex[qs.name], queues[Int(q)].qos != qs.qos {
+                problems.append(.invalidQueue(name: qs.name, reason: "qos of an existing queue cannot change"))
+            }
+            if let prev = seen[qs.name], prev != qs {
+                problems.append(.invalidQueue(name: qs.name, reason: "declared twice with different settings"))
+            }
+            seen[qs.name] = qs
+        }
+        return problems
+    }
+
+    func checkFields(_ specs: UnsafeBufferPointer<OperationSpec>, _ i: Int, _ problems: inout [SubmitProblem], _ newTags: inout Set<String>) {
+        let name = specs[i].id.isEmpty ? "#\(i)" : specs[i].id
+        let p = specs[i].priority
+        if !Priority.isValid(p) { problems.append(.invalidPriority(op: name, p)) }
+        let parts = specs[i].parts
+        if parts < 1 || parts > 65535 { problems.append(.invalidParts(op: name, parts)) }
+        let r = specs[i].retries, lr = specs[i].lossRetries
+        if r < 0 || r > 65535 { problems.append(.invalidRetries(op: name, r)) }
+        if lr < 0 || lr > 65535 { problems.append(.invalidRetries(op: name, lr)) }
+        if let t = specs[i].timeoutMicros, t <= 0 { problems.append(.invalidTimeout(op: name)) }
+        if specs[i].kind.isEmpty { problems.append(.emptyKind(op: name)) }
+        if specs[i].queue.isEmpty { problems.append(.invalidQueue(name: "", reason: "\(name): empty queue name")) }
+        if !specs[i].requires.isEmpty {
+            for t in specs[i].requires where tagBits[t] == nil && !newTags.contains(t) {
+                if tagBits.count + newTags.count >= 64 { problems.append(.tooManyTags(t)) } else { newTags.insert(t) }
+            }
+        }
+    }
+
+    mutating func insert(_ specs: UnsafeBufferPointer<OperationSpec>, _ i: Int, _ c: inout InsertCache) {
+        let op = Int32(ops.count)
+        let qname = specs[i].queue
+        if qname != c.queueName || c.queue < 0 { c.queueName = qname; c.queue = ensureQueue(QueueSpec(name: qname)) }
+        let q = c.queue
+        let kname = specs[i].kind
+        if kname != c.kindName || c.kind < 0 { c.kindName = kname; c.kind = internKind(kname) }
+        var mask: UInt64 = 0
+        if !specs[i].requires.isEmpty { for t in specs[i].requires { mask |= 1 << UInt64(internTag(t)!) } }
+        if c.classKey != (c.kind, mask) { c.classKey = (c.kind, mask); c.cls = placementClass(kind: c.kind, requires: mask) }
+        let qos = (specs[i].qos ?? queues[Int(q)].qos).rawValue
+        if c.laneKey != (q, qos, c.cls) { c.laneKey = (q, qos, c.cls); c.lane = laneFor(queue: q, qos: qos, cls: c.cls) }
+        let parts = specs[i].parts
+        let barrier = specs[i].barrier
+        ops.hot.append(OpHot(lane: c.lane, parts: UInt16(parts), partsLeft: UInt16(parts), waitingParts: UInt16(parts),
+                             failRetriesLeft: UInt16(specs[i].retries), lossRetriesLeft: UInt16(specs[i].lossRetries),
+                             priority: Int8(specs[i].priority),
+                             flags: (barrier ? Flag.barrier : 0) | (specs[i].policy == .succeeded ? Flag.policySucceeded : 0)))
+        ops.ids.append(specs[i].id)
+        ops.payloads.append(specs[i].payload)
+        ops.submittedAt.append(now)
+        ops.readyAt.append(0)
+        ops.startedAt.append(0)
+        ops.finishedAt.append(0)
+        ops.lastWorker.append(-1)
+        if let name = specs[i].name, name != specs[i].id { names[op] = name }
+        if let t = specs[i].timeoutMicros { timeouts[op] = t }
+        if parts > 1 {
+            multi[op] = MultiPart(status: Array(repeating: 0, count: parts), results: Array(repeating: [], count: parts),
+                                  worker: Array(repeating: -1, count: parts), attempt: Array(repeating: 0, count: parts))
+        }
+        var unfinished: Int32 = 0
+        // Barriers (S15): an epoch is a barrier plus everything added after it.
+        let qi = Int(q)
+        if barrier {
+            let e = Int(queues[qi].currentEpoch)
+            var members: Int32 = 1
+            if epochs[e].unfinished > 0 {
+                unfinished += 1
+                epochs[e].closer = op
+                epochs[e].next = Int32(epochs.count)
+                members += 1
+            }
+            epochs.append(Epoch(unfinished: members, closer: -1, opener: op))
+            queues[qi].currentEpoch = Int32(epochs.count - 1)
+            queues[qi].barrier = op
+            ops.hot[Int(op)].epoch = Int32(epochs.count - 1)
+        } else {
+            let e = queues[qi].currentEpoch
+            epochs[Int(e)].unfinished += 1
+            ops.hot[Int(op)].epoch = e
+            let b = queues[qi].barrier
+            if b >= 0 && ops.hot[Int(b)].state != .finished {
+                unfinished += 1
+                addEdge(from: b, to: ~op)
+            }
+        }
+        ops.hot[Int(op)].unfinishedDeps = unfinished
+        queues[qi].pending += 1
+        queues[qi].members.append(op)
+        record(op, .submitted, part: 0, extra: 0)
+    }
+
+    /// Adds the dependency edges of a just inserted op; ready at once when nothing is open.
+    mutating func wire(_ op: Int32, _ specs: UnsafeBufferPointer<OperationSpec>, _ i: Int, _ deps: ArraySlice<Int32>,
+                       _ cancelNow: inout [(Int32, String)], _ out: inout [Action]) {
+        var unfinished = ops.hot[Int(op)].unfinishedDeps
+        let depBase = depList.count
+        ops.depStart.append(Int32(depBase))
+        for di in deps {
+            if deps.count > 1 && depList[depBase...].contains(di) { continue }   // duplicate edge
+            depList.append(di)
+            if ops.hot[Int(di)].state != .finished {
+                unfinished += 1
+                addEdge(from: di, to: op)
+            } else if specs[i].policy == .succeeded && ops.hot[Int(di)].outcome != .succeeded {
+                let what = ops.hot[Int(di)].outcome == .failed ? "failed" : "was cancelled"
+                cancelNow.append((op, "dependency \(ops.ids[Int(di)]) \(what)"))
+            }
+        }
+        ops.depCount.append(Int32(depList.count - depBase))
+        ops.hot[Int(op)].unfinishedDeps = unfinished
+        if unfinished == 0 { makeReady(op, &out) }
+    }
+
+    /// `to` < 0 marks an implicit barrier edge (~target).
+    mutating func addEdge(from: Int32, to: Int32) {
+        let e = Int32(edgeTarget.count)
+        edgeTarget.append(to)
+        edgeNext.append(ops.hot[Int(from)].firstOut)
+        ops.hot[Int(from)].firstOut = e
+    }
+}

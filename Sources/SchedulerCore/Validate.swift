@@ -1,0 +1,124 @@
+// Full invariant check (O(ops + edges + workers)); for tests and debugging, not the hot path.
+
+extension Scheduler {
+    /// Every broken invariant as text; empty when the state is consistent.
+    public func validate() -> [String] {
+        var bad: [String] = []
+        func check(_ ok: Bool, _ msg: @autoclosure () -> String) { if !ok { bad.append(msg()) } }
+        let n = ops.count
+        for (name, c) in [("payloads", ops.payloads.count), ("hot", ops.hot.count), ("depStart", ops.depStart.count),
+                          ("depCount", ops.depCount.count), ("finishedAt", ops.finishedAt.count)] {
+            check(c == n, "column \(name) has \(c) rows, expected \(n)")
+        }
+        if !bad.isEmpty { return bad }
+        // Per-queue counters and epochs.
+        var pending = [Int32](repeating: 0, count: queues.count), ready = pending, running = pending
+        var ok = pending, failed = pending, cancelled = pending
+        var epochOpen = [Int32](repeating: 0, count: epochs.count)
+        var implicitIn = [Int32](repeating: 0, count: n)
+        for i in 0..<n {
+            var e = ops.hot[i].firstOut
+            while e >= 0 {
+                let t = edgeTarget[Int(e)]
+                if ops.hot[i].state != .finished { implicitIn[Int(t < 0 ? ~t : t)] += 1 }
+                e = edgeNext[Int(e)]
+            }
+        }
+        for c in epochs where c.closer >= 0 { implicitIn[Int(c.closer)] += 1 }
+        var validHeapEntries = [Int32](repeating: 0, count: n)
+        for l in lanes {
+            for e in l.heap.unordered {
+                let j = Int(e.op)
+                if ops.hot[j].state == .ready && ops.hot[j].heapKey == e.key { validHeapEntries[j] += 1 }
+            }
+        }
+        var inflightCount = [Int32](repeating: 0, count: n)
+        var perWorker = [Int](repeating: 0, count: workers.count)
+        for op in 0..<n {
+            for part in 0..<Int(ops.hot[op].parts) {
+                guard let f = inflightGet(Int32(op), part) else { continue }
+                inflightCount[op] += 1
+                perWorker[Int(f.worker)] += 1
+                check(workers[Int(f.worker)].alive, "in-flight part of \(ops.ids[op]) on lost worker")
+                check(workers[Int(f.worker)].held.contains(partKey(Int32(op), part)), "worker does not list in-flight part of \(ops.ids[op])")
+            }
+        }
+        for (w, c) in perWorker.enumerated() {
+            check(workers[w].inflightCount == c, "worker \(workers[w].id): inflightCount \(workers[w].inflightCount) ≠ \(c)")
+        }
+        for i in 0..<n {
+            let q = Int(queueOf(Int32(i)))
+            let id = ops.ids[i]
+            let cancelledFlag = ops.hot[i].flags & Flag.cancelled != 0
+            if ops.hot[i].state != .finished { epochOpen[Int(ops.hot[i].epoch)] += 1 }
+            check(Int(ops.hot[i].inflightParts) == Int(inflightCount[i]), "\(id): inflightParts \(ops.hot[i].inflightParts) ≠ \(inflightCount[i])")
+            switch ops.hot[i].state {
+            case .pending:
+                pending[q] += 1
+                check(ops.hot[i].unfinishedDeps > 0, "\(id): pending with no unfinished prerequisite")
+                check(ops.hot[i].unfinishedDeps == implicitIn[i], "\(id): unfinishedDeps \(ops.hot[i].unfinishedDeps) ≠ \(implicitIn[i]) open prerequisites")
+                check(!cancelledFlag, "\(id): cancelled but still pending")
+            case .ready:
+                ready[q] += 1
+                check(validHeapEntries[i] == 1, "\(id): ready with \(validHeapEntries[i]) heap entries")
+                check(!cancelledFlag, "\(id): cancelled but still ready")
+                check(implicitIn[i] == 0, "\(id): ready with open prerequisites")
+            case .executing:
+                running[q] += 1
+                if !cancelledFlag {
+                    let s = Int(ops.depStart[i])
+                    for d in depList[s..<s + Int(ops.depCount[i])] {
+                        check(ops.hot[Int(d)].state == .finished, "\(id): executing before dependency \(ops.ids[Int(d)]) finished")
+                    }
+                    let done = Int(ops.hot[i].parts) - Int(ops.hot[i].partsLeft)
+                    check(Int(ops.hot[i].waitingParts) + Int(ops.hot[i].inflightParts) + done == Int(ops.hot[i].parts),
+                          "\(id): parts waiting \(ops.hot[i].waitingParts) + in flight \(ops.hot[i].inflightParts) + done \(done) ≠ \(ops.hot[i].parts)")
+                    if ops.hot[i].waitingParts > 0 { check(ops.hot[i].flags & Flag.inPartials != 0, "\(id): waiting part not queued") }
+                } else {
+                    check(ops.hot[i].inflightParts > 0, "\(id): cancelling with nothing in flight")
+                }
+            case .finished:
+                switch ops.hot[i].outcome {
+                case .succeeded: ok[q] += 1
+                case .failed: failed[q] += 1
+                case .cancelled: cancelled[q] += 1
+                case .none: bad.append("\(id): finished without outcome")
+                }
+                check(ops.hot[i].inflightParts == 0, "\(id): finished with parts in flight")
+            }
+            if ops.hot[i].state != .finished { check(ops.hot[i].outcome == .none, "\(id): outcome before finished") }
+        }
+        for (qi, s) in queues.enumerated() {
+            check(s.pending == pending[qi] && s.ready == ready[qi] && s.running == running[qi],
+                  "queue \(s.name): counts p/r/x \(s.pending)/\(s.ready)/\(s.running) ≠ \(pending[qi])/\(ready[qi])/\(running[qi])")
+            check(s.succeeded == ok[qi] && s.failed == failed[qi] && s.cancelled == cancelled[qi],
+                  "queue \(s.name): finished counts differ")
+            for level in 0..<5 {
+                let inRing = rings[level].contains(Int32(qi))
+                check(inRing == (s.inRing & (1 << UInt8(level)) != 0), "queue \(s.name): ring flag at level \(level)")
+            }
+        }
+        for c in epochs where c.next >= 0 { epochOpen[Int(c.next)] += 1 }
+        for (e, c) in epochs.enumerated() {
+            check(c.unfinished == epochOpen[e], "epoch \(e): unfinished \(c.unfinished) ≠ \(epochOpen[e])")
+        }
+        // Workers and credit.
+        var total = 0
+        for w in workers {
+            check(w.credit >= 0, "worker \(w.id): negative credit")
+            if w.alive { total += w.credit } else {
+                check(w.credit == 0 && w.inflightCount == 0, "lost worker \(w.id) holds credit or parts")
+            }
+        }
+        check(total == totalCredit, "total credit \(totalCredit) ≠ \(total)")
+        for (ci, c) in classes.enumerated() {
+            let sum = c.capable.reduce(0) { $0 + (workers[Int($1)].alive ? workers[Int($1)].credit : 0) }
+            check(sum == c.credit, "class \(ci): credit \(c.credit) ≠ \(sum)")
+            for w in c.capable where workers[Int(w)].alive && workers[Int(w)].credit > 0 {
+                check(c.rr.contains { $0.0 == w && $0.1 == workers[Int(w)].creditEpoch },
+                      "class \(ci): worker \(workers[Int(w)].id) has credit but is not in the round-robin")
+            }
+        }
+        return bad
+    }
+}

@@ -1,0 +1,137 @@
+import HeapModule
+import DequeModule
+
+// Worker registry: join, credits, liveness, loss (re-queue in-flight parts or fail them).
+
+extension Scheduler {
+    mutating func workerJoined(_ h: WorkerHello, _ out: inout [Action]) {
+        if workerIndex[h.worker] != nil || h.slots < 0 || (h.credit ?? 0) < 0 {
+            out.append(.disconnectWorker(worker: h.worker, reason: workerIndex[h.worker] != nil
+                ? "worker id \(h.worker) already used" : "negative slots or credit"))
+            return
+        }
+        var mask: UInt64 = 0
+        for t in h.tags {
+            guard let b = internTag(t) else {
+                out.append(.disconnectWorker(worker: h.worker, reason: "tag \(t): more than 64 distinct tags"))
+                return
+            }
+            mask |= 1 << UInt64(b)
+        }
+        let kinds = Set(h.kinds.map { internKind($0) })
+        let w = Int32(workers.count)
+        workers.append(WorkerState(id: h.worker, name: h.name, slots: h.slots, tags: mask, kinds: kinds, lastSeen: now))
+        workerIndex[h.worker] = w
+        liveWorkers += 1
+        for c in classes.indices where capable(workers[Int(w)], classes[c]) {
+            classes[c].capable.append(w)
+            workers[Int(w)].classes.append(Int32(c))
+        }
+        livenessHeap.insert(TimerEntry(at: now &+ config.livenessBoundMicros, target: w))
+        giveCredit(w, h.credit ?? h.slots)
+    }
+
+    /// Index of a live worker after refreshing its last-seen time; nil (and counted) otherwise.
+    mutating func liveWorker(_ id: UInt64) -> Int32? {
+        guard let w = workerIndex[id] else { fencing.unknownWorker += 1; return nil }
+        guard workers[Int(w)].alive else { fencing.lostWorker += 1; return nil }
+        workers[Int(w)].lastSeen = now
+        return w
+    }
+
+    mutating func creditGrant(_ id: UInt64, _ n: Int) {
+        guard let w = liveWorker(id), n > 0 else { return }
+        giveCredit(w, n)
+    }
+
+    mutating func giveCredit(_ w: Int32, _ n: Int) {
+        guard n > 0 else { return }
+        let wi = Int(w)
+        let wasZero = workers[wi].credit == 0
+        workers[wi].credit += n
+        totalCredit += n
+        if wasZero { workers[wi].creditEpoch &+= 1 }
+        let ep = workers[wi].creditEpoch
+        for c32 in workers[wi].classes {
+            let c = Int(c32)
+            let before = classes[c].credit
+            classes[c].credit += n
+            if wasZero { classes[c].rr.append((w, ep)) }
+            if before <= 0 && !classes[c].parked.isEmpty {
+                let parked = classes[c].parked
+                classes[c].parked.removeAll(keepingCapacity: true)
+                for q in parked { activateAll(q) }
+            }
+        }
+    }
+
+    mutating func takeCredit(_ w: Int32, _ n: Int) {
+        let wi = Int(w)
+        workers[wi].credit -= n
+        totalCredit -= n
+        for c in workers[wi].classes { classes[Int(c)].credit -= n }
+    }
+
+    mutating func workerLostInput(_ id: UInt64, _ reason: String, _ out: inout [Action]) {
+        guard let w = workerIndex[id] else { fencing.unknownWorker += 1; return }
+        guard workers[Int(w)].alive else { return }
+        loseWorker(w, reason, &out)
+    }
+
+    /// Every in-flight part goes back to its lane with attempt+1 until the op's loss-retry limit,
+    /// then the op fails with "worker lost". Nothing is dropped.
+    mutating func loseWorker(_ w: Int32, _ reason: String, _ out: inout [Action]) {
+        let wi = Int(w)
+        takeCredit(w, workers[wi].credit)
+        workers[wi].alive = false
+        workers[wi].lostReason = reason
+        liveWorkers -= 1
+        let keys = workers[wi].held         // dispatch order: deterministic
+        workers[wi].held = []
+        for key in keys {
+            let op = Int32(truncatingIfNeeded: key >> 16)
+            let part = Int(key & 0xFFFF)
+            // Stale keys, and parts an earlier part's failure already took back, are skipped.
+            guard inflightGet(op, part)?.worker == w else { continue }
+            inflightClear(op, part)
+            let i = Int(op)
+            ops.hot[i].inflightParts -= 1
+            if ops.hot[i].flags & Flag.cancelled != 0 {
+                partDone(op, part, [])
+                if ops.hot[i].inflightParts == 0 { finishOp(op, .cancelled(reasons[op] ?? "cancelled"), &out) }
+            } else if ops.hot[i].lossRetriesLeft > 0 {
+                ops.hot[i].lossRetriesLeft -= 1
+                requeuePart(op, part, why: 1)
+            } else {
+                finishOp(op, .failed("worker lost: \(reason)"), &out)
+            }
+        }
+    }
+
+    /// A part goes back to waiting with a new attempt number (the op stays executing and counted).
+    mutating func requeuePart(_ op: Int32, _ part: Int, why: Int32) {
+        let i = Int(op)
+        ops.hot[i].attempt &+= 1
+        ops.hot[i].waitingParts += 1
+        if ops.hot[i].parts > 1 { multi[op]!.status[part] = 0 }
+        record(op, .requeued, part: part, extra: why)
+        pushPartial(op)
+    }
+
+    mutating func checkLiveness(_ out: inout [Action]) {
+        let bound = config.livenessBoundMicros
+        while let top = livenessHeap.min, top.at <= now {
+            _ = livenessHeap.popMin()
+            let w = top.target
+            guard workers[Int(w)].alive else { continue }
+            let due = workers[Int(w)].lastSeen &+ bound
+            if due <= now {
+                let id = workers[Int(w)].id
+                loseWorker(w, "silent for \(now - workers[Int(w)].lastSeen) µs", &out)
+                out.append(.disconnectWorker(worker: id, reason: "missed \(config.missedHeartbeats) heartbeats"))
+            } else {
+                livenessHeap.insert(TimerEntry(at: due, target: w))
+            }
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import OpSpec
+import WireProtocol
+import WorkerRuntime
+
+// Translations between wire records and the worker runtime's value types.
+
+extension OperationQoS {
+    init(wire: WireQoS) {
+        switch wire {
+        case .userInteractive: self = .userInteractive
+        case .userInitiated: self = .userInitiated
+        case .utility: self = .utility
+        case .background: self = .background
+        default: self = .default
+        }
+    }
+}
+
+extension DispatchedPart {
+    init(wire r: WireDispatchRecord) {
+        self.init(key: PartKey(opID: r.opID, part: Int(r.part), attempt: Int(r.attempt)),
+                  name: r.name.isEmpty ? nil : r.name,
+                  kind: r.kind,
+                  payload: [UInt8](r.payload),
+                  inputs: r.inputs.map { Input(id: $0.dependencyID, result: [UInt8]($0.result)) },
+                  priority: OperationPriority(rawValue: Int(r.priority)) ?? .normal,
+                  qos: OperationQoS(wire: r.qos))
+    }
+}
+
+extension WireFinishedRecord {
+    init(key: PartKey, outcome: OperationOutcome) {
+        self.init()
+        opID = key.opID
+        part = UInt32(key.part)
+        attempt = UInt32(key.attempt)
+        switch outcome {
+        case .succeeded(let bytes): succeeded = Data(bytes)
+        case .failed(let text): failed = text
+        case .cancelled(let reason): cancelled = reason
+        }
+    }
+}
+
+extension WirePartRef {
+    init(key: PartKey) {
+        self.init()
+        opID = key.opID
+        part = UInt32(key.part)
+        attempt = UInt32(key.attempt)
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import Logging
+import OpSpec
+import Synchronization
+import WireProtocol
+import WorkerRuntime
+import ZeroMQ
+
+/// The worker process minus argument parsing: connects a DEALER to the coordinator, registers, runs
+/// dispatched parts in a `LocalOperationQueue`, reports, heartbeats, and reconnects with backoff.
+///
+/// Threads: `run` owns the socket on the calling thread. Handlers run on Swift's cooperative pool and
+/// report through the local queue's event sink, which appends to `events` and wakes the socket thread
+/// through an eventfd (`Waker`), so the socket is touched by one thread only.
+public final class WorkerAgent: Sendable {
+    public let config: WorkerConfig
+    let logger: Logger
+    let context: Context
+    let waker: Waker
+    let events = EventInbox()
+    let stopping = Atomic<Bool>(false)
+    let queue: LocalOperationQueue
+
+    public init(config: WorkerConfig, registry: HandlerRegistry = HandlerRegistry(), logger: Logger) throws {
+        self.config = config
+        self.logger = logger
+        context = try Context()
+        let waker = try Waker()
+        self.waker = waker
+        let events = self.events
+        queue = LocalOperationQueue(slots: config.slots, registry: registry, logger: logger) { event in
+            events.append(event)
+            waker.wake()
+        }
+    }
+
+    /// Handler kinds this worker announces.
+    public var kinds: [String] { queue.registry.kinds }
+
+    /// Runs sessions until `stop()`. Throws only if the coordinator rejects this worker (REJECT),
+    /// which retrying would not fix.
+    public func run() throws {
+        var backoff = config.reconnectMinMs
+        while !stopping.load(ordering: .relaxed) {
+            let session = try WorkerSession(agent: self)
+            let end = try session.run()
+            session.close()
+            switch end {
+            case .stopped:
+                return
+            case .rejected(let reason):
+                throw WorkerError.rejected(reason)
+            case .lost(let reason, let wasRegistered):
+                if wasRegistered { backoff = config.reconnectMinMs }
+                logger.warning("session ended: \(reason); reconnecting in \(backoff) ms")
+                pause(milliseconds: backoff)
+                backoff = min(config.reconnectMaxMs, backoff * 2)
+            }
+        }
+    }
+
+    /// Asks `run` to return after telling the coordinator; safe from any thread.
+    public func stop() {
+        stopping.store(true, ordering: .relaxed)
+        waker.wake()
+    }
+
+    /// Sleeps for the backoff, but wakes at once on `stop()`.
+    private func pause(milliseconds: Int) {
+        let poller = Poller()
+        _ = poller.add(waker)
+        let deadline = ContinuousClock.now + .milliseconds(milliseconds)
+        while !stopping.load(ordering: .relaxed), ContinuousClock.now < deadline {
+            _ = try? poller.poll(timeout: deadline - ContinuousClock.now)
+            waker.drain()   // events of cancelled parts; the next session drains the buffer itself
+        }
+    }
+}
+
+/// Where handler threads leave events for the socket thread.
+final class EventInbox: Sendable {
+    private let list = Mutex<[WorkerEvent]>([])
+
+    func append(_ event: WorkerEvent) { list.withLock { $0.append(event) } }
+
+    /// Everything appended since the last call, in order.
+    func take() -> [WorkerEvent] {
+        list.withLock { l in
+            let taken = l
+            l.removeAll(keepingCapacity: true)
+            return taken
+        }
+    }
+}
+
+public enum WorkerError: Error, CustomStringConvertible {
+    case rejected(String)
+    public var description: String {
+        switch self {
+        case .rejected(let why): "the coordinator rejected this worker: \(why)"
+        }
+    }
+}

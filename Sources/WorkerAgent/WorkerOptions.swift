@@ -1,0 +1,66 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import WorkerRuntime
+
+/// `opworker`'s command-line options, reusable by custom worker executables (docs/HANDLERS.md).
+public struct WorkerOptions: ParsableArguments {
+    @Option(help: "Coordinator endpoint, e.g. tcp://head:7600 (default: $OPCOORD or tcp://127.0.0.1:7600).")
+    public var connect: String?
+
+    @Option(help: "Operations run at once (default: number of cores).")
+    public var slots: Int?
+
+    @Option(help: "Worker name shown by 'opctl workers' (default: host:pid).")
+    public var name: String?
+
+    @Option(help: "Comma-separated placement tags, e.g. gpu,ssd.")
+    public var tags: String?
+
+    @Option(help: "Extra operations accepted beyond --slots, waiting locally by priority (default: = slots).")
+    public var prefetch: Int?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    public var logLevel: String = "info"
+
+    public init() {}
+
+    public func validate() throws {
+        if let slots, slots < 1 { throw ValidationError("--slots must be ≥ 1") }
+        if let prefetch, prefetch < 0 { throw ValidationError("--prefetch must be ≥ 0") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+        if let c = connect, !c.contains("://") { throw ValidationError("--connect needs an endpoint like tcp://HOST:PORT, got '\(c)'") }
+    }
+
+    public var config: WorkerConfig {
+        let endpoint = connect ?? ProcessInfo.processInfo.environment["OPCOORD"].flatMap { $0.isEmpty ? nil : $0 } ?? "tcp://127.0.0.1:7600"
+        let tagList = (tags ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return WorkerConfig(connect: endpoint, name: name, slots: slots, tags: tagList, prefetch: prefetch)
+    }
+}
+
+/// The body of `opworker`, for custom worker executables: their handlers plus the built-ins.
+public enum WorkerMain {
+    public static func run(options: WorkerOptions, registry: HandlerRegistry) throws {
+        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        var logger = Logger(label: "opworker")
+        logger.logLevel = Logger.Level(rawValue: options.logLevel) ?? .info
+        let agent = try WorkerAgent(config: options.config, registry: registry, logger: logger)
+        var sources: [any DispatchSourceSignal] = []
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            s.setEventHandler { agent.stop() }
+            s.resume()
+            sources.append(s)
+        }
+        do {
+            try agent.run()
+        } catch {
+            logger.critical("\(error)")
+            throw ExitCode.failure
+        }
+        withExtendedLifetime(sources) {}
+    }
+}

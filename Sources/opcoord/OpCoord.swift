@@ -1,0 +1,78 @@
+import ArgumentParser
+import Coordinator
+import Dispatch
+import Foundation
+import Logging
+
+@main
+struct OpCoord: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "opcoord",
+        abstract: "The opqueue coordinator: holds the dependency graph and the queues, dispatches to workers.",
+        discussion: """
+            Workers (opworker --connect) and clients (opctl, the Swift API) connect to the one endpoint. \
+            SIGINT or SIGTERM stops it gracefully: workers are told to reconnect, and it exits 0.
+            """)
+
+    @Option(help: "ZeroMQ endpoint to bind, e.g. tcp://0.0.0.0:7600 (a port of * picks a free one).")
+    var bind: String = "tcp://127.0.0.1:7600"
+
+    @Option(help: "Application heartbeat interval announced to workers, in milliseconds.")
+    var heartbeatMs: UInt32 = 1000
+
+    @Option(help: "Missed heartbeats after which a worker is declared lost and its operations re-queued.")
+    var liveness: UInt32 = 3
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
+
+    @Option(help: "Write the bound endpoint to this file once listening (for scripts using port *).")
+    var endpointFile: String?
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
+        guard heartbeatMs >= 10 else { throw ValidationError("--heartbeat-ms must be ≥ 10") }
+        guard liveness >= 1 else { throw ValidationError("--liveness must be ≥ 1") }
+    }
+
+    func run() throws {
+        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        var logger = Logger(label: "opcoord")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        var config = CoordinatorConfig(bind: bind)
+        config.heartbeatIntervalMs = heartbeatMs
+        config.liveness = liveness
+        let server: CoordinatorServer
+        do {
+            server = try CoordinatorServer(config: config, logger: logger)
+        } catch {
+            logger.critical("cannot start: \(error)")
+            throw ExitCode.failure
+        }
+        let signals = SignalStopper { server.stop() }
+        do {
+            try server.run { endpoint in
+                if let endpointFile { try? endpoint.write(toFile: endpointFile, atomically: true, encoding: .utf8) }
+            }
+        } catch {
+            logger.critical("stopped by an error: \(error)")
+            throw ExitCode.failure
+        }
+        withExtendedLifetime(signals) {}
+    }
+}
+
+/// Turns SIGINT/SIGTERM into a call of `stop` on a dispatch queue (not in a signal handler).
+final class SignalStopper: Sendable {
+    private let sources: [any DispatchSourceSignal]
+
+    init(stop: @escaping @Sendable () -> Void) {
+        sources = [SIGINT, SIGTERM].map { sig in
+            signal(sig, SIG_IGN)
+            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            s.setEventHandler(handler: stop)
+            s.resume()
+            return s
+        }
+    }
+}

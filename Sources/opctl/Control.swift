@@ -1,0 +1,131 @@
+import ArgumentParser
+import Foundation
+import OpClient
+import WireProtocol
+
+struct Why: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Explain why an operation is not running (or how it ended).")
+    @OptionGroup var connection: Connection
+    @Argument(help: "Operation id.") var id: String
+
+    func run() throws {
+        let conn = try withCoordinator { try connection.connect() }
+        var w = WireWhy()
+        w.opID = id
+        let reply = try withCoordinator { try conn.request(.why(w)) }
+        guard case .whyReply(let r) = reply else { throw ExitCode(3) }
+        print("\(r.opID): \(stateName(r.state, cancelled: r.cancelled))")
+        if !r.waitingOn.isEmpty { print("  waiting for: \(r.waitingOn.joined(separator: ", "))") }
+        for line in r.reasons { print("  \(line)") }
+    }
+}
+
+struct Cancel: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Cancel operations (cooperatively if running), or every operation of a queue.",
+        discussion: "A cancelled operation counts as finished for its dependents (they run) unless --cascade.")
+    @OptionGroup var connection: Connection
+    @Argument(help: "Operation ids.") var ids: [String] = []
+    @Flag(help: "Also cancel every operation that depends on them, transitively.") var cascade = false
+    @Option(help: "Cancel every unfinished operation of this queue (cancelAllOperations).") var queue: String?
+
+    func validate() throws {
+        if ids.isEmpty == (queue == nil) { throw ValidationError("give operation ids or --queue (one of them)") }
+        if queue != nil && cascade { throw ValidationError("--cascade goes with operation ids") }
+    }
+
+    func run() throws {
+        var c = WireCancelOps()
+        c.opIds = ids
+        c.cascade = cascade
+        c.queue = queue ?? ""
+        try sendAck(connection, .cancelOps(c), done: queue.map { "cancelled queue \($0)" } ?? "cancel requested")
+    }
+}
+
+struct Suspend: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Suspend a queue: nothing new starts; running operations go on.")
+    @OptionGroup var connection: Connection
+    @Argument(help: "Queue name.") var queue: String
+    func run() throws { try queueControl(connection, queue, suspended: true) }
+}
+
+struct Resume: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Resume a suspended queue.")
+    @OptionGroup var connection: Connection
+    @Argument(help: "Queue name.") var queue: String
+    func run() throws { try queueControl(connection, queue, suspended: false) }
+}
+
+struct Limit: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Set a queue's cluster-wide maxConcurrentOperationCount (-1 = unlimited).")
+    @OptionGroup var connection: Connection
+    @Argument(help: "Queue name.") var queue: String
+    @Argument(help: "Operations at once; -1 for no limit.") var count: Int
+    func validate() throws { if count < -1 { throw ValidationError("count must be -1 or ≥ 0") } }
+    func run() throws { try queueControl(connection, queue, limit: count) }
+}
+
+struct Priority: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Change an operation's queuePriority (veryLow, low, normal, high, veryHigh or -8/-4/0/4/8).")
+    @OptionGroup var connection: Connection
+    @Argument(help: "Operation id.") var id: String
+    @Argument(help: "New priority.") var level: String
+    @Flag(help: "Also raise its unfinished dependencies, so they are not what holds it back.") var inherit = false
+
+    func run() throws {
+        let names = ["verylow": -8, "low": -4, "normal": 0, "high": 4, "veryhigh": 8]
+        guard let p = names[level.lowercased()] ?? Int(level), [-8, -4, 0, 4, 8].contains(p) else {
+            throw ValidationError("unknown priority '\(level)'; use veryLow, low, normal, high, veryHigh or -8, -4, 0, 4, 8")
+        }
+        var s = WireSetPriority()
+        s.opIds = [id]
+        s.priority = Int32(p)
+        s.inherit = inherit
+        try sendAck(connection, .setPriority(s), done: "priority of \(id) set to \(priorityName(Int32(p)))")
+    }
+}
+
+func queueControl(_ connection: Connection, _ queue: String, suspended: Bool? = nil, limit: Int? = nil) throws {
+    var q = WireQueueControl()
+    q.settings.name = queue
+    if let suspended { q.settings.suspended = suspended }
+    if let limit { q.settings.maxConcurrent = Int32(limit) }
+    let what = suspended.map { $0 ? "suspended" : "resumed" } ?? "limit set to \(limit ?? -1)"
+    try sendAck(connection, .queue(q), done: "queue \(queue) \(what)")
+}
+
+func sendAck(_ connection: Connection, _ message: Message, done: String) throws {
+    let conn = try withCoordinator { try connection.connect() }
+    let reply = try withCoordinator { try conn.request(message) }
+    guard case .ack(let a) = reply else { throw ExitCode(3) }
+    print(done + (a.affected != 1 ? " (\(a.affected) affected)" : ""))
+    if !a.notFound.isEmpty {
+        printError("opctl: unknown: \(a.notFound.joined(separator: ", "))")
+        throw ExitCode(3)
+    }
+}
+
+struct Workers: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List connected workers with their slots, load and tags.")
+    @OptionGroup var connection: Connection
+    @Flag(help: "Print machine-readable JSON.") var json = false
+
+    func run() throws {
+        let conn = try withCoordinator { try connection.connect() }
+        let reply = try withCoordinator { try conn.request(.workers) }
+        guard case .workersReply(let r) = reply else { throw ExitCode(3) }
+        if json {
+            printJSON(r.workers.map { ["id": $0.workerID, "name": $0.name, "slots": $0.slots, "in_flight": $0.inFlight,
+                                       "credit": $0.credit, "tags": $0.tags, "kinds": $0.kinds,
+                                       "connected_us": $0.connectedUs, "last_seen_us": $0.lastSeenUs] as [String: Any] })
+            return
+        }
+        var rows = [["ID", "NAME", "SLOTS", "IN_FLIGHT", "CREDIT", "TAGS", "KINDS"]]
+        for w in r.workers {
+            rows.append([w.workerID, w.name, "\(w.slots)", "\(w.inFlight)", "\(w.credit)", w.tags.joined(separator: ","), w.kinds.joined(separator: ",")])
+        }
+        printTable(rows)
+    }
+}

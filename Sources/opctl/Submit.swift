@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+import OpClient
+import OpSpec
+import WireProtocol
+
+struct Submit: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Submit a graph file (YAML or JSON; see docs/GRAPHS.md).",
+        discussion: """
+            The graph is checked here first and every problem is printed (unknown fields, unknown \
+            dependencies, cycles with their members, ...); the coordinator checks again and accepts or \
+            rejects each batch of up to 8192 operations as a whole.
+            """)
+
+    @OptionGroup var connection: Connection
+
+    @Argument(help: "Graph file (.yaml, .yml or .json); - reads standard input.")
+    var file: String
+
+    @Flag(help: "Wait until every operation has finished; exit 1 unless all succeeded.")
+    var wait = false
+
+    @Option(help: "With --wait: give up after this many seconds (exit 4).")
+    var timeout: Double?
+
+    @Flag(help: "Print machine-readable JSON.")
+    var json = false
+
+    @Flag(help: "Submit even if no connected worker offers an operation's kind (it waits for one).")
+    var allowUnknownKinds = false
+
+    func run() throws {
+        let graph: Graph
+        do {
+            if file == "-" {
+                let text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+                graph = try GraphFile.parse(text, source: "<stdin>")
+            } else {
+                graph = try GraphFile.load(path: file)
+            }
+        } catch {
+            printError("opctl: graph rejected:\n\(error)")
+            throw ExitCode(2)
+        }
+        let conn = try withCoordinator { try connection.connect() }
+        if !allowUnknownKinds { try checkKinds(graph, conn) }
+        var accepted = 0
+        for batch in WireSubmit.batches(graph) {
+            let reply = try withCoordinator { try conn.request(.submit(batch)) }
+            guard case .submitReply(let r) = reply else { throw ExitCode(3) }
+            if !r.accepted {
+                if json {
+                    printJSON(["accepted": false, "errors": r.errors.map { ["op": $0.opID, "field": $0.field, "message": $0.message, "related": $0.related] as [String: Any] }])
+                } else {
+                    printError("opctl: the coordinator rejected the graph (\(r.errors.count) problem\(r.errors.count == 1 ? "" : "s")):")
+                    for e in r.errors { printError("  - \(e.message)") }
+                    if accepted > 0 { printError("  (\(accepted) operations of earlier batches were accepted)") }
+                }
+                throw ExitCode(2)
+            }
+            accepted += Int(r.acceptedCount)
+        }
+        if !json { print("submitted \(accepted) operation\(accepted == 1 ? "" : "s") in \(Set(graph.operations.map(\.queue)).count) queue(s)") }
+        guard wait else {
+            if json { printJSON(["accepted": true, "count": accepted]) }
+            return
+        }
+        let ids = graph.operations.map(\.id)
+        let outcome = try WaitCommandCore.wait(conn, ids: ids, queue: nil, timeout: timeout, json: json)
+        throw outcome.exitCode
+    }
+
+    /// A kind no connected worker offers would wait forever: say so before submitting.
+    private func checkKinds(_ graph: Graph, _ conn: CoordinatorConnection) throws {
+        let reply = try withCoordinator { try conn.request(.workers) }
+        guard case .workersReply(let r) = reply else { throw ExitCode(3) }
+        guard !r.workers.isEmpty else {
+            printError("opctl: warning: no worker is connected yet; the operations wait until one joins")
+            return
+        }
+        let offered = Set(r.workers.flatMap(\.kinds))
+        let unknown = graph.operations.filter { !offered.contains($0.kind) }
+        guard !unknown.isEmpty else { return }
+        printError("opctl: graph rejected: no connected worker offers these kinds (workers offer: \(offered.sorted().joined(separator: ", "))):")
+        for o in unknown.prefix(20) { printError("  - \(o.id): unknown kind '\(o.kind)'") }
+        printError("  (use --allow-unknown-kinds to submit anyway; they wait for a worker with that kind)")
+        throw ExitCode(2)
+    }
+}

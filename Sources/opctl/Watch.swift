@@ -1,0 +1,120 @@
+import ArgumentParser
+import Foundation
+import OpClient
+import WireProtocol
+
+struct Watch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Live view: per-queue progress, workers and their load, and state changes as they happen.",
+        discussion: "On a terminal the view is redrawn in place; otherwise one line per state change and a summary per second.")
+
+    @OptionGroup var connection: Connection
+
+    @Option(help: "Only this queue.")
+    var queue: String?
+
+    @Flag(help: "Exit when no operation is left unfinished (exit 1 if any failed or was cancelled).")
+    var untilDone = false
+
+    @Option(help: "Give up after this many seconds (exit 4).")
+    var timeout: Double?
+
+    @Option(help: "Seconds between redraws.")
+    var interval: Double = 0.25
+
+    func validate() throws {
+        if interval <= 0 { throw ValidationError("--interval must be > 0") }
+    }
+
+    func run() throws {
+        let conn = try withCoordinator { try connection.connect() }
+        try withCoordinator { try conn.watch(queue: queue) }
+        let tty = isatty(STDOUT_FILENO) != 0
+        let started = Date()
+        var view = LiveView(tty: tty)
+        var lastSummary = Date.distantPast
+        while true {
+            let events = try withCoordinator { try conn.nextEvents(timeout: .milliseconds(Int(interval * 1000))) }
+            for e in events { view.record(e) }
+            let (queues, workers) = try snapshot(conn)
+            if tty || Date().timeIntervalSince(lastSummary) >= 1 {
+                view.render(queues: queues, workers: workers)
+                lastSummary = Date()
+            }
+            let unfinished = queues.reduce(0) { $0 + $1.pending + $1.ready + $1.executing }
+            let total = queues.reduce(0) { $0 + $1.pending + $1.ready + $1.executing + $1.finished }
+            if untilDone && unfinished == 0 && total > 0 {
+                view.render(queues: queues, workers: workers, final: true)
+                let bad = queues.reduce(0) { $0 + $1.failed + $1.cancelled }
+                throw bad > 0 ? ExitCode(1) : ExitCode.success
+            }
+            if let timeout, Date().timeIntervalSince(started) > timeout { throw ExitCode(4) }
+        }
+    }
+
+    private func snapshot(_ conn: CoordinatorConnection) throws -> ([WireQueueCounts], [WireWorkerInfo]) {
+        var s = WireStatus()
+        s.queue = queue ?? ""
+        let status = try withCoordinator { try conn.request(.status(s)) }
+        let workers = try withCoordinator { try conn.request(.workers) }
+        guard case .statusReply(let st) = status, case .workersReply(let w) = workers else { throw ExitCode(3) }
+        return (st.queues, w.workers)
+    }
+}
+
+/// The text of the live view. On a terminal it rewrites its own lines; otherwise it appends.
+struct LiveView {
+    let tty: Bool
+    private var recent: [String] = []
+    private var drawnLines = 0
+
+    init(tty: Bool) { self.tty = tty }
+
+    mutating func record(_ e: WireEvent) {
+        let time = Self.clock(e.timestampUs)
+        var line = "\(time)  \(e.opID)  \(stateName(e.state, cancelled: e.cancelled))"
+        if e.state == .finished { line += " \(outcomeName(e.outcome))" }
+        if !e.workerID.isEmpty && e.state == .executing { line += " on \(e.workerID) (attempt \(e.attempt))" }
+        if case .failed(let err)? = e.outcome.result { line += ": \(firstLine(err))" }
+        if case .cancelled(let why)? = e.outcome.result { line += ": \(why)" }
+        if tty {
+            recent.append(line)
+            if recent.count > 8 { recent.removeFirst(recent.count - 8) }
+        } else {
+            print(line)
+        }
+    }
+
+    mutating func render(queues: [WireQueueCounts], workers: [WireWorkerInfo], final: Bool = false) {
+        var lines: [String] = []
+        for q in queues {
+            let total = q.pending + q.ready + q.executing + q.finished
+            let width = 30
+            let filled = total == 0 ? 0 : Int(Double(q.finished) / Double(total) * Double(width))
+            let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+            var line = "\(q.name.padding(toLength: 12, withPad: " ", startingAt: 0)) [\(bar)] \(q.finished)/\(total) done, \(q.executing) running, \(q.failed) failed, \(q.cancelled) cancelled"
+            if q.suspended { line += " (suspended)" }
+            lines.append(line)
+        }
+        let load = workers.map { "\($0.workerID) \($0.name): \($0.inFlight)/\($0.slots)" }
+        lines.append("workers: " + (load.isEmpty ? "none connected" : load.joined(separator: "  ")))
+        if tty {
+            lines += recent.map { "  " + $0 }
+            var out = ""
+            if drawnLines > 0 { out += "\u{1B}[\(drawnLines)A" }
+            for l in lines { out += "\u{1B}[2K" + l + "\n" }
+            FileHandle.standardOutput.write(Data(out.utf8))
+            drawnLines = lines.count
+        } else {
+            for l in lines { print((final ? "final: " : "") + l) }
+        }
+        fflush(nil)   // all streams; naming `stdout` trips strict concurrency
+    }
+
+    static func clock(_ us: Int64) -> String {
+        let seconds = Double(us) / 1_000_000
+        let f = DateFormatter()
+        f.dateFormat = "HH:mm:ss.SSS"
+        return f.string(from: Date(timeIntervalSince1970: seconds))
+    }
+}

@@ -1,0 +1,24 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import WorkerAgent
+import WorkerRuntime
+
+@main
+struct OpWorker: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "opworker",
+        abstract: "An opqueue worker: runs operations the coordinator dispatches, in a local priority queue.",
+        discussion: """
+            Built-in handler kinds: shell, sleep, noop, echo, fail (docs/HANDLERS.md). It reconnects with \
+            backoff when the coordinator goes away. SIGINT or SIGTERM: running operations are cancelled \
+            and handed back to the coordinator, which runs them again elsewhere.
+            """)
+
+    @OptionGroup var options: WorkerOptions
+
+    func run() throws {
+        try WorkerMain.run(options: options, registry: HandlerRegistry())
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+import Testing
+import WireProtocol
+import ZeroMQ
+
+/// Issue 4's behaviours on real processes over real ZeroMQ sockets on loopback.
+/// Serialized: each test starts its own coordinator and workers, and timings matter on 2 cores.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct ClusterTests {
+    @Test func dagAcrossTwoWorkersRunsDependentsAfterDependenciesWithTheirResults() throws {
+        let c = try LocalCluster()
+        defer { c.stop() }
+        try c.startWorker("a", slots: 2)
+        try c.startWorker("b", slots: 2)
+        // Two sources, a layer of 6 that each depend on both, and a sink that reads every input file.
+        var ops = [op("src1", kind: "echo", payload: "one"), op("src2", kind: "echo", payload: "two")]
+        for i in 0..<6 { ops.append(shell("mid\(i)", "cat \"$OPQ_INPUT_SRC1\" \"$OPQ_INPUT_SRC2\"; sleep 0.05", after: ["src1", "src2"])) }
+        ops.append(shell("sink", "cat \"$OPQ_INPUTS_DIR\"/* | wc -c", after: (0..<6).map { "mid\($0)" }))
+        let reply = try c.submit(ops)
+        #expect(reply.accepted, "\(reply.errors)")
+        try c.wait(ops.map(\.id))
+        let st = try c.status(ops.map(\.id), withResults: true)
+        for o in ops {
+            let s = try #require(st[o.id])
+            #expect(s.isSucceeded, "\(o.id): \(s.error)")
+            for dep in o.after {
+                let d = try #require(st[dep])
+                #expect(s.startedUs >= d.finishedUs, "\(o.id) started at \(s.startedUs) before \(dep) finished at \(d.finishedUs)")
+            }
+        }
+        #expect(st["mid3"]?.succeededResult == "onetwo")
+        #expect(st["sink"]?.succeededResult?.trimmingCharacters(in: .whitespacesAndNewlines) == "36")
+        #expect(Set(st.values.compactMap { $0.workerID.isEmpty ? nil : $0.workerID }).count == 2, "both workers ran something")
+    }
+
+    @Test func oneSlotWorkerStartsReadyOperationsInPriorityOrderFifoWithinALevel() throws {
+        let c = try LocalCluster()
+        defer { c.stop() }
+        try c.startWorker("solo", slots: 1, prefetch: 0)
+        // The queue starts suspended so every operation is ready before the first is dispatched.
+        let levels: [Int32] = [0, -8, 4, -4, 8, 0, -8, 4, -4, 8]
+        let ops = levels.enumerated().map { i, p in op("p\(i)", kind: "sleep", payload: "5", priority: p, queue: "prio") }
+        #expect(try c.submit(ops, queues: [queueSettings("prio", suspended: true)]).accepted)
+        try c.ack(.queue(.with { $0.settings = queueSettings("prio", suspended: false) }))
+        try c.wait(ops.map(\.id))
+        let st = try c.status(ops.map(\.id))
+        let order = ops.map(\.id).sorted { st[$0]!.startedUs < st[$1]!.startedUs }
+        #expect(order == ["p4", "p9", "p2", "p7", "p0", "p5", "p3", "p8", "p1", "p6"])
+    }
+
+    @Test func cancellingAPendingOperationUnblocksDependentsUnlessCascade() throws {
+        let c = try LocalCluster()
+        defer { c.stop() }
+        try c.startWorker("a", slots: 2)
+        let ops = [op("gate", kind: "sleep", payload: "300"),
+                   op("x", after: ["gate"]), op("x-dep", after: ["x"]),
+                   op("y", after: ["gate"]), op("y-dep", after: ["y"])]
+        #expect(try c.submit(ops).accepted)
+        try c.ack(.cancelOps(.with { $0.opIds = ["x"] }))
+        try c.ack(.cancelOps(.with { $0.opIds = ["y"]; $0.cascade = true }))
+        try c.wait(ops.map(\.id))
+        let st = try c.status(ops.map(\.id))
+        #expect(st["x"]!.isCancelledOutcome && st["x"]!.startedUs == 0, "a cancelled pending op never runs")
+        #expect(st["x"]!.finishedUs < st["gate"]!.finishedUs, "cancelled before start finishes at once, deps unfinished")
+        #expect(st["x-dep"]!.isSucceeded, "a cancelled dependency counts as finished")
+        #expect(st["y"]!.isCancelledOutcome && st["y-dep"]!.isCancelledOutcome, "cascade cancels dependents")
+        #expect(st["y-dep"]!.startedUs == 0)
+    }
+
+    @Test func cancellingRunningSleepAndShellEndsThemAndKillsTheProcesses() throws {
+        let c = try LocalCluster()
+        defer { c.stop() }
+        try c.startWorker("a", slots: 3)
+        let pidDir = c.dir.appendingPathComponent("pids").path
+        try FileManager.default.createDirectory(atPath: pidDir, withIntermediateDirectories: true)
+        let ops = [op("nap", kind: "sleep", payload: "60000"),
+                   shell("plain", "echo $$ > \(pidDir)/plain; exec sleep 60"),
+                   shell("stubborn", "trap '' TERM; echo $$ > \(pidDir)/stubborn; while true; do sleep 0.05; done", grace: 0.5)]
+        #expect(try c.submit(ops).accepted)
+        try c.waitUntil("all three running", timeout: 20) {
+            let st = try c.status(ops.map(\.id))
+            return st.values.allSatisfy { $0.state == .executing && $0.startedUs > 0 }
+                && FileManager.default.fileExists(atPath: pidDir + "/plain") && FileManager.default.fileExists(atPath: pidDir + "/stubborn")
+        }
+        let pids = try ["plain", "stubborn"].map { try #require(Int32(String(contentsOfFile: pidDir + "/" + $0, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))) }
+        try c.ack(.cancelOps(.with { $0.opIds = ops.map(\.id) }))
+        try c.wait(ops.map(\.id), timeout: 15)
+        let st = try c.status(ops.map(\.id))
+        for o in ops { #expect(st[o.id]!.isCancelledOutcome, "\(o.id): \(st[o.id]!.outcome)") }
+        for pid in pids {
+            try c.waitUntil("process \(pid) gone", timeout: 5) { kill(pid, 0) != 0 && errno == ESRCH }
+        }
+    }
+
+    @Test func suspendHoldsNewWorkAndQueueLimitOneIsNeverExceededAcrossWorkers() throws {
+        let c = try LocalCluster()
+        defer { c.stop() }
+        try c.startWorker("a", slots: 2, prefetch: 2)
+        try c.startWorker("b", slots: 2, prefetch: 2)
+        let ops = (0..<8).map { op("s\($0)", kind: "sleep", payload: "30", queue: "serial") }
+        #expect(try c.submit(ops, queues: [queueSettings("serial", maxConcurrent: 1, suspended: true)]).accepted)
+        // Suspended: nothing starts (checked a few times over 300 ms).
+        for _ in 0..<3 {
+            usleep(100_000)
+            #expect(try c.status(ops.map(\.id)).values.allSatisfy { $0.startedUs == 0 })
+        }
+        try c.ack(.queue(.with { $0.settings = queueSettings("serial", suspended: false) }))
+        try c.wait(ops.map(\.id))
+        let st = try c.status(ops.map(\.id)).values.sorted { $0.startedUs < $1.startedUs }
+        for (a, b) in zip(st, st.dropFirst()) {
+            #expect(b.startedUs >= a.finishedUs, "\(b.id) started before \(a.id) finished")
+        }
+        #expect(Set(st.map(\.workerID)).count == 2, "the limit is cluster-wide: both workers took turns")
+    }
+
+    @Test func killedWorkersOperationsAreRedispatchedAndAllFinish() throws {
+        let c = try LocalCluster()
+        defer { c.stop() }
+        try c.startWorker("victim", slots: 4, prefetch: 0)
+        let ops = (0..<8).map { op("k\($0)", kind: "sleep", payload: "400") }
+        #expect(try c.submit(ops).accepted)
+        try c.waitUntil("victim running 4", timeout: 20) {
+            try c.status(ops.map(\.id)).values.filter { $0.state == .executing }.count == 4
+        }
+        try c.startWorker("survivor", slots: 4, prefetch: 0)
+        c.signal("victim", SIGKILL)
+        try c.wait(ops.map(\.id), timeout: 30)
+        let st = try c.status(ops.map(\.id))
+        #expect(st.values.allSatisfy(\.isSucceeded))
+        #expect(st.values.filter { $0.attempts >= 2 }.count >= 4, "the 4 ops running on the victim ran again")
+    }
+
+    @Test func aFrozenWorkerIsDeclaredLostAndItsLateReportsAreFenced() throws {
+        let c = try LocalCluster(heartbeatMs: 100, liveness: 3)
+        defer { c.stop() }
+        try c.startWorker("frozen", slots: 2, prefetch: 0)
+        let ops = (0..<2).map { op("f\($0)", kind: "sleep", payload: "300") }
+        #expect(try c.submit(ops).accepted)
+        try c.waitUntil("both running", timeout: 20) { try c.status(ops.map(\.id)).values.allSatisfy { $0.state == .executing } }
+        c.signal("frozen", SIGSTOP)
+        try c.waitUntil("frozen worker declared lost", timeout: 10) { try c.workerList().allSatisfy { $0.name != "frozen" } }
+        try c.startWorker("fresh", slots: 2, prefetch: 0)
+        c.signal("frozen", SIGCONT)
+        try c.wait(ops.map(\.id), timeout: 30)
+        let st = try c.status(ops.map(\.id))
+        #expect(st.values.allSatisfy { $0.isSucceeded && $0.attempts == 2 })
+        try c.waitUntil("late reports fenced", timeout: 10) { try c.statusReply().fenced > 0 }
+        // The woken worker registers again as a new worker.
+        try c.waitUntil("frozen worker back", timeout: 10) { try c.workerList().contains { $0.name == "frozen" } }
+    }
+
+    @Test func badInputGetsAClearErrorAndTheCoordinatorKeepsServing() throws {
+        let c = try LocalCluster()
+        defer { c.stop() }
+        // A cycle: rejected as a whole, naming its members.
+        let cyclic = try c.submit([op("c1", after: ["c3"]), op("c2", after: ["c1"]), op("c3", after: ["c2"]), op("fine")])
+        #expect(!cyclic.accepted)
+        let cycle = try #require(cyclic.errors.first { $0.problem == .cycle })
+        #expect(Set(cycle.related) == ["c1", "c2", "c3"])
+        #expect(try c.status(["fine"]).isEmpty, "nothing of a rejected batch is accepted")
+        // Unknown dependency and duplicate ids, all listed.
+        let bad = try c.submit([op("d1", after: ["nope"]), op("d2"), op("d2")])
+        #expect(!bad.accepted)
+        #expect(bad.errors.contains { $0.problem == .unknownDependency && $0.related == ["nope"] })
+        #expect(bad.errors.contains { $0.problem == .duplicateID })
+        // Garbage frames on the raw socket: an ERROR reply naming the problem.
+        let ctx = try Context()
+        let raw = try Socket(ctx, type: .dealer)
+        try raw.connect(c.endpoint)
+        _ = try raw.sendMultipart([[0xde, 0xad, 0xbe, 0xef], [1, 2, 3]])
+        let poller = Poller()
+        _ = poller.add(raw)
+        try poller.poll(timeout: .seconds(10))
+        let frames = try #require(try raw.receiveMultipart(flags: .dontWait))
+        guard case .success(let env) = WireCodec.decode(frames), case .error(let e) = env.message else {
+            Issue.record("expected an ERROR reply")
+            return
+        }
+        #expect(e.code == .malformed)
+        raw.close()
+        // An oversized payload: refused with TOO_LARGE, not a dropped connection.
+        let huge = op("huge", kind: "echo", payload: String(repeating: "x", count: WireLimits.maxPayloadSize + 1))
+        #expect(throws: (any Error).self) { try c.submit([huge]) }
+        // Still serving.
+        try c.startWorker("a", slots: 1)
+        #expect(try c.submit([op("after-bad-input", kind: "echo", payload: "ok")]).accepted)
+        try c.wait(["after-bad-input"])
+        #expect(c.coordinator.isRunning)
+        #expect(c.stop() == 0, "SIGTERM stops the coordinator gracefully with status 0")
+    }
+}

@@ -1,0 +1,213 @@
+import Foundation
+import OpClient
+import WireProtocol
+
+/// Where the built executables are: $OPQ_BIN_DIR (set by scripts/test), else next to the test bundle.
+enum Binaries {
+    static var directory: String {
+        if let d = ProcessInfo.processInfo.environment["OPQ_BIN_DIR"], !d.isEmpty { return d }
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: exe).deletingLastPathComponent().path
+    }
+
+    static func path(_ name: String) -> String { directory + "/" + name }
+}
+
+struct ClusterError: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+/// A coordinator and workers as real processes on loopback, each logging to a file in a temp dir.
+/// Every wait is bounded; `stop()` (also on deinit) ends every process it started, by PID.
+final class LocalCluster: @unchecked Sendable {
+    let dir: URL
+    let endpoint: String
+    let heartbeatMs: Int
+    let liveness: Int
+    private(set) var coordinator: Process
+    private(set) var workers: [String: Process] = [:]
+    private var stopped = false
+
+    init(heartbeatMs: Int = 200, liveness: Int = 3) throws {
+        self.heartbeatMs = heartbeatMs
+        self.liveness = liveness
+        dir = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("opq-it-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let endpointFile = dir.appendingPathComponent("endpoint").path
+        coordinator = try Self.launch("opcoord", ["--bind", "tcp://127.0.0.1:*", "--endpoint-file", endpointFile,
+                                                  "--heartbeat-ms", "\(heartbeatMs)", "--liveness", "\(liveness)"],
+                                      log: dir.appendingPathComponent("opcoord.log"))
+        let deadline = Date().addingTimeInterval(20)
+        var found: String?
+        while Date() < deadline {
+            if let text = try? String(contentsOfFile: endpointFile, encoding: .utf8), text.hasPrefix("tcp://") { found = text; break }
+            guard coordinator.isRunning else { break }
+            usleep(20_000)
+        }
+        guard let found else {
+            let log = (try? String(contentsOf: dir.appendingPathComponent("opcoord.log"), encoding: .utf8)) ?? ""
+            coordinator.terminate()
+            throw ClusterError("opcoord did not report its endpoint within 20 s: \(log)")
+        }
+        endpoint = found
+    }
+
+    deinit { stop() }
+
+    static func launch(_ name: String, _ args: [String], log: URL, env: [String: String] = [:]) throws -> Process {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Binaries.path(name))
+        p.arguments = args
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        p.standardOutput = handle
+        p.standardError = handle
+        var environment = ProcessInfo.processInfo.environment
+        for (k, v) in env { environment[k] = v }
+        p.environment = environment
+        try p.run()
+        return p
+    }
+
+    /// Starts a worker and waits until the coordinator lists it.
+    @discardableResult
+    func startWorker(_ name: String, slots: Int = 2, prefetch: Int = 0, tags: [String] = []) throws -> Process {
+        var args = ["--connect", endpoint, "--name", name, "--slots", "\(slots)", "--prefetch", "\(prefetch)"]
+        if !tags.isEmpty { args += ["--tags", tags.joined(separator: ",")] }
+        let p = try Self.launch("opworker", args, log: dir.appendingPathComponent("\(name).log"))
+        workers[name] = p
+        try waitUntil("worker \(name) registered", timeout: 20) { try self.workerList().contains { $0.name == name } }
+        return p
+    }
+
+    func connect(timeout: Duration = .seconds(10)) throws -> CoordinatorConnection {
+        try CoordinatorConnection(endpoint: endpoint, timeout: timeout)
+    }
+
+    func workerList() throws -> [WireWorkerInfo] {
+        guard case .workersReply(let r) = try connect().request(.workers) else { throw ClusterError("no WORKERS reply") }
+        return r.workers
+    }
+
+    func submit(_ ops: [WireOperation], queues: [WireQueueSettings] = []) throws -> WireSubmitReply {
+        var s = WireSubmit()
+        s.operations = ops
+        s.queues = queues
+        guard case .submitReply(let r) = try connect().request(.submit(s)) else { throw ClusterError("no SUBMIT reply") }
+        return r
+    }
+
+    /// Waits (bounded) until every id has finished; throws with the pending ids otherwise.
+    @discardableResult
+    func wait(_ ids: [String], timeout: Double = 30) throws -> WireWaitReply {
+        var w = WireWait()
+        w.opIds = ids
+        w.timeoutUs = Int64(timeout * 1_000_000)
+        let reply = try connect().request(.wait(w), timeout: .seconds(timeout + 10))
+        guard case .waitReply(let r) = reply else { throw ClusterError("no WAIT reply") }
+        if !r.finished { throw ClusterError("not finished within \(timeout) s: \(r.pending.prefix(20)) \(logs())") }
+        return r
+    }
+
+    func status(_ ids: [String] = [], withResults: Bool = false) throws -> [String: WireOpStatus] {
+        var s = WireStatus()
+        s.opIds = ids
+        s.ops = true
+        s.withResults = withResults
+        guard case .statusReply(let r) = try connect().request(.status(s)) else { throw ClusterError("no STATUS reply") }
+        return Dictionary(r.ops.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    func statusReply() throws -> WireStatusReply {
+        guard case .statusReply(let r) = try connect().request(.status(WireStatus())) else { throw ClusterError("no STATUS reply") }
+        return r
+    }
+
+    func ack(_ message: Message) throws -> WireAck {
+        guard case .ack(let a) = try connect().request(message) else { throw ClusterError("no ACK for \(message.command)") }
+        return a
+    }
+
+    func signal(_ worker: String, _ sig: Int32) {
+        if let p = workers[worker] { kill(p.processIdentifier, sig) }
+    }
+
+    /// Polls `condition` every 20 ms until it holds or `timeout` seconds pass (for states that have no event).
+    func waitUntil(_ what: String, timeout: Double, _ condition: () throws -> Bool) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if try condition() { return }
+            usleep(20_000)
+        }
+        throw ClusterError("timed out after \(timeout) s waiting for \(what)\n\(logs())")
+    }
+
+    func logs() -> String {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: dir.path))?.filter { $0.hasSuffix(".log") } ?? []
+        return files.sorted().map { f in
+            let text = (try? String(contentsOfFile: dir.appendingPathComponent(f).path, encoding: .utf8)) ?? ""
+            return "--- \(f)\n" + text.split(separator: "\n").suffix(30).joined(separator: "\n")
+        }.joined(separator: "\n")
+    }
+
+    /// SIGTERM to everything (SIGCONT first, in case a test froze it), then SIGKILL after 5 s.
+    /// Returns the coordinator's exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        guard !stopped else { return coordinator.terminationStatus }
+        stopped = true
+        let all = Array(workers.values) + [coordinator]
+        for p in all where p.isRunning {
+            kill(p.processIdentifier, SIGCONT)
+            kill(p.processIdentifier, SIGTERM)
+        }
+        let deadline = Date().addingTimeInterval(5)
+        for p in all {
+            while p.isRunning && Date() < deadline { usleep(10_000) }
+            if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+        }
+        try? FileManager.default.removeItem(at: dir)
+        return coordinator.isRunning ? -1 : coordinator.terminationStatus
+    }
+}
+
+/// A wire operation with the fields tests use.
+func op(_ id: String, kind: String = "noop", payload: String = "", after: [String] = [], priority: Int32 = 0,
+        queue: String = "", parts: UInt32 = 1, succeededPolicy: Bool = false, lossRetries: UInt32? = nil) -> WireOperation {
+    var o = WireOperation()
+    o.id = id
+    o.kind = kind
+    o.payload = Data(payload.utf8)
+    o.after = after
+    o.priority = priority
+    o.queue = queue
+    o.parts = parts
+    if succeededPolicy { o.policy = .succeeded }
+    if let lossRetries { o.lossRetries = lossRetries }
+    return o
+}
+
+func shell(_ id: String, _ script: String, after: [String] = [], queue: String = "", grace: Double? = nil) -> WireOperation {
+    var payload: [String: Any] = ["command": script]
+    if let grace { payload["grace"] = grace }
+    let json = String(decoding: try! JSONSerialization.data(withJSONObject: payload), as: UTF8.self)
+    return op(id, kind: "shell", payload: json, after: after, queue: queue)
+}
+
+func queueSettings(_ name: String, maxConcurrent: Int32? = nil, suspended: Bool? = nil) -> WireQueueSettings {
+    var q = WireQueueSettings()
+    q.name = name
+    if let maxConcurrent { q.maxConcurrent = maxConcurrent }
+    if let suspended { q.suspended = suspended }
+    return q
+}
+
+extension WireOpStatus {
+    var succeededResult: String? {
+        if case .succeeded(let d)? = outcome.result { return String(decoding: d, as: UTF8.self) }
+        return nil
+    }
+    var isCancelledOutcome: Bool { if case .cancelled? = outcome.result { true } else { false } }
+    var isSucceeded: Bool { if case .succeeded? = outcome.result { true } else { false } }
+}

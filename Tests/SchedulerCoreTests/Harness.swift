@@ -1,0 +1,69 @@
+import XCTest
+@testable import SchedulerCore
+
+/// Drives a Scheduler step by step, validating after every input.
+struct Harness {
+    var s: Scheduler
+    var now: Int64 = 1_000
+    var stimulus: UInt64 = 0
+    var request: UInt64 = 0
+    var validateEachStep = true
+
+    init(config: SchedulerConfig = SchedulerConfig()) { s = Scheduler(config: config) }
+
+    @discardableResult
+    mutating func send(_ e: Event, file: StaticString = #filePath, line: UInt = #line) -> [Action] {
+        stimulus += 1
+        let out = s.handle(Input(stimulus: stimulus, now: now, e))
+        if validateEachStep {
+            let bad = s.validate()
+            XCTAssert(bad.isEmpty, "invalid state after \(e): \(bad.prefix(5))", file: file, line: line)
+        }
+        return out
+    }
+
+    mutating func ref() -> ClientRef { request += 1; return ClientRef(client: 7, request: request) }
+
+    /// Submits and returns the reply plus any dispatches.
+    @discardableResult
+    mutating func submit(_ specs: [OperationSpec], queues: [QueueSpec] = [], file: StaticString = #filePath, line: UInt = #line) -> (Reply?, [Dispatch]) {
+        let r = ref()
+        let out = send(.submit(r, ops: specs, queues: queues), file: file, line: line)
+        return (replies(out).first, dispatches(out))
+    }
+
+    @discardableResult
+    mutating func join(_ id: UInt64, slots: Int = 1, kinds: [String] = ["noop"], tags: [String] = [], credit: Int? = nil) -> [Dispatch] {
+        dispatches(send(.workerJoined(WorkerHello(worker: id, name: "w\(id)", slots: slots, tags: tags, kinds: kinds, credit: credit))))
+    }
+
+    @discardableResult
+    mutating func finish(_ d: Dispatch, _ outcome: Outcome = .succeeded([]), grant: Int = 1) -> [Action] {
+        send(.partFinished(PartRef(worker: d.worker, op: d.op, part: d.part, attempt: d.attempt), outcome, grant: grant))
+    }
+
+    /// Runs everything to completion on the given dispatches (finishing each, FIFO); returns op ids in dispatch order.
+    mutating func drain(_ initial: [Dispatch], outcome: (Dispatch) -> Outcome = { _ in .succeeded([]) }, limit: Int = 100_000) -> [String] {
+        var pending = initial
+        var order: [String] = []
+        var n = 0
+        while !pending.isEmpty && n < limit {
+            n += 1
+            let d = pending.removeFirst()
+            order.append(d.op)
+            pending += dispatches(finish(d, outcome(d)))
+        }
+        return order
+    }
+
+    func state(_ id: String) -> OpState? { s.status(id)?.state }
+}
+
+func dispatches(_ a: [Action]) -> [Dispatch] { a.compactMap { if case .dispatch(let d) = $0 { return d } else { return nil } } }
+func replies(_ a: [Action]) -> [Reply] { a.compactMap { if case .reply(_, let r) = $0 { return r } else { return nil } } }
+func cancels(_ a: [Action]) -> [(UInt64, String)] {
+    a.compactMap { if case .cancelOnWorker(let w, let op, _, _, _) = $0 { return (w, op) } else { return nil } }
+}
+func op(_ id: String, _ after: [String] = [], q: String = "default", p: Int = 0, kind: String = "noop") -> OperationSpec {
+    OperationSpec(id: id, queue: q, kind: kind, after: after, priority: p)
+}

@@ -1,0 +1,271 @@
+import Foundation
+@testable import SchedulerCore
+
+/// One seeded run: a random DAG submitted in batches under a random fault schedule, with the model's
+/// invariants checked after every step. `run()` returns the first violation, or nil.
+struct Simulation {
+    var rng: SplitMix64
+    var s: Scheduler
+    var now: Int64 = 1_000
+    var stimulus: UInt64 = 0
+    var specs: [OperationSpec] = []
+    var specIndex: [String: Int] = [:]
+    var submitted = 0
+    let queueNames = ["q0", "q1", "q2", "q3"]
+    var limits: [String: Int] = [:]
+    let kinds = ["a", "b", "c"]
+    let tags = ["gpu", "ssd"]
+    // model
+    var finished: [Int] = []                 // times finished, per spec
+    var started: [Bool] = []
+    var running: [String: Set<String>] = [:] // queue -> started, unfinished ops
+    var ready: [String: Set<String>] = [:]   // queue -> ops published ready, not started
+    var held: [UInt64: [Dispatch]] = [:]     // worker -> parts it holds
+    var credit: [UInt64: Int] = [:]          // granted − dispatched
+    var alive: Set<UInt64> = []
+    var silent: Set<UInt64> = []
+    var nextWorker: UInt64 = 1
+    var openWaits: Set<UInt64> = []
+    var request: UInt64 = 0
+    var violation: String?
+    var steps = 0
+    var validateEvery = 1
+
+    init(seed: UInt64, maxOps: Int = 1000) {
+        rng = SplitMix64(seed: seed)
+        var c = SchedulerConfig()
+        c.heartbeatIntervalMicros = 10_000
+        c.storyCapacity = 4096
+        s = Scheduler(config: c)
+        generate(maxOps)
+    }
+
+    mutating func generate(_ maxOps: Int) {
+        let n = maxOps / 10 + rng.int(maxOps - maxOps / 10)
+        for i in 0..<n {
+            var o = OperationSpec(id: "o\(i)", queue: rng.pick(queueNames), kind: rng.pick(kinds))
+            if rng.chance(0.15) { o.requires = [rng.pick(tags)] }
+            o.priority = rng.pick([-8, -4, 0, 4, 8])
+            if rng.chance(0.2) { o.qos = QoS(rawValue: UInt8(rng.int(5))) }
+            if rng.chance(0.15) { o.parts = 2 + rng.int(2) }
+            if rng.chance(0.3) { o.policy = .succeeded }
+            o.retries = rng.int(3)
+            o.lossRetries = rng.int(4)
+            if rng.chance(0.05) { o.timeoutMicros = Int64(1_000 + rng.int(50_000)) }
+            if rng.chance(0.02) { o.barrier = true }
+            if i > 0 {
+                for _ in 0..<rng.int(4) {
+                    let d = rng.chance(0.8) ? max(0, i - 1 - rng.int(min(i, 50))) : rng.int(i)
+                    if !o.after.contains("o\(d)") { o.after.append("o\(d)") }
+                }
+            }
+            specIndex[o.id] = i
+            specs.append(o)
+        }
+        finished = Array(repeating: 0, count: n)
+        started = Array(repeating: false, count: n)
+    }
+
+    mutating func fail(_ msg: String) { if violation == nil { violation = "step \(steps): \(msg)" } }
+
+    mutating func ref() -> ClientRef { request += 1; return ClientRef(client: 1, request: request) }
+
+    mutating func send(_ e: Event) {
+        steps += 1
+        stimulus += 1
+        now += Int64(rng.int(2_000))
+        let out = s.handle(Input(stimulus: stimulus, now: now, e))
+        for a in out { observe(a) }
+        if validateEvery > 0 && steps % validateEvery == 0 {
+            let bad = s.validate()
+            if !bad.isEmpty { fail("validate after \(e): \(bad.prefix(3))") }
+        }
+    }
+
+    mutating func observe(_ a: Action) {
+        switch a {
+        case .dispatch(let d):
+            guard let i = specIndex[d.op] else { return fail("dispatch of unknown op \(d.op)") }
+            let spec = specs[i]
+            if finished[i] > 0 { fail("\(d.op) dispatched after it finished") }
+            guard alive.contains(d.worker) else { return fail("dispatch to dead worker \(d.worker)") }
+            credit[d.worker, default: 0] -= 1
+            if credit[d.worker]! < 0 { fail("worker \(d.worker) over its credit") }
+            held[d.worker, default: []].append(d)
+            if !started[i] {
+                started[i] = true
+                for dep in spec.after where finished[specIndex[dep]!] == 0 { fail("\(d.op) dispatched before \(dep) finished") }
+                checkBarrier(i)
+                let q = spec.queue
+                if let lim = limits[q], lim >= 0, running[q, default: []].count >= lim {
+                    fail("queue \(q) over its limit \(lim) starting \(d.op)")
+                }
+                running[q, default: []].insert(d.op)
+                ready[q, default: []].remove(d.op)
+                let p = s.status(d.op)!.priority
+                for other in ready[q, default: []] {
+                    let os = specs[specIndex[other]!]
+                    guard let st = s.status(other), st.state == .ready else { continue }
+                    if os.kind == spec.kind && os.requires == spec.requires && st.qos == s.status(d.op)!.qos && st.priority > p {
+                        fail("\(d.op) (priority \(p)) started before ready \(other) (priority \(st.priority))")
+                    }
+                }
+            }
+        case .journal(.finished(let id, _)):
+            let i = specIndex[id]!
+            finished[i] += 1
+            if finished[i] > 1 { fail("\(id) finished twice") }
+            running[specs[i].queue, default: []].remove(id)
+            ready[specs[i].queue, default: []].remove(id)
+        case .publish(_, let ev):
+            if case .ready = ev.transition { ready[ev.queue, default: []].insert(ev.op) }
+        case .disconnectWorker(let w, _):
+            alive.remove(w); held[w] = nil; credit[w] = 0
+        case .reply(let r, let reply):
+            if case .waitDone = reply { openWaits.remove(r.request) }
+        default:
+            break
+        }
+    }
+
+    mutating func checkBarrier(_ i: Int) {
+        let q = specs[i].queue
+        if specs[i].barrier {
+            for j in 0..<i where specs[j].queue == q && finished[j] == 0 { fail("barrier o\(i) started before o\(j)") }
+        } else if let b = (0..<i).last(where: { specs[$0].queue == q && specs[$0].barrier }), finished[b] == 0 {
+            fail("o\(i) started before barrier o\(b) finished")
+        }
+    }
+
+    mutating func join(universal: Bool = false) {
+        let w = nextWorker
+        nextWorker += 1
+        let slots = 1 + rng.int(4)
+        let ks = universal ? kinds : kinds.filter { _ in rng.chance(0.6) }
+        let ts = universal ? tags : tags.filter { _ in rng.chance(0.4) }
+        alive.insert(w)
+        credit[w] = slots
+        send(.workerJoined(WorkerHello(worker: w, name: "w\(w)", slots: slots, tags: ts, kinds: ks.isEmpty ? ["a"] : ks)))
+    }
+
+    mutating func submitBatch() {
+        guard submitted < specs.count else { return }
+        let n = min(specs.count - submitted, 1 + rng.int(30))
+        let batch = Array(specs[submitted..<submitted + n])
+        if rng.chance(0.05) {
+            // A bad batch (cycle through a fresh id): rejected whole, nothing accepted.
+            let before = s.totalOperations
+            let bad = [OperationSpec(id: "bad\(steps)", after: ["bad\(steps)x"]), OperationSpec(id: "bad\(steps)x", after: ["bad\(steps)"])]
+            let r = ref()
+            steps += 1; stimulus += 1
+            let out = s.handle(Input(stimulus: stimulus, now: now, .submit(r, ops: batch + bad, queues: [])))
+            let tag = steps - 1
+            let named = out.contains { if case .reply(_, .rejected(let p)) = $0 {
+                return p.contains { if case .cycle(let ids) = $0 { return Set(ids) == ["bad\(tag)", "bad\(tag)x"] } else { return false } }
+            } else { return false } }
+            if !named {
+                fail("bad batch accepted")
+            }
+            if s.totalOperations != before { fail("rejected batch changed the op count") }
+            return
+        }
+        var qs: [QueueSpec] = []
+        for q in queueNames where limits[q] == nil && batch.contains(where: { $0.queue == q }) {
+            let lim = rng.pick([-1, -1, 1, 2, 3, 5])
+            limits[q] = lim
+            qs.append(QueueSpec(name: q, maxConcurrent: lim, qos: QoS(rawValue: UInt8(rng.int(5)))!, suspended: rng.chance(0.2)))
+        }
+        submitted += n
+        send(.submit(ref(), ops: batch, queues: qs))
+    }
+
+    mutating func finishOne(outcome forced: Outcome? = nil) {
+        let ws = held.keys.filter { alive.contains($0) && !silent.contains($0) && !(held[$0] ?? []).isEmpty }.sorted()
+        guard !ws.isEmpty else { return }
+        let w = rng.pick(ws)
+        let k = rng.int(held[w]!.count)
+        let d = held[w]!.remove(at: k)
+        let r = rng.int(100)
+        let outcome = forced ?? (r < 85 ? .succeeded(rng.chance(0.3) ? [UInt8(r)] : []) : r < 95 ? .failed("err\(r)") : .cancelled("handler gave up"))
+        credit[w, default: 0] += 1
+        let before = s.fencing.total
+        let wasInflight = s.inflightGet(s.lookup(d.op)!, d.part).map { Int($0.attempt) == d.attempt && s.workers[Int($0.worker)].id == w } ?? false
+        send(.partFinished(PartRef(worker: w, op: d.op, part: d.part, attempt: d.attempt), outcome, grant: 1))
+        if !wasInflight && s.fencing.total != before + 1 { fail("stale report of \(d.op) not fenced") }
+        if wasInflight && s.fencing.total != before { fail("current report of \(d.op) fenced") }
+    }
+
+    mutating func tick() {
+        for w in alive.sorted() where !silent.contains(w) { send(.heartbeat(worker: w)) }
+        send(.tick)
+    }
+
+    mutating func randomStep() {
+        let r = rng.int(1000)
+        switch r {
+        case 0..<150: submitBatch()
+        case 650..<680: finishOne()
+        case 150..<500: finishOne()
+        case 500..<540:
+            if let w = alive.sorted().first(where: { !(held[$0] ?? []).isEmpty && !silent.contains($0) }), let d = held[w]?.first {
+                let ref = PartRef(worker: w, op: d.op, part: d.part, attempt: d.attempt)
+                send(rng.chance(0.5) ? .partStarted(ref) : .progress(ref, fraction: 0.5))
+            }
+        case 540..<590:
+            if let w = alive.sorted().filter({ !silent.contains($0) }).first { credit[w, default: 0] += 1; send(.credit(worker: w, grant: 1)) }
+        case 590..<620: join()
+        case 620..<640:
+            if !alive.isEmpty {
+                let w = rng.pick(alive.sorted())
+                if rng.chance(0.7) { alive.remove(w); held[w] = nil; send(.workerLost(worker: w, reason: "sim")) } else { silent.insert(w) }
+            }
+        case 640..<650:
+            if submitted > 0 { send(.cancel(ref(), ids: ["o\(rng.int(submitted))"], cascade: rng.chance(0.3))) }
+        case 680..<683:
+            if let q = limits.keys.sorted().first { send(.cancelAll(ref(), queue: rng.pick([q] + limits.keys.sorted()))) }
+        case 683..<720:
+            if !limits.isEmpty { let q = rng.pick(limits.keys.sorted()); send(rng.chance(0.5) ? .suspend(ref(), queue: q) : .resume(ref(), queue: q)) }
+        case 720..<740:
+            if !limits.isEmpty {
+                let q = rng.pick(limits.keys.sorted()); let lim = rng.pick([-1, 1, 2, 4])
+                limits[q] = lim; send(.setQueueLimit(ref(), queue: q, maxConcurrent: lim))
+            }
+        case 740..<780:
+            if submitted > 0 { send(.setPriority(ref(), id: "o\(rng.int(submitted))", priority: rng.pick([-8, -4, 0, 4, 8]), inherit: rng.chance(0.5))) }
+        case 780..<790:
+            if submitted > 0 {
+                let r = ref(); openWaits.insert(r.request)
+                send(.wait(r, ids: (0..<1 + rng.int(5)).map { _ in "o\(rng.int(submitted))" }))
+            }
+        default: tick()
+        }
+    }
+
+    mutating func run() -> String? {
+        send(.watch(ClientRef(client: 9, request: 0), queue: nil))
+        join(); join()
+        // Fault phase: submissions spread over it, every kind of event mixed in.
+        for _ in 0..<(specs.count * 3) where violation == nil { randomStep() }
+        // Drain: everything submitted, queues resumed, a worker that can run anything; no more faults.
+        while submitted < specs.count && violation == nil { submitBatch() }
+        for q in limits.keys.sorted() { send(.resume(ref(), queue: q)) }
+        join(universal: true)
+        var guardSteps = specs.count * 40 + 1000
+        while finished.contains(0) && guardSteps > 0 && violation == nil {
+            guardSteps -= 1
+            if held.contains(where: { alive.contains($0.key) && !silent.contains($0.key) && !$0.value.isEmpty }) {
+                finishOne(outcome: .succeeded([]))
+            } else {
+                now += 50_000
+                tick()
+                if alive.subtracting(silent).isEmpty { join(universal: true) }
+            }
+        }
+        if violation == nil, let i = finished.firstIndex(of: 0) {
+            fail("o\(i) never finished: \(s.why("o\(i)")), status \(String(describing: s.status("o\(i)")))")
+        }
+        if ProcessInfo.processInfo.environment["SIM_VERBOSE"] != nil { print("ops \(specs.count) steps \(steps) fenced \(s.fencing.total) failed/cancelled \(s.queueNames.compactMap { s.queueCounts($0) }.map { "\($0.failed)/\($0.cancelled)" })") }
+        if violation == nil, !openWaits.isEmpty { fail("waits never answered: \(openWaits.sorted().prefix(5))") }
+        return violation
+    }
+}

@@ -1,0 +1,16 @@
+/// Small seeded PRNG for deterministic simulation (no system randomness).
+struct SplitMix64 {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    /// Uniform in 0..<n (n > 0).
+    mutating func int(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    mutating func chance(_ p: Double) -> Bool { Double(next() >> 11) / Double(1 << 53) < p }
+    mutating func pick<T>(_ xs: [T]) -> T { xs[int(xs.count)] }
+}

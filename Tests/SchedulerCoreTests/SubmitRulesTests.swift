@@ -1,0 +1,83 @@
+import XCTest
+@testable import SchedulerCore
+
+final class SubmitRulesTests: XCTestCase {
+    /// Each bad batch must be rejected as a whole, with every problem listed.
+    func testRejectedBatchesListEveryProblem() {
+        let cases: [(String, [OperationSpec], [QueueSpec], [SubmitProblem])] = [
+            ("duplicate in batch", [op("a"), op("a")], [], [.duplicateId("a")]),
+            ("duplicate of accepted", [op("old")], [], [.duplicateId("old")]),
+            ("unknown dependency", [op("a", ["nope"])], [], [.unknownDependency(op: "a", dependency: "nope")]),
+            ("self cycle", [op("a", ["a"])], [], [.cycle(["a"])]),
+            ("three-cycle", [op("x", ["z"]), op("y", ["x"]), op("z", ["y"]), op("free")], [],
+             [.cycle(["x", "z", "y"])]),
+            ("invalid priority", [op("a", p: 3)], [], [.invalidPriority(op: "a", 3)]),
+            ("invalid queue", [op("a")], [QueueSpec(name: "q", maxConcurrent: -2)],
+             [.invalidQueue(name: "q", reason: "maxConcurrent must be -1 or ≥ 0, got -2")]),
+            ("several at once", [op("a", p: 1), op("a", ["ghost"])], [],
+             [.duplicateId("a"), .invalidPriority(op: "a", 1), .unknownDependency(op: "a", dependency: "ghost")]),
+        ]
+        for (name, specs, qs, expected) in cases {
+            var h = Harness()
+            h.submit([op("old")])
+            let before = h.s.totalOperations
+            let (reply, _) = h.submit(specs, queues: qs)
+            guard case .rejected(let problems)? = reply else { XCTFail("\(name): accepted"); continue }
+            XCTAssertEqual(Set(problems.map(\.description)), Set(expected.map(\.description)), name)
+            XCTAssertEqual(h.s.totalOperations, before, "\(name): part of a rejected batch was accepted")
+            XCTAssertNil(h.s.queueIndex["q"], "\(name): queue of a rejected batch was created")
+        }
+    }
+
+    func testCycleErrorNamesTheOpsOnTheCycle() {
+        var h = Harness()
+        let (reply, _) = h.submit([op("a", ["c"]), op("b", ["a"]), op("c", ["b"]), op("d", ["c"])])
+        guard case .rejected(let p)? = reply, case .cycle(let ids) = p.first else { return XCTFail("no cycle") }
+        XCTAssertEqual(Set(ids), ["a", "b", "c"])
+        XCTAssertFalse(ids.contains("d"), "d is behind the cycle, not on it")
+    }
+
+    func testAcceptedBatchAndForwardReferencesInsideIt() {
+        var h = Harness()
+        let (reply, _) = h.submit([op("b", ["a"]), op("a")])
+        XCTAssertEqual(reply, .accepted(count: 2))
+        XCTAssertEqual(h.drain(h.join(1)), ["a", "b"])
+    }
+
+    func testPolicySucceededCancelsNamingTheFailedDependency() {
+        var h = Harness()
+        var b = op("b", ["a"]); b.policy = .succeeded
+        var c = op("c", ["a"]); c.policy = .finished
+        h.submit([op("a"), b, c])
+        let d = h.join(1)
+        let next = dispatches(h.finish(d[0], .failed("boom")))
+        XCTAssertEqual(h.s.status("b")?.outcome, .cancelled)
+        XCTAssertEqual(h.s.status("b")?.errorText, "dependency a failed")
+        XCTAssertEqual(next.map(\.op), ["c"], "policy finished runs after a failed dependency")
+        // A later op with policy succeeded on an already failed op is cancelled at once.
+        var late = op("late", ["a"]); late.policy = .succeeded
+        h.submit([late])
+        XCTAssertEqual(h.s.status("late")?.outcome, .cancelled)
+    }
+
+    func testResultsOfFinishedDependenciesBecomeInputs() {
+        var h = Harness()
+        h.submit([op("a"), op("b"), op("c", ["a", "b"])])
+        let d = h.join(1, slots: 2)
+        h.finish(d[0], .succeeded([7]))
+        let next = dispatches(h.finish(d[1], .failed("x")))
+        XCTAssertEqual(next.count, 1)
+        XCTAssertEqual(next[0].inputs.map(\.0), ["a"])
+        XCTAssertEqual(next[0].inputs.map(\.1), [[7]])
+    }
+
+    func testJournalRecordsAcceptedBatchesAndFinishes() {
+        var h = Harness()
+        let out = h.send(.submit(h.ref(), ops: [op("a")], queues: []))
+        XCTAssertTrue(out.contains(.journal(.submitted(ops: [op("a")], queues: []))))
+        let d = h.join(1)
+        XCTAssertTrue(h.finish(d[0]).contains(.journal(.finished(id: "a", outcome: .succeeded([])))))
+        let rejected = h.send(.submit(h.ref(), ops: [op("a")], queues: []))
+        XCTAssertFalse(rejected.contains { if case .journal = $0 { return true } else { return false } })
+    }
+}
