@@ -97,3 +97,11 @@ let package = Package(
     ],
     targets: targets
 )
+
+// The libFuzzer target links with -sanitize=fuzzer, which a normal build cannot,
+// so it exists only when scripts/fuzz asks for it (OPQUEUE_FUZZ=1).
+if Context.environment["OPQUEUE_FUZZ"] == "1" {
+    package.targets.append(
+        .executableTarget(name: "ProtocolFuzz", dependencies: ["WireProtocol"], path: "Tests/Fuzz/ProtocolFuzz")
+    )
+}

@@ -22,6 +22,10 @@ final class CoordinatorLoop {
     private var stimulus: UInt64 = 0
     var now: Int64 = 0
     private var nextTick: Int64 = .max
+    /// When each live worker last heard from us; an idle one gets a HEARTBEAT every interval so it
+    /// does not take our silence for a dead coordinator.
+    private var lastSentToWorker: [UInt64: Int64] = [:]
+    private var nextHeartbeatSweep: Int64 = 0
 
     /// Client requests answered by more than one core reply (QUEUE with limit and suspension,
     /// SET-PRIORITY of several ids): the reply goes out when the last one arrives.
@@ -60,7 +64,7 @@ final class CoordinatorLoop {
     func run(stopRequested: () -> Bool) throws {
         while !stopRequested() {
             now = WallClock.nowMicros()
-            let waitUntil = min(nextTick, nextWaitDeadline() ?? .max, now + 1_000_000)
+            let waitUntil = min(nextTick, nextWaitDeadline() ?? .max, nextHeartbeatSweep, now + 1_000_000)
             try poller.poll(timeout: .microseconds(max(0, waitUntil - now)))
             if poller.isReadable(1) { waker.drain() }
             if poller.isReadable(0) { try receiveBurst() }
@@ -71,7 +75,18 @@ final class CoordinatorLoop {
             }
             expireWaits()
             flush()
+            if now >= nextHeartbeatSweep { heartbeatIdleWorkers() }
         }
+    }
+
+    /// Sends HEARTBEAT to every live worker we have not sent anything for an interval.
+    /// O(workers) twice per interval.
+    private func heartbeatIdleWorkers() {
+        let interval = Int64(config.heartbeatIntervalMs) * 1000
+        for (w, last) in lastSentToWorker where now - last >= interval {
+            send(.heartbeat, toWorker: w)
+        }
+        nextHeartbeatSweep = now + interval / 2
     }
 
     /// Graceful stop: every worker hears DISCONNECT so it reconnects to the next coordinator at once.
@@ -128,8 +143,10 @@ final class CoordinatorLoop {
     private func workerHello(_ h: WireHello, from routing: [UInt8]) {
         if case .worker(let old)? = peers.role(of: routing), !lostWorkers.contains(old) {
             feed(.workerLost(worker: old, reason: "re-registered on the same connection"))
+            lastSentToWorker[old] = nil
         }
         let id = peers.newWorker(routing: routing)
+        lastSentToWorker[id] = now
         workerInfo[id] = (h.name, h.tags, h.kinds, now)
         feed(.workerJoined(WorkerHello(worker: id, name: h.name, slots: Int(h.slots), tags: h.tags,
                                        kinds: h.kinds, credit: 0)))
@@ -177,6 +194,7 @@ final class CoordinatorLoop {
             peers.forgetWorker(w)
             lostWorkers.remove(w)
             workerInfo[w] = nil
+            lastSentToWorker[w] = nil
             return
         default: return
         }
@@ -214,6 +232,7 @@ final class CoordinatorLoop {
             nextTick = min(nextTick, at)
         case .disconnectWorker(let w, let reason):
             lostWorkers.insert(w)
+            lastSentToWorker[w] = nil
             logger.warning("worker \(WorkerName.text(w)) '\(workerInfo[w]?.name ?? "?")' lost: \(reason)")
             var d = WireDisconnect()
             d.reason = reason
@@ -239,6 +258,7 @@ final class CoordinatorLoop {
     func send(_ message: Message, toWorker id: UInt64) {
         guard let r = peers.routing(ofWorker: id) else { return }
         send(message, to: r)
+        if lastSentToWorker[id] != nil { lastSentToWorker[id] = now }
     }
 
     /// Returns false when the peer is gone (ROUTER_MANDATORY says so).

@@ -11,6 +11,8 @@ extension CoordinatorLoop {
     func statusReply(_ s: WireStatus) -> WireStatusReply {
         var r = WireStatusReply()
         r.nowUs = now
+        r.fenced = UInt64(core.fencing.total)
+        r.totalOperations = UInt64(core.totalOperations)
         let names = s.queue.isEmpty ? core.queueNames : [s.queue]
         r.queues = names.compactMap { core.queueCounts($0) }.map(Self.wireCounts)
         if !s.queue.isEmpty && r.queues.isEmpty { r.notFound = [s.queue] }

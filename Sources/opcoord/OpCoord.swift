@@ -63,7 +63,7 @@ struct OpCoord: ParsableCommand {
 }
 
 /// Turns SIGINT/SIGTERM into a call of `stop` on a dispatch queue (not in a signal handler).
-final class SignalStopper: Sendable {
+final class SignalStopper {
     private let sources: [any DispatchSourceSignal]
 
     init(stop: @escaping @Sendable () -> Void) {

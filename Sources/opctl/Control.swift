@@ -61,9 +61,16 @@ struct Limit: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Set a queue's cluster-wide maxConcurrentOperationCount (-1 = unlimited).")
     @OptionGroup var connection: Connection
     @Argument(help: "Queue name.") var queue: String
-    @Argument(help: "Operations at once; -1 for no limit.") var count: Int
-    func validate() throws { if count < -1 { throw ValidationError("count must be -1 or ≥ 0") } }
-    func run() throws { try queueControl(connection, queue, limit: count) }
+    @Argument(help: "Operations at once, or 'unlimited' (-1, written '-- -1').") var count: String
+
+    var limit: Int? { count == "unlimited" ? -1 : Int(count) }
+
+    func validate() throws {
+        guard let n = limit, n >= -1 else { throw ValidationError("count must be -1 or ≥ 0 (or 'unlimited'), got '\(count)'") }
+        _ = n
+    }
+
+    func run() throws { try queueControl(connection, queue, limit: limit ?? -1) }
 }
 
 struct Priority: ParsableCommand {

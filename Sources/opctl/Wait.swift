@@ -72,16 +72,11 @@ enum WaitCommandCore {
                 throw ExitCode(3)
             }
             outcomes += r.outcomes
-            result.pending += r.pending.count
+            result.succeeded += Int(r.succeededCount)
+            result.failed += Int(r.failedCount)
+            result.cancelled += Int(r.cancelledCount)
+            result.pending += Int(r.pendingCount)
             if r.timedOut { result.timedOut = true }
-        }
-        for o in outcomes {
-            switch o.outcome.result {
-            case .succeeded?: result.succeeded += 1
-            case .failed?: result.failed += 1
-            case .cancelled?: result.cancelled += 1
-            case nil: break
-            }
         }
         if json {
             printJSON(["succeeded": result.succeeded, "failed": result.failed, "cancelled": result.cancelled,

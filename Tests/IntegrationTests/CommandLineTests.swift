@@ -74,8 +74,8 @@ struct CommandLineTests {
         #expect(submitted.stdout.contains("2 succeeded"))
 
         let status = try Self.run(opctl, ["status", "--json", "--results", "shout"], env: env)
-        #expect(status.status == 0, status.stderr)
-        #expect(status.stdout.contains("\"result\":\"HI\""), status.stdout)
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stdout.contains("\"result\":\"HI\""), "\(status.stdout)")
 
         let cyclic = try Self.writeGraph("""
             operations:
@@ -86,20 +86,20 @@ struct CommandLineTests {
             """, in: c.dir, name: "cyclic.yaml")
         let rejected = try Self.run(opctl, ["submit", cyclic], env: env)
         #expect(rejected.status == 2)
-        #expect(rejected.stderr.contains("cycle"), rejected.stderr)
-        #expect(rejected.stderr.contains("missing"), rejected.stderr)
+        #expect(rejected.stderr.contains("cycle"), "\(rejected.stderr)")
+        #expect(rejected.stderr.contains("missing"), "\(rejected.stderr)")
 
         let unknownKind = try Self.writeGraph("operations:\n  - {id: k, kind: teleport}\n", in: c.dir, name: "kind.yaml")
         let refused = try Self.run(opctl, ["submit", unknownKind], env: env)
         #expect(refused.status == 2)
-        #expect(refused.stderr.contains("teleport"), refused.stderr)
+        #expect(refused.stderr.contains("teleport"), "\(refused.stderr)")
 
-        let badArgs = try Self.run(opctl, ["limit", "q", "-5"], env: env)
+        let badArgs = try Self.run(opctl, ["limit", "q", "--", "-5"], env: env)
         #expect(badArgs.status != 0)
-        #expect(badArgs.stderr.contains("-1 or"), badArgs.stderr)
+        #expect(badArgs.stderr.contains("-1 or"), "\(badArgs.stderr)")
 
         let why = try Self.run(opctl, ["why", "shout"], env: env)
-        #expect(why.stdout.contains("finished"), why.stdout)
+        #expect(why.stdout.contains("finished"), "\(why.stdout)")
     }
 
     @Test func demoRunsToCompletionAndLeavesNoProcessBehind() throws {
@@ -108,8 +108,8 @@ struct CommandLineTests {
         // OPQ_BIN_DIR: use the binaries this test run built instead of a release build.
         let run = try Self.run("/bin/bash", [demo], env: ["OPQ_BIN_DIR": Binaries.directory], timeout: 150)
         #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
-        #expect(run.stdout.contains("== results"), run.stdout)
-        #expect(run.stdout.contains("cancelled"), run.stdout)
+        #expect(run.stdout.contains("== results"), "\(run.stdout)")
+        #expect(run.stdout.contains("cancelled"), "\(run.stdout)")
         let leftovers = try Self.run("/usr/bin/pgrep", ["-f", "opq-demo|demo-worker-"]).stdout
         #expect(leftovers.isEmpty, "processes left behind: \(leftovers)")
     }

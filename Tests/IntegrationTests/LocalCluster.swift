@@ -124,6 +124,7 @@ final class LocalCluster: @unchecked Sendable {
         return r
     }
 
+    @discardableResult
     func ack(_ message: Message) throws -> WireAck {
         guard case .ack(let a) = try connect().request(message) else { throw ClusterError("no ACK for \(message.command)") }
         return a

@@ -20,7 +20,11 @@ struct PythonWorkerTests {
         p.standardOutput = handle
         p.standardError = handle
         try p.run()
-        defer { if p.isRunning { p.terminate() }; p.waitUntilExit() }
+        defer {
+            kill(p.processIdentifier, SIGKILL)
+            let deadline = Date().addingTimeInterval(5)
+            while p.isRunning && Date() < deadline { usleep(10_000) }
+        }
         try c.waitUntil("python worker registered", timeout: 20) { try c.workerList().contains { $0.name == "py-worker" } }
 
         let ops = (0..<50).map { op("py\($0)", kind: "echo", payload: "value-\($0)") } + [op("py-noop", after: ["py0", "py49"])]

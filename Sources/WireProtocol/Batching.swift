@@ -1,0 +1,166 @@
+/// A record that can be batched; `wireSizeBound` is an upper bound of its encoded
+/// size inside the batch message (field contents plus at most 6 bytes of tag and
+/// length per field), so a batch that fits the budget fits `maxBodySize`.
+public protocol BatchRecord {
+    var wireSizeBound: Int { get }
+}
+
+extension WireDispatchRecord: BatchRecord {
+    public var wireSizeBound: Int {
+        var n = 6 * 10 + opID.utf8.count + kind.utf8.count + payload.count + name.utf8.count + 3 * 10
+        for i in inputs { n += 18 + i.dependencyID.utf8.count + i.result.count }
+        return n
+    }
+}
+
+extension WirePartRef: BatchRecord {
+    public var wireSizeBound: Int { 6 * 4 + opID.utf8.count + 20 }
+}
+
+extension WireProgressRecord: BatchRecord {
+    public var wireSizeBound: Int { 6 * 8 + opID.utf8.count + message.utf8.count + 50 }
+}
+
+extension WireFinishedRecord: BatchRecord {
+    public var wireSizeBound: Int {
+        let outcomeSize: Int = switch outcome {
+        case .succeeded(let d)?: d.count
+        case .failed(let t)?, .cancelled(let t)?: t.utf8.count
+        case nil: 0
+        }
+        return 6 * 5 + opID.utf8.count + outcomeSize + 20
+    }
+}
+
+extension WireCancelRecord: BatchRecord {
+    public var wireSizeBound: Int { 6 * 4 + opID.utf8.count + reason.utf8.count + 10 }
+}
+
+extension WireEvent: BatchRecord {
+    public var wireSizeBound: Int {
+        var n = 6 * 12 + opID.utf8.count + workerID.utf8.count + message.utf8.count + 60
+        switch outcome.result {
+        case .succeeded(let d)?: n += d.count
+        case .failed(let t)?, .cancelled(let t)?: n += t.utf8.count
+        case nil: break
+        }
+        return n
+    }
+}
+
+extension WireOperation: BatchRecord {
+    public var wireSizeBound: Int {
+        var n = 6 * 16 + id.utf8.count + name.utf8.count + queue.utf8.count + kind.utf8.count + payload.count + 60
+        for a in after { n += 6 + a.utf8.count }
+        for r in requires { n += 6 + r.utf8.count }
+        return n
+    }
+}
+
+/// Coalescing: the sender keeps a queue of records and, when it can send, drains
+/// as many as fit one message (≤ `maxRecords` and ≤ `maxBytes` of bound size).
+/// A single record bigger than `maxBytes` still goes, alone.
+public enum Batcher {
+    /// Removes and returns the longest prefix of `queue` within the limits (empty only if `queue` is).
+    public static func drain<R: BatchRecord>(
+        _ queue: inout [R],
+        maxRecords: Int = WireLimits.maxBatchRecords,
+        maxBytes: Int = WireLimits.batchBodyBudget
+    ) -> [R] {
+        let n = prefixCount(queue[...], maxRecords: maxRecords, maxBytes: maxBytes)
+        if n == queue.count { defer { queue.removeAll(keepingCapacity: true) }; return queue }
+        let taken = Array(queue[..<n])
+        queue.removeFirst(n)
+        return taken
+    }
+
+    /// Splits `records` into consecutive batches within the limits.
+    public static func split<R: BatchRecord>(
+        _ records: [R],
+        maxRecords: Int = WireLimits.maxBatchRecords,
+        maxBytes: Int = WireLimits.batchBodyBudget
+    ) -> [[R]] {
+        var out: [[R]] = []
+        var rest = records[...]
+        while !rest.isEmpty {
+            let n = prefixCount(rest, maxRecords: maxRecords, maxBytes: maxBytes)
+            out.append(Array(rest.prefix(n)))
+            rest = rest.dropFirst(n)
+        }
+        return out
+    }
+
+    static func prefixCount<R: BatchRecord>(_ records: ArraySlice<R>, maxRecords: Int, maxBytes: Int) -> Int {
+        let cap = max(1, min(maxRecords, WireLimits.maxBatchRecords))
+        var n = 0, bytes = 0
+        for r in records {
+            if n == cap { break }
+            let s = r.wireSizeBound
+            if n > 0 && bytes + s > maxBytes { break }
+            n += 1
+            bytes += s
+        }
+        return n
+    }
+
+    /// One DISPATCH from the front of `queue`, nil if it is empty.
+    public static func dispatch(draining queue: inout [WireDispatchRecord], maxRecords: Int = WireLimits.maxBatchRecords) -> Message? {
+        if queue.isEmpty { return nil }
+        var m = WireDispatch()
+        m.records = drain(&queue, maxRecords: maxRecords)
+        return .dispatch(m)
+    }
+
+    /// One STARTED from the front of `queue`.
+    public static func started(draining queue: inout [WirePartRef]) -> Message? {
+        if queue.isEmpty { return nil }
+        var m = WireStarted()
+        m.parts = drain(&queue)
+        return .started(m)
+    }
+
+    /// One PROGRESS from the front of `queue`.
+    public static func progress(draining queue: inout [WireProgressRecord]) -> Message? {
+        if queue.isEmpty { return nil }
+        var m = WireProgress()
+        m.records = drain(&queue)
+        return .progress(m)
+    }
+
+    /// One FINISHED from the front of `queue`, carrying `credit` (the caller resets its
+    /// pending grant to 0 after sending).
+    public static func finished(draining queue: inout [WireFinishedRecord], credit: UInt32) -> Message? {
+        if queue.isEmpty { return nil }
+        var m = WireFinished()
+        m.records = drain(&queue)
+        m.credit = min(credit, WireLimits.maxCredit)
+        return .finished(m)
+    }
+
+    /// One CANCEL from the front of `queue`.
+    public static func cancel(draining queue: inout [WireCancelRecord]) -> Message? {
+        if queue.isEmpty { return nil }
+        var m = WireCancel()
+        m.records = drain(&queue)
+        return .cancel(m)
+    }
+
+    /// One EVENT from the front of `queue`.
+    public static func events(draining queue: inout [WireEvent]) -> Message? {
+        if queue.isEmpty { return nil }
+        var m = WireEvents()
+        m.events = drain(&queue)
+        return .event(m)
+    }
+
+    /// SUBMIT messages for `operations` (queue settings go with the first). Note each
+    /// message is accepted or rejected on its own: atomicity holds per message only.
+    public static func submits(_ operations: [WireOperation], queues: [WireQueueSettings] = []) -> [Message] {
+        split(operations).enumerated().map { i, ops in
+            var m = WireSubmit()
+            if i == 0 { m.queues = queues }
+            m.operations = ops
+            return .submit(m)
+        }
+    }
+}

@@ -1,0 +1,75 @@
+/// Command codes carried in byte 3 of the header frame.
+public enum Command: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    // Worker conversation.
+    case hello = 0x01
+    case welcome = 0x02
+    case reject = 0x03
+    case credit = 0x04
+    case dispatch = 0x05
+    case started = 0x06
+    case progress = 0x07
+    case finished = 0x08
+    case cancel = 0x09
+    case heartbeat = 0x0A
+    case disconnect = 0x0B
+    // Client conversation.
+    case submit = 0x20
+    case submitReply = 0x21
+    case cancelOps = 0x22
+    case queue = 0x23
+    case setPriority = 0x24
+    case ack = 0x25
+    case status = 0x26
+    case statusReply = 0x27
+    case why = 0x28
+    case whyReply = 0x29
+    case workers = 0x2A
+    case workersReply = 0x2B
+    case watch = 0x2C
+    case event = 0x2D
+    case wait = 0x2E
+    case waitReply = 0x2F
+    case error = 0x30
+
+    /// Spec name (docs/PROTOCOL.md), used in error texts.
+    public var description: String {
+        switch self {
+        case .hello: "HELLO"
+        case .welcome: "WELCOME"
+        case .reject: "REJECT"
+        case .credit: "CREDIT"
+        case .dispatch: "DISPATCH"
+        case .started: "STARTED"
+        case .progress: "PROGRESS"
+        case .finished: "FINISHED"
+        case .cancel: "CANCEL"
+        case .heartbeat: "HEARTBEAT"
+        case .disconnect: "DISCONNECT"
+        case .submit: "SUBMIT"
+        case .submitReply: "SUBMIT-REPLY"
+        case .cancelOps: "CANCEL-OPS"
+        case .queue: "QUEUE"
+        case .setPriority: "SET-PRIORITY"
+        case .ack: "ACK"
+        case .status: "STATUS"
+        case .statusReply: "STATUS-REPLY"
+        case .why: "WHY"
+        case .whyReply: "WHY-REPLY"
+        case .workers: "WORKERS"
+        case .workersReply: "WORKERS-REPLY"
+        case .watch: "WATCH"
+        case .event: "EVENT"
+        case .wait: "WAIT"
+        case .waitReply: "WAIT-REPLY"
+        case .error: "ERROR"
+        }
+    }
+
+    /// Commands a client sends that expect a reply echoing the request id.
+    public var isClientRequest: Bool {
+        switch self {
+        case .submit, .cancelOps, .queue, .setPriority, .status, .why, .workers, .watch, .wait: true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,43 @@
+/// Protocol limits (docs/PROTOCOL.md §Limits). Decoding rejects anything over them
+/// with a typed `WireError` before or right after parsing, so a peer cannot make
+/// the receiver allocate more than a small multiple of `maxBodySize`.
+public enum WireLimits {
+    /// Bytes in the header frame (signature, version, command, request id).
+    public static let headerSize = 8
+    /// Largest body frame accepted (16 MiB).
+    public static let maxBodySize = 16 << 20
+    /// Largest frame of any kind; transports set ZMQ_MAXMSGSIZE to at least this.
+    public static let maxFrameSize = maxBodySize
+    /// Records in one batch (DISPATCH, STARTED, PROGRESS, FINISHED, CANCEL, SUBMIT, EVENT,
+    /// and any repeated field of a message).
+    public static let maxBatchRecords = 8192
+    /// Repeated elements (records, inputs, list strings) in one body, all levels together.
+    public static let maxElements = 262_144
+    /// Operation payload bytes.
+    public static let maxPayloadSize = 1 << 20
+    /// Result bytes of one operation (succeeded outcome, dispatch input).
+    public static let maxResultSize = 1 << 20
+    /// Inputs of one dispatch record.
+    public static let maxInputsPerRecord = 1024
+    /// UTF-8 bytes of an id, name, kind, tag, queue name or worker id.
+    public static let maxIDLength = 1024
+    /// UTF-8 bytes of an error text, reason or message.
+    public static let maxTextLength = 64 << 10
+    /// Parts of one operation; part indices are below it.
+    public static let maxParts = 65_536
+    /// Largest credit in one grant.
+    public static let maxCredit: UInt32 = 1_000_000
+    /// What the batching helpers aim for per body, leaving room under `maxBodySize`.
+    public static let batchBodyBudget = maxBodySize - (64 << 10)
+}
+
+/// Protocol constants.
+public enum WireVersion {
+    /// The two signature bytes "OQ" that open every header frame.
+    public static let signature: (UInt8, UInt8) = (0x4F, 0x51)
+    /// The protocol version this library speaks.
+    public static let current: UInt8 = 1
+    /// Defaults the coordinator announces in WELCOME.
+    public static let defaultHeartbeatIntervalMs: UInt32 = 1000
+    public static let defaultLiveness: UInt32 = 3
+}

@@ -1,0 +1,287 @@
+import Foundation
+
+/// Field rules beyond what protobuf can express (docs/PROTOCOL.md, "Field rules").
+/// `WireCodec.decode` runs this on every message, so decoded messages are valid;
+/// senders may call it before encoding. It checks shape only (required fields,
+/// ranges, sizes); meaning (unknown ids, cycles, duplicates) is the coordinator's job.
+extension WireCodec {
+    public static func validate(_ message: Message) throws(WireError) {
+        let c = Check(command: message.command)
+        switch message {
+        case .hello(let m):
+            try c.equal(m.protocolVersion, UInt32(WireVersion.current), "protocol_version")
+            try c.id(m.name, "name")
+            try c.positive(m.slots, "slots")
+            try c.ids(m.tags, "tags")
+            try c.nonEmpty(m.kinds.count, "kinds")
+            try c.ids(m.kinds, "kinds")
+        case .welcome(let m):
+            try c.id(m.workerID, "worker_id")
+            try c.positive(m.heartbeatIntervalMs, "heartbeat_interval_ms")
+            try c.positive(m.liveness, "liveness")
+        case .reject(let m):
+            try c.nonEmpty(m.reason.utf8.count, "reason")
+            try c.text(m.reason, "reason")
+            try c.known(m.code, "code")
+        case .credit(let m):
+            try c.positive(m.credit, "credit")
+            try c.atMost(m.credit, WireLimits.maxCredit, "credit")
+        case .dispatch(let m):
+            try c.batch(m.records.count, "records")
+            // Borrow the records through a buffer: iterating by value would copy (retain) every field.
+            try m.records.withUnsafeBufferPointer { (records) throws(WireError) in
+                for i in records.indices {
+                    try c.part(records[i].opID, records[i].part, records[i].attempt, "records[\(i)]")
+                    try c.id(records[i].kind, "records[\(i)].kind")
+                    try c.bytes(records[i].payload.count, WireLimits.maxPayloadSize, "records[\(i)].payload")
+                    try c.priority(records[i].priority, "records[\(i)].priority")
+                    try c.qos(records[i].qos, "records[\(i)].qos")
+                    try c.optionalID(records[i].name, "records[\(i)].name")
+                    if records[i].inputs.isEmpty { continue }
+                    for (j, input) in records[i].inputs.enumerated() {
+                        try c.id(input.dependencyID, "records[\(i)].inputs[\(j)].dependency_id")
+                        try c.bytes(input.result.count, WireLimits.maxResultSize, "records[\(i)].inputs[\(j)].result")
+                    }
+                }
+            }
+        case .started(let m):
+            try c.batch(m.parts.count, "parts")
+            for (i, r) in m.parts.enumerated() { try c.part(r.opID, r.part, r.attempt, "parts[\(i)]") }
+        case .progress(let m):
+            try c.batch(m.records.count, "records")
+            for (i, r) in m.records.enumerated() {
+                try c.part(r.opID, r.part, r.attempt, "records[\(i)]")
+                // Checked even when done/total is used: a NaN would make the record unequal to itself.
+                guard r.fraction >= 0, r.fraction <= 1 else {  // also rejects NaN
+                    throw .fieldOutOfRange(c.command, field: "records[\(i)].fraction", detail: "\(r.fraction) is not in [0, 1]")
+                }
+                if r.done > r.total {
+                    throw .fieldOutOfRange(c.command, field: "records[\(i)].done", detail: "done \(r.done) > total \(r.total)")
+                }
+                try c.text(r.message, "records[\(i)].message")
+            }
+        case .finished(let m):
+            try c.batch(m.records.count, "records")
+            try c.atMost(m.credit, WireLimits.maxCredit, "credit")
+            try m.records.withUnsafeBufferPointer { (records) throws(WireError) in
+                for i in records.indices {
+                    try c.part(records[i].opID, records[i].part, records[i].attempt, "records[\(i)]")
+                    switch records[i].outcome {
+                    case nil: throw .missingField(c.command, field: "records[\(i)].outcome")
+                    case .succeeded(let d)?: try c.bytes(d.count, WireLimits.maxResultSize, "records[\(i)].succeeded")
+                    case .failed(let t)?: try c.text(t, "records[\(i)].failed")
+                    case .cancelled(let t)?: try c.text(t, "records[\(i)].cancelled")
+                    }
+                }
+            }
+        case .cancel(let m):
+            try c.batch(m.records.count, "records")
+            for (i, r) in m.records.enumerated() {
+                try c.id(r.opID, "records[\(i)].op_id")
+                try c.positive(r.attempt, "records[\(i)].attempt")
+                try c.text(r.reason, "records[\(i)].reason")
+            }
+        case .heartbeat, .workers:
+            break
+        case .disconnect(let m):
+            try c.text(m.reason, "reason")
+        case .submit(let m):
+            try c.batch(m.operations.count, "operations")
+            for (i, q) in m.queues.enumerated() { try c.queueSettings(q, "queues[\(i)]") }
+            for (i, o) in m.operations.enumerated() { try c.operation(o, "operations[\(i)]") }
+        case .submitReply(let m):
+            for (i, e) in m.errors.enumerated() {
+                try c.optionalID(e.opID, "errors[\(i)].op_id")
+                try c.text(e.message, "errors[\(i)].message")
+                try c.known(e.problem, "errors[\(i)].problem")
+            }
+        case .cancelOps(let m):
+            let hasOps = !m.opIds.isEmpty, hasQueue = !m.queue.isEmpty
+            guard hasOps != hasQueue else {
+                if hasOps { throw .fieldOutOfRange(c.command, field: "queue", detail: "give op_ids or queue, not both") }
+                throw .missingField(c.command, field: "op_ids or queue")
+            }
+            try c.ids(m.opIds, "op_ids")
+            try c.optionalID(m.queue, "queue")
+            try c.text(m.reason, "reason")
+        case .queue(let m):
+            guard m.hasSettings else { throw .missingField(c.command, field: "settings") }
+            try c.queueSettings(m.settings, "settings")
+        case .setPriority(let m):
+            try c.nonEmpty(m.opIds.count, "op_ids")
+            try c.ids(m.opIds, "op_ids")
+            try c.priority(m.priority, "priority")
+        case .ack(let m):
+            try c.ids(m.notFound, "not_found")
+        case .status(let m):
+            try c.ids(m.opIds, "op_ids")
+            try c.optionalID(m.queue, "queue")
+            try c.text(m.after, "after")
+        case .statusReply(let m):
+            for (i, o) in m.ops.enumerated() { try c.optionalID(o.id, "ops[\(i)].id") }
+            try c.ids(m.notFound, "not_found")
+        case .why(let m):
+            try c.id(m.opID, "op_id")
+        case .whyReply(let m):
+            try c.optionalID(m.opID, "op_id")
+        case .workersReply:
+            break
+        case .watch(let m):
+            try c.ids(m.opIds, "op_ids")
+            try c.optionalID(m.queue, "queue")
+        case .event(let m):
+            try c.batch(m.events.count, "events")
+            for (i, e) in m.events.enumerated() {
+                try c.id(e.opID, "events[\(i)].op_id")
+                if e.state == .unspecified { throw .missingField(c.command, field: "events[\(i)].state") }
+                try c.known(e.state, "events[\(i)].state")
+                if e.hasOutcome { try c.outcome(e.outcome, "events[\(i)].outcome") }
+                guard e.fraction >= 0, e.fraction <= 1 else {  // also rejects NaN
+                    throw .fieldOutOfRange(c.command, field: "events[\(i)].fraction", detail: "\(e.fraction) is not in [0, 1]")
+                }
+                try c.text(e.message, "events[\(i)].message")
+            }
+        case .wait(let m):
+            let hasOps = !m.opIds.isEmpty, hasQueue = !m.queue.isEmpty
+            guard hasOps != hasQueue else {
+                if hasOps { throw .fieldOutOfRange(c.command, field: "queue", detail: "give op_ids or queue, not both") }
+                throw .missingField(c.command, field: "op_ids or queue")
+            }
+            try c.ids(m.opIds, "op_ids")
+            try c.optionalID(m.queue, "queue")
+            if m.hasTimeoutUs, m.timeoutUs < 0 {
+                throw .fieldOutOfRange(c.command, field: "timeout_us", detail: "\(m.timeoutUs) < 0")
+            }
+        case .waitReply(let m):
+            for (i, o) in m.outcomes.enumerated() {
+                try c.id(o.opID, "outcomes[\(i)].op_id")
+                try c.outcome(o.outcome, "outcomes[\(i)].outcome")
+            }
+        case .error(let m):
+            guard m.code != .unspecified else { throw .missingField(c.command, field: "code") }
+            try c.text(m.message, "message")
+        }
+    }
+}
+
+/// Small checks that name the offending field. Field names are built only on failure.
+struct Check {
+    let command: Command
+
+    func id(_ s: String, _ field: @autoclosure () -> String) throws(WireError) {
+        if s.isEmpty { throw .missingField(command, field: field()) }
+        try optionalID(s, field())
+    }
+
+    func optionalID(_ s: String, _ field: @autoclosure () -> String) throws(WireError) {
+        let n = s.utf8.count
+        if n > WireLimits.maxIDLength { throw .fieldTooLarge(command, field: field(), size: n, limit: WireLimits.maxIDLength) }
+    }
+
+    func ids(_ list: [String], _ field: @autoclosure () -> String) throws(WireError) {
+        for (i, s) in list.enumerated() { try id(s, "\(field())[\(i)]") }
+    }
+
+    func text(_ s: String, _ field: @autoclosure () -> String) throws(WireError) {
+        let n = s.utf8.count
+        if n > WireLimits.maxTextLength { throw .fieldTooLarge(command, field: field(), size: n, limit: WireLimits.maxTextLength) }
+    }
+
+    func bytes(_ n: Int, _ limit: Int, _ field: @autoclosure () -> String) throws(WireError) {
+        if n > limit { throw .fieldTooLarge(command, field: field(), size: n, limit: limit) }
+    }
+
+    func nonEmpty(_ n: Int, _ field: @autoclosure () -> String) throws(WireError) {
+        if n == 0 { throw .missingField(command, field: field()) }
+    }
+
+    func batch(_ n: Int, _ field: @autoclosure () -> String) throws(WireError) {
+        if n == 0 { throw .missingField(command, field: field()) }
+        if n > WireLimits.maxBatchRecords { throw .batchTooLarge(command, count: n, limit: WireLimits.maxBatchRecords) }
+    }
+
+    func positive(_ v: UInt32, _ field: @autoclosure () -> String) throws(WireError) {
+        if v == 0 { throw .missingField(command, field: field()) }
+    }
+
+    func atMost(_ v: UInt32, _ limit: UInt32, _ field: @autoclosure () -> String) throws(WireError) {
+        if v > limit { throw .fieldOutOfRange(command, field: field(), detail: "\(v) > \(limit)") }
+    }
+
+    func equal(_ v: UInt32, _ expected: UInt32, _ field: @autoclosure () -> String) throws(WireError) {
+        if v == 0 { throw .missingField(command, field: field()) }
+        if v != expected { throw .fieldOutOfRange(command, field: field(), detail: "\(v), expected \(expected)") }
+    }
+
+    /// op_id required, attempt ≥ 1, part below `WireLimits.maxParts`.
+    func part(_ opID: String, _ part: UInt32, _ attempt: UInt32, _ prefix: @autoclosure () -> String) throws(WireError) {
+        try id(opID, "\(prefix()).op_id")
+        if attempt == 0 { throw .missingField(command, field: "\(prefix()).attempt") }
+        if part >= UInt32(WireLimits.maxParts) {
+            throw .fieldOutOfRange(command, field: "\(prefix()).part", detail: "\(part) ≥ \(WireLimits.maxParts)")
+        }
+    }
+
+    func priority(_ p: Int32, _ field: @autoclosure () -> String) throws(WireError) {
+        switch p {
+        case -8, -4, 0, 4, 8: return
+        default: throw .fieldOutOfRange(command, field: field(), detail: "\(p) is not one of -8, -4, 0, 4, 8")
+        }
+    }
+
+    func qos(_ q: WireQoS, _ field: @autoclosure () -> String) throws(WireError) {
+        if case .UNRECOGNIZED(let v) = q { throw .fieldOutOfRange(command, field: field(), detail: "unknown QoS \(v)") }
+    }
+
+    func known<E: SwiftProtobufEnumLike>(_ e: E, _ field: @autoclosure () -> String) throws(WireError) {
+        if let v = e.unrecognizedValue { throw .fieldOutOfRange(command, field: field(), detail: "unknown enum value \(v)") }
+    }
+
+    func outcome(_ o: WireOutcome, _ field: @autoclosure () -> String) throws(WireError) {
+        switch o.result {
+        case nil: throw .missingField(command, field: field())
+        case .succeeded(let d)?: try bytes(d.count, WireLimits.maxResultSize, "\(field()).succeeded")
+        case .failed(let t)?: try text(t, "\(field()).failed")
+        case .cancelled(let t)?: try text(t, "\(field()).cancelled")
+        }
+    }
+
+    func queueSettings(_ q: WireQueueSettings, _ prefix: @autoclosure () -> String) throws(WireError) {
+        try id(q.name, "\(prefix()).name")
+        if q.hasMaxConcurrent, q.maxConcurrent < -1 {
+            throw .fieldOutOfRange(command, field: "\(prefix()).max_concurrent", detail: "\(q.maxConcurrent) < -1")
+        }
+        try qos(q.qos, "\(prefix()).qos")
+    }
+
+    func operation(_ o: WireOperation, _ prefix: @autoclosure () -> String) throws(WireError) {
+        try id(o.id, "\(prefix()).id")
+        try optionalID(o.name, "\(prefix()).name")
+        try optionalID(o.queue, "\(prefix()).queue")
+        try id(o.kind, "\(prefix()).kind")
+        try bytes(o.payload.count, WireLimits.maxPayloadSize, "\(prefix()).payload")
+        try ids(o.after, "\(prefix()).after")
+        try priority(o.priority, "\(prefix()).priority")
+        try qos(o.qos, "\(prefix()).qos")
+        if o.parts > UInt32(WireLimits.maxParts) {
+            throw .fieldOutOfRange(command, field: "\(prefix()).parts", detail: "\(o.parts) > \(WireLimits.maxParts)")
+        }
+        if case .UNRECOGNIZED(let v) = o.policy {
+            throw .fieldOutOfRange(command, field: "\(prefix()).policy", detail: "unknown policy \(v)")
+        }
+        if o.timeoutUs < 0 { throw .fieldOutOfRange(command, field: "\(prefix()).timeout_us", detail: "\(o.timeoutUs) < 0") }
+        try ids(o.requires, "\(prefix()).requires")
+    }
+}
+
+/// The generated enums' `UNRECOGNIZED(Int)` case, seen generically.
+protocol SwiftProtobufEnumLike { var unrecognizedValue: Int? { get } }
+extension WireErrorCode: SwiftProtobufEnumLike {
+    var unrecognizedValue: Int? { if case .UNRECOGNIZED(let v) = self { v } else { nil } }
+}
+extension WireSubmitProblem: SwiftProtobufEnumLike {
+    var unrecognizedValue: Int? { if case .UNRECOGNIZED(let v) = self { v } else { nil } }
+}
+extension WireOpState: SwiftProtobufEnumLike {
+    var unrecognizedValue: Int? { if case .UNRECOGNIZED(let v) = self { v } else { nil } }
+}
