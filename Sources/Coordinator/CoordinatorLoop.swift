@@ -120,6 +120,14 @@ final class CoordinatorLoop {
     private func reject(_ error: WireError, frames: [[UInt8]], from routing: [UInt8]) {
         let header = WireCodec.peekHeader(frames)
         logger.warning("rejected a malformed message from peer \(hex(routing)): \(error)")
+        if header?.command == .hello {
+            // A registration that fails the checks gets REJECT, so the worker stops instead of retrying.
+            var r = WireReject()
+            r.code = error.code
+            r.reason = error.description
+            send(.reject(r), to: routing)
+            return
+        }
         sendError(error.code, error.description, requestID: header?.requestID ?? 0,
                   command: header?.commandCode ?? 0, to: routing)
     }

@@ -221,6 +221,15 @@ struct ClusterTests {
             return
         }
         #expect(e.code == .malformed)
+        // A HELLO of another protocol version: REJECT (so the worker stops), not a silent drop.
+        _ = try raw.sendMultipart(WireCodec.encode(.hello(.with { $0.protocolVersion = 2; $0.name = "future"; $0.slots = 1; $0.kinds = ["noop"] })))
+        try poller.poll(timeout: .seconds(10))
+        let rejectFrames = try #require(try raw.receiveMultipart(flags: .dontWait))
+        guard case .success(let rejectEnv) = WireCodec.decode(rejectFrames), case .reject(let r) = rejectEnv.message else {
+            Issue.record("expected REJECT")
+            return
+        }
+        #expect(r.code == .unsupportedVersion, "\(r)")
         raw.close()
         // An oversized payload: refused with TOO_LARGE, not a dropped connection.
         let huge = op("huge", kind: "echo", payload: String(repeating: "x", count: WireLimits.maxPayloadSize + 1))
