@@ -87,7 +87,8 @@ struct LiveView {
 
     mutating func render(queues: [WireQueueCounts], workers: [WireWorkerInfo], final: Bool = false) {
         var lines: [String] = []
-        for q in queues {
+        // Queues that never had an operation (the implicit "default", say) are noise here.
+        for q in queues where q.pending + q.ready + q.executing + q.finished > 0 || q.suspended {
             let total = q.pending + q.ready + q.executing + q.finished
             let width = 30
             let filled = total == 0 ? 0 : Int(Double(q.finished) / Double(total) * Double(width))

@@ -193,6 +193,19 @@ struct ClusterTests {
         #expect(st.attempts == 2)
     }
 
+    @Test func workersReconnectAndRegisterWithARestartedCoordinator() throws {
+        let c = try LocalCluster(heartbeatMs: 100, liveness: 3)
+        defer { c.stop() }
+        try c.startWorker("loyal", slots: 1)
+        #expect(try c.restartCoordinator() == 0, "SIGTERM is a graceful stop")
+        try c.waitUntil("worker registered with the new coordinator", timeout: 20) {
+            (try? c.workerList().contains { $0.name == "loyal" }) ?? false
+        }
+        #expect(try c.submit([op("after-restart", kind: "echo", payload: "back")]).accepted)
+        try c.wait(["after-restart"])
+        #expect(try c.status(["after-restart"], withResults: true)["after-restart"]?.succeededResult == "back")
+    }
+
     @Test func badInputGetsAClearErrorAndTheCoordinatorKeepsServing() throws {
         let c = try LocalCluster()
         defer { c.stop() }

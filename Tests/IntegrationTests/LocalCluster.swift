@@ -55,6 +55,20 @@ final class LocalCluster: @unchecked Sendable {
 
     deinit { stop() }
 
+    /// Stops the coordinator (SIGTERM, bounded wait) and starts a new one on the same endpoint.
+    /// Returns the old one's exit status.
+    @discardableResult
+    func restartCoordinator() throws -> Int32 {
+        kill(coordinator.processIdentifier, SIGTERM)
+        let deadline = Date().addingTimeInterval(10)
+        while coordinator.isRunning && Date() < deadline { usleep(10_000) }
+        if coordinator.isRunning { kill(coordinator.processIdentifier, SIGKILL); coordinator.waitUntilExit() }
+        let status = coordinator.terminationStatus
+        coordinator = try Self.launch("opcoord", ["--bind", endpoint, "--heartbeat-ms", "\(heartbeatMs)", "--liveness", "\(liveness)"],
+                                      log: dir.appendingPathComponent("opcoord-2.log"))
+        return status
+    }
+
     static func launch(_ name: String, _ args: [String], log: URL, env: [String: String] = [:]) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Binaries.path(name))
