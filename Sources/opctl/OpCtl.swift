@@ -10,8 +10,8 @@ struct OpCtl: ParsableCommand {
         discussion: """
             The coordinator address comes from --coordinator, else $OPCOORD, else tcp://127.0.0.1:7600.
             Exit status: 0 success; 1 operations failed or were cancelled (submit --wait, wait); \
-            2 bad arguments or a rejected graph; 3 the coordinator could not be reached or refused the request; \
-            4 a wait timed out.
+            2 a rejected graph (every problem is printed); 3 the coordinator could not be reached or refused \
+            the request; 4 a wait timed out; 64 bad command-line arguments.
             """,
         subcommands: [Submit.self, Status.self, Why.self, Cancel.self, Suspend.self, Resume.self, Limit.self,
                       Priority.self, Wait.self, Workers.self, Watch.self])
