@@ -36,33 +36,30 @@ struct Outbox {
         events[watcher, default: []].append(event)
     }
 
-    /// Empties the outbox into messages no larger than the protocol's limits.
+    /// Empties the outbox into messages within the protocol's limits (`Batcher` splits them).
     /// `nextSequence` numbers each watcher's events; `watchRequestID` is the WATCH request they answer.
     mutating func drain(watchRequestID: (UInt64) -> UInt32, nextSequence: (UInt64) -> UInt64) -> [Batch] {
         var out: [Batch] = []
         for (w, records) in dispatches {
-            for chunk in Self.chunks(records, size: { $0.payload.count + $0.inputs.reduce(0) { $0 + $1.result.count + $1.dependencyID.utf8.count } }) {
+            for chunk in Batcher.split(records) {
                 var d = WireDispatch()
-                d.records = Array(chunk)
+                d.records = chunk
                 out.append(Batch(peer: .worker(w), message: .dispatch(d), requestID: 0))
             }
         }
         for (w, records) in cancels {
-            for chunk in Self.chunks(records, size: { $0.reason.utf8.count }) {
+            for chunk in Batcher.split(records) {
                 var c = WireCancel()
-                c.records = Array(chunk)
+                c.records = chunk
                 out.append(Batch(peer: .worker(w), message: .cancel(c), requestID: 0))
             }
         }
         for (c, list) in events {
             var numbered = list
             for i in numbered.indices { numbered[i].sequence = nextSequence(c) }
-            for chunk in Self.chunks(numbered, size: { e in
-                if case .succeeded(let d)? = e.outcome.result { return d.count }
-                return 0
-            }) {
+            for chunk in Batcher.split(numbered) {
                 var m = WireEvents()
-                m.events = Array(chunk)
+                m.events = chunk
                 out.append(Batch(peer: .client(c), message: .event(m), requestID: watchRequestID(c)))
             }
         }
@@ -70,24 +67,5 @@ struct Outbox {
         cancels.removeAll(keepingCapacity: true)
         events.removeAll(keepingCapacity: true)
         return out
-    }
-
-    /// Splits `records` so each chunk has at most `maxBatchRecords` records and about
-    /// `batchBodyBudget` bytes (`size` estimates a record's variable part; 128 bytes cover the rest).
-    static func chunks<R>(_ records: [R], size: (R) -> Int) -> [ArraySlice<R>] {
-        var result: [ArraySlice<R>] = []
-        var start = 0
-        var bytes = 0
-        for (i, r) in records.enumerated() {
-            let s = size(r) + 128
-            if i > start && (i - start >= WireLimits.maxBatchRecords || bytes + s > WireLimits.batchBodyBudget) {
-                result.append(records[start..<i])
-                start = i
-                bytes = 0
-            }
-            bytes += s
-        }
-        if start < records.count { result.append(records[start...]) }
-        return result
     }
 }

@@ -47,19 +47,10 @@ extension WireQueueSettings {
     }
 }
 
-extension WireSubmit {
-    /// Batches of at most `maxBatchRecords` operations; queues go with the first.
-    public static func batches(_ graph: Graph) -> [WireSubmit] {
-        let ops = graph.operations.map(WireOperation.init)
-        var out: [WireSubmit] = []
-        var i = 0
-        repeat {
-            var s = WireSubmit()
-            if i == 0 { s.queues = graph.queues.map(WireQueueSettings.init) }
-            s.operations = Array(ops[i..<min(ops.count, i + WireLimits.maxBatchRecords)])
-            out.append(s)
-            i += WireLimits.maxBatchRecords
-        } while i < ops.count
-        return out
+extension Graph {
+    /// SUBMIT messages for the graph: at most `maxBatchRecords` operations each, queues with the first.
+    /// Each message is accepted or rejected as a whole.
+    public var submitMessages: [WireProtocol.Message] {
+        Batcher.submits(operations.map(WireOperation.init), queues: queues.map(WireQueueSettings.init))
     }
 }

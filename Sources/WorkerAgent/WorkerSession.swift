@@ -164,12 +164,14 @@ final class WorkerSession {
                 finished.append(WireFinishedRecord(key: key, outcome: Self.bounded(outcome)))
             }
         }
-        for chunk in Outbox.chunks(started) { var m = WireStarted(); m.parts = chunk; send(.started(m)) }
-        for chunk in Outbox.chunks(progress) { var m = WireProgress(); m.records = chunk; send(.progress(m)) }
-        for chunk in Outbox.chunks(finished) {
+        while let m = Batcher.started(draining: &started) { send(m) }
+        while let m = Batcher.progress(draining: &progress) { send(m) }
+        while !finished.isEmpty {
+            // One credit back per finished part keeps the pipeline full.
+            let chunk = Batcher.drain(&finished)
             var m = WireFinished()
             m.records = chunk
-            m.credit = UInt32(chunk.count)   // one slot back per finished part keeps the pipeline full
+            m.credit = UInt32(chunk.count)
             send(.finished(m))
         }
     }
@@ -213,15 +215,6 @@ final class WorkerSession {
             logger.info("cancelling \(active.count) local part(s) of the ended session")
             for key in active { agent.queue.cancel(opID: key.opID, attempt: key.attempt, reason: "worker session ended") }
             active.removeAll()
-        }
-    }
-}
-
-/// Splits a batch at the protocol's record limit (records from a worker are small).
-enum Outbox {
-    static func chunks<R>(_ records: [R]) -> [[R]] {
-        stride(from: 0, to: records.count, by: WireLimits.maxBatchRecords).map {
-            Array(records[$0..<min(records.count, $0 + WireLimits.maxBatchRecords)])
         }
     }
 }

@@ -46,8 +46,8 @@ struct Submit: ParsableCommand {
         let conn = try withCoordinator { try connection.connect() }
         if !allowUnknownKinds { try checkKinds(graph, conn) }
         var accepted = 0
-        for batch in WireSubmit.batches(graph) {
-            let reply = try withCoordinator { try conn.request(.submit(batch)) }
+        for message in graph.submitMessages {
+            let reply = try withCoordinator { try conn.request(message) }
             guard case .submitReply(let r) = reply else { throw ExitCode(3) }
             if !r.accepted {
                 if json {

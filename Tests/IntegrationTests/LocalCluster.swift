@@ -70,10 +70,15 @@ final class LocalCluster: @unchecked Sendable {
     }
 
     static func launch(_ name: String, _ args: [String], log: URL, env: [String: String] = [:]) throws -> Process {
+        try launch(executable: Binaries.path(name), args, log: log, env: env)
+    }
+
+    /// Starts a program with stdout and stderr going to `log`.
+    static func launch(executable: String, _ args: [String], log: URL, env: [String: String] = [:]) throws -> Process {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: Binaries.path(name))
+        p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = args
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
         p.standardOutput = handle
         p.standardError = handle

@@ -11,15 +11,9 @@ struct PythonWorkerTests {
         let script = root.appendingPathComponent("examples/python/worker.py").path
         let c = try LocalCluster()
         defer { c.stop() }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        p.arguments = [script, c.endpoint, "--name", "py-worker", "--slots", "2", "--seconds", "60"]
-        let log = c.dir.appendingPathComponent("py-worker.log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: log)
-        p.standardOutput = handle
-        p.standardError = handle
-        try p.run()
+        let p = try LocalCluster.launch(executable: "/usr/bin/python3",
+                                        [script, c.endpoint, "--name", "py-worker", "--slots", "2", "--seconds", "60"],
+                                        log: c.dir.appendingPathComponent("py-worker.log"))
         defer {
             kill(p.processIdentifier, SIGKILL)
             let deadline = Date().addingTimeInterval(5)
