@@ -245,7 +245,7 @@ cmd_up() {
   done
   echo "$k" >"$STATE/hosts"
   UP_OK=1
-  log "$k hosts up: host n = namespace $(ns_name n) at $(net_of 0).2 … $(host_addr $((k - 1)))"
+  log "$k hosts up: namespaces $(ns_name 0) … $(ns_name $((k - 1))) at $(host_addr 0) … $(host_addr $((k - 1)))"
 }
 
 cmd_start() {
@@ -288,7 +288,7 @@ LOG_LEVEL='$level'
 EOF
   BIN_DIR="$bin"
   START_OK=0
-  trap '[ "$START_OK" = 1 ] || { log "start failed: stopping what it started"; cmd_stop_locked; }' EXIT
+  trap '[ "$START_OK" = 1 ] || { log "start failed: stopping what it started"; cmd_stop_locked; rm -f "$STATE/config"; }' EXIT
   start_host_process 0
   for _ in $(seq 100); do [ -s "$STATE/endpoint" ] && break; sleep 0.1; done
   [ -s "$STATE/endpoint" ] || { tail -n 20 "$STATE/logs/h0.opcoord.log" >&2; die "opcoord did not start listening within 10 s"; }

@@ -1,0 +1,34 @@
+import Foundation
+import Testing
+
+/// cluster/: the deployment recipes' static checks, and a coordinator with 3 worker hosts in network
+/// namespaces talking over real TCP between distinct 198.18.0.0/15 addresses.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct ClusterScriptsTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    /// The scripts exit 77 when network namespaces cannot be made (not root, no veth support).
+    static let skipped: Int32 = 77
+
+    @Test func deploymentRecipesPassTheirStaticChecks() throws {
+        let run = try CommandLineTests.run("/bin/bash", [Self.root + "/cluster/check.sh"], timeout: 120)
+        #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
+        #expect(run.stdout.contains("0 failed"), "\(run.stdout)")
+    }
+
+    @Test func slurmScriptRunsAGraphWithStandInSrun() throws {
+        let run = try CommandLineTests.run("/bin/bash", [Self.root + "/cluster/slurm/test-local.sh", Binaries.directory], timeout: 120)
+        #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
+    }
+
+    @Test func coordinatorAndThreeWorkerHostsInNetworkNamespaces() throws {
+        let run = try CommandLineTests.run("/bin/bash", [Self.root + "/cluster/netns/smoke.sh", Binaries.directory],
+                                           env: ["OPQ_NETNS_PREFIX": "opqt", "OPQ_NETNS_STATE": NSTemporaryDirectory() + "opq-netns-test"],
+                                           timeout: 150)
+        if run.status == Self.skipped {
+            print("skipped: network namespaces are not available here: \(run.stdout)\(run.stderr)")
+            return
+        }
+        #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
+        #expect(run.stdout.contains("200 operations succeeded on 3 workers"), "\(run.stdout)")
+    }
+}
