@@ -10,41 +10,37 @@ struct CommandLineTests {
         var stderr: String
     }
 
-    /// Runs a program with a bounded wait (kills it after `timeout` seconds).
+    /// Runs a program with a bounded wait (SIGTERM, then SIGKILL, after `timeout` seconds). Output goes
+    /// to files, not pipes, so a grandchild that keeps a descriptor open cannot make the wait hang.
     static func run(_ path: String, _ args: [String], env: [String: String] = [:], timeout: Double = 60) throws -> Run {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("opq-run-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let outURL = dir.appendingPathComponent("stdout"), errURL = dir.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)
         p.arguments = args
         var environment = ProcessInfo.processInfo.environment
         for (k, v) in env { environment[k] = v }
         p.environment = environment
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
+        p.standardOutput = try FileHandle(forWritingTo: outURL)
+        p.standardError = try FileHandle(forWritingTo: errURL)
         p.standardInput = FileHandle.nullDevice
         try p.run()
-        // Read both pipes while waiting, so a chatty child never blocks on a full pipe.
-        nonisolated(unsafe) var outData = Data(), errData = Data()
-        let group = DispatchGroup()
-        for (pipe, isOut) in [(out, true), (err, false)] {
-            group.enter()
-            DispatchQueue.global().async {
-                let d = pipe.fileHandleForReading.readDataToEndOfFile()
-                if isOut { outData = d } else { errData = d }
-                group.leave()
-            }
-        }
         let deadline = Date().addingTimeInterval(timeout)
         while p.isRunning && Date() < deadline { usleep(20_000) }
         if p.isRunning {
             kill(p.processIdentifier, SIGTERM)
-            usleep(2_000_000)
+            let grace = Date().addingTimeInterval(3)
+            while p.isRunning && Date() < grace { usleep(20_000) }
             if p.isRunning { kill(p.processIdentifier, SIGKILL) }
         }
         p.waitUntilExit()
-        _ = group.wait(timeout: .now() + 10)
-        return Run(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                   stderr: String(decoding: errData, as: UTF8.self))
+        return Run(status: p.terminationStatus,
+                   stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
+                   stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
     }
 
     static func writeGraph(_ text: String, in dir: URL, name: String = "graph.yaml") throws -> String {

@@ -53,7 +53,8 @@ import Testing
     @Test func shellChildExitingOnSIGTERM() async throws {
         let (result, elapsed, pgid) = try await cancelShell("sleep 60", grace: 5)
         #expect(result == .cancelled("cancelled by client"))
-        #expect(elapsed < .seconds(2), "took \(elapsed)")
+        // Well under the 5 s grace (SIGTERM, not SIGKILL, ended it), with room for a loaded machine.
+        #expect(elapsed < .seconds(4), "took \(elapsed)")
         #expect(await groupGone(pgid))
         #expect(!processAlive(pgid))
     }

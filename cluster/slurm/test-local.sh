@@ -36,12 +36,13 @@ while [ $# -gt 0 ]; do
   shift
 done
 pids=()
+# The trap comes first: a SIGTERM that arrives while the tasks start must still reach them.
+trap 'kill -TERM "${pids[@]}" 2>/dev/null' TERM INT
 for ((i = 0; i < nodes; i++)); do
   f="${out//%N/node$i}"; f="${f//%t/$i}"
   SLURM_PROCID=$i "$@" >"${f:-/dev/null}" 2>&1 &
   pids+=($!)
 done
-trap 'kill -TERM "${pids[@]}" 2>/dev/null' TERM INT
 wait
 wait "${pids[@]}" 2>/dev/null || true
 SH
