@@ -20,8 +20,10 @@ struct CommandLineTests {
         _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
         _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = args
+        // Through env(1) with default signal actions: the test runner may ignore signals, and a shell
+        // cannot trap a signal that was ignored when it started (the scripts' cleanup relies on traps).
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["--default-signal=TERM,INT,HUP,PIPE", path] + args
         var environment = ProcessInfo.processInfo.environment
         for (k, v) in env { environment[k] = v }
         p.environment = environment
