@@ -47,6 +47,8 @@ var targets: [Target] = [
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
     ]),
     .target(name: "OpClient", dependencies: ["WireProtocol", "ZeroMQ", "OpSpec"]),
+    // The Swift API (OperationQueue's vocabulary); a library product, so no unsafe flags below it.
+    .target(name: "DistributedOperationQueue", dependencies: ["OpClient", "OpSpec", "WireProtocol"]),
 
     // Executables.
     .executableTarget(name: "opcoord", dependencies: [
@@ -66,9 +68,19 @@ var targets: [Target] = [
 
     // Benchmarks (scripts/bench).
     .executableTarget(name: "opbench", dependencies: [
-        "SchedulerCore", "ZeroMQ", "WireProtocol", "WorkerRuntime", "OpSpec",
+        "SchedulerCore", "ZeroMQ", "WireProtocol", "WorkerRuntime", "OpSpec", "OpClient",
         .product(name: "DequeModule", package: "swift-collections"),
     ]),
+
+    // The Swift API against Foundation's OperationQueue (issue 5's benchmark).
+    .executableTarget(name: "apibench", dependencies: ["DistributedOperationQueue"]),
+
+    // examples/ImagePipeline (issue 5's story): a worker with `download` and `sepia` handlers, and a client.
+    .executableTarget(name: "imagepipeline-worker", dependencies: [
+        "WorkerAgent", "WorkerRuntime",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+    ], path: "examples/ImagePipeline/Worker"),
+    .executableTarget(name: "imagepipeline", dependencies: ["DistributedOperationQueue"], path: "examples/ImagePipeline/Client"),
 
     // Tests.
     .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"], swiftSettings: optimiseInDebug),
@@ -78,6 +90,8 @@ var targets: [Target] = [
     .testTarget(name: "WorkerRuntimeTests", dependencies: ["WorkerRuntime", "OpSpec"]),
     // Real opcoord/opworker/opctl processes over loopback; they must be built first (scripts/test does).
     .testTarget(name: "IntegrationTests", dependencies: ["OpClient", "WireProtocol", "ZeroMQ"]),
+    // TestOperationQueue.swift's behaviours against RemoteOperationQueue on real processes.
+    .testTarget(name: "CompatibilityTests", dependencies: ["DistributedOperationQueue", "OpClient", "WireProtocol"]),
 ]
 
 let package = Package(
@@ -86,6 +100,9 @@ let package = Package(
         .executable(name: "opcoord", targets: ["opcoord"]),
         .executable(name: "opworker", targets: ["opworker"]),
         .executable(name: "opctl", targets: ["opctl"]),
+        .library(name: "DistributedOperationQueue", targets: ["DistributedOperationQueue"]),
+        // For custom worker executables (docs/HANDLERS.md, "Worker entry point").
+        .library(name: "OpQueueWorker", targets: ["WorkerAgent", "WorkerRuntime"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),

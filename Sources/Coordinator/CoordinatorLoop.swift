@@ -66,6 +66,8 @@ final class CoordinatorLoop {
             now = WallClock.nowMicros()
             let waitUntil = min(nextTick, nextWaitDeadline() ?? .max, nextHeartbeatSweep, now + 1_000_000)
             try poller.poll(timeout: .microseconds(max(0, waitUntil - now)))
+            // Stamp what this wake-up handles with the time it arrived, not when the loop went to sleep.
+            now = WallClock.nowMicros()
             if poller.isReadable(1) { waker.drain() }
             if poller.isReadable(0) { try receiveBurst() }
             now = WallClock.nowMicros()
@@ -233,7 +235,7 @@ final class CoordinatorLoop {
         case .reply(let ref, let reply):
             deliver(reply, to: ref)
         case .publish(let watcher, let event):
-            outbox.event(publishedEvent(event), to: watcher)
+            outbox.event(publishedEvent(event, withResult: watchers[watcher]?.withResults ?? false), to: watcher)
         case .journal:
             break   // durability (A5) consumes these; not yet written to disk
         case .scheduleTick(let at):

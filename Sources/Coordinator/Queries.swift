@@ -167,7 +167,7 @@ extension CoordinatorLoop {
         return r
     }
 
-    func publishedEvent(_ e: OpEvent) -> WireEvent {
+    func publishedEvent(_ e: OpEvent, withResult: Bool) -> WireEvent {
         var w = WireEvent()
         w.opID = e.op
         w.timestampUs = e.at
@@ -186,7 +186,7 @@ extension CoordinatorLoop {
         case .finished(let outcome):
             w.state = .finished
             if case .cancelled = outcome { w.cancelled = true }
-            w.outcome = outcome.wire(withResult: false)
+            w.outcome = outcome.wire(withResult: withResult)
         }
         return w
     }

@@ -74,6 +74,9 @@ final class WorkerSession {
             // the coordinator sees, fences and counts them.
             reportEvents()
             if poller.isReadable(0), let end = try receiveAll() { return end }
+            // Parts that ran inline while DISPATCH was handled are done already: report them now
+            // rather than one loop iteration (an eventfd round) later.
+            reportEvents()
             let after = Self.now()
             if after - lastReceived > heartbeatMicros * liveness {
                 let what = workerID == nil ? "no WELCOME" : "coordinator silent"

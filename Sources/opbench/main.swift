@@ -1,13 +1,14 @@
-// opbench SUITE [--json] [--quick] — see scripts/bench, which builds it in release mode and passes
-// the C floor program's path in $OPQ_ZMQ_FLOOR for the wire suite.
+// opbench SUITE [--json] [--quick] [--peers] — see scripts/bench, which builds it in release mode and passes
+// the C floor program's path in $OPQ_ZMQ_FLOOR for the wire and e2e suites (e2e: --peers adds Dask/Ray).
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let json = arguments.contains("--json")
 let quick = arguments.contains("--quick")
-let suites = ["core", "wire", "worker", "all"]
+let peers = arguments.contains("--peers")
+let suites = ["core", "wire", "worker", "e2e", "all"]
 guard let suite = arguments.first, suites.contains(suite) else {
-    FileHandle.standardError.write(Data("usage: opbench \(suites.joined(separator: "|")) [--json] [--quick]\n".utf8))
+    FileHandle.standardError.write(Data("usage: opbench \(suites.joined(separator: "|")) [--json] [--quick] [--peers]\n".utf8))
     exit(2)
 }
 if suite == "core" || suite == "all" {
@@ -20,4 +21,8 @@ if suite == "wire" || suite == "all" {
 }
 if suite == "worker" || suite == "all" {
     await runWorkerBench(json: json)
+}
+// Not part of `all`: it starts a coordinator and workers as processes and takes minutes.
+if suite == "e2e" {
+    BenchReport.emit(runE2EBench(json: json, quick: quick, peers: peers), json: json)
 }

@@ -1,0 +1,296 @@
+import Dispatch
+import Foundation
+import OpClient
+@_exported import OpSpec
+import Synchronization
+import WireProtocol
+
+/// A connection to an `opcoord` shared by any number of `RemoteOperationQueue`s.
+///
+/// One background thread owns the socket (a `CoordinatorConnection`) with a WATCH subscription; it
+/// carries out every request in the order they were made and turns EVENTs into operation state.
+/// Completion blocks run on one serial queue, in the order operations finished. Usable from any thread
+/// and from async code.
+public final class RemoteCoordinator: Sendable {
+    let engine: Engine
+
+    /// Connects and subscribes to events; throws when the coordinator does not answer within `timeout`.
+    /// `fetchResults`: fetch each succeeded operation's result bytes before it is reported finished
+    /// (one STATUS per batch of events); turn off when results are not needed.
+    public init(endpoint: String = CoordinatorConnection.defaultEndpoint, timeout: Duration = .seconds(10),
+                fetchResults: Bool = true) throws {
+        engine = try Engine(endpoint: endpoint, timeout: timeout, fetchResults: fetchResults)
+    }
+
+    deinit { engine.stop() }
+
+    public var endpoint: String { engine.endpoint }
+
+    /// Stops the background thread; later requests throw `RemoteOperationError.closed`.
+    public func close() { engine.stop() }
+}
+
+/// Misuse and failures of the Swift API. Foundation's `OperationQueue` crashes on misuse; this throws.
+public enum RemoteOperationError: Error, CustomStringConvertible, Equatable {
+    /// The operation is already in a queue (or was listed twice).
+    case alreadyAdded(String, queue: String)
+    /// A finished operation cannot run again.
+    case alreadyFinished(String)
+    /// Dependencies are sent with the operation, so they must be set before it is added.
+    case dependencyAfterSubmit(String, dependency: String)
+    case dependencyOnItself(String)
+    /// The coordinator refused the batch; nothing of it was accepted (e.g. `cycle: a → b → a`).
+    case rejected([String])
+    /// No answer, or a request the coordinator refused.
+    case connection(String)
+    case closed
+
+    public var description: String {
+        switch self {
+        case .alreadyAdded(let op, let q): "operation '\(op)' is already in queue '\(q)'; an operation can be added once"
+        case .alreadyFinished(let op): "operation '\(op)' has finished; a finished operation cannot be added again"
+        case .dependencyAfterSubmit(let op, let d):
+            "cannot change dependency '\(d)' of '\(op)': it is already in a queue (set dependencies before adding it)"
+        case .dependencyOnItself(let op): "operation '\(op)' cannot depend on itself"
+        case .rejected(let problems): "the coordinator rejected the operations: " + problems.joined(separator: "; ")
+        case .connection(let text): text
+        case .closed: "the connection to the coordinator is closed"
+        }
+    }
+}
+
+/// The background thread and what only it touches (guarded by mutexes because the class is shared).
+final class Engine: Sendable {
+    typealias Command = @Sendable (CoordinatorConnection?) -> Void
+
+    let endpoint: String
+    let fetchResults: Bool
+    /// Completion blocks, waiter wake-ups and queue bookkeeping, in finish order.
+    let callbacks = DispatchQueue(label: "opqueue.remote.callbacks")
+    private let commands = Mutex<(list: [Command], stopped: Bool)>(([], false))
+    /// Unfinished submitted operations by id.
+    private let table = Mutex<[String: RemoteOperation]>([:])
+    private let done = DispatchSemaphore(value: 0)
+    private let stopOnce = Mutex(false)
+    private let threadName = "opqueue.remote-\(UUID().uuidString.prefix(8))"
+
+    init(endpoint: String, timeout: Duration, fetchResults: Bool) throws {
+        self.endpoint = endpoint
+        self.fetchResults = fetchResults
+        let started = DispatchSemaphore(value: 0)
+        let startError = Mutex<String?>(nil)
+        let thread = Thread { [self] in
+            let connection: CoordinatorConnection
+            do {
+                connection = try CoordinatorConnection(endpoint: endpoint, timeout: timeout)
+                try connection.watch(progress: true)
+            } catch {
+                startError.withLock { $0 = "\(error)" }
+                started.signal()
+                done.signal()
+                return
+            }
+            started.signal()
+            run(connection)
+            done.signal()
+        }
+        thread.name = threadName
+        thread.start()
+        started.wait()
+        if let e = startError.withLock({ $0 }) {
+            commands.withLock { $0.stopped = true }
+            stopOnce.withLock { $0 = true }
+            throw RemoteOperationError.connection(e)
+        }
+    }
+
+    /// Ends the thread; waits for it unless called on it (the last reference to a queue can be dropped there).
+    func stop() {
+        let first = stopOnce.withLock { s -> Bool in defer { s = true }; return !s }
+        guard first else { return }
+        commands.withLock { $0.stopped = true }
+        if Thread.current.name != threadName { done.wait() }
+    }
+
+    /// Runs `body` on the connection thread and returns its result (blocking the caller).
+    func perform<T: Sendable>(_ body: @escaping @Sendable (CoordinatorConnection) throws -> T) throws -> T {
+        let result = Mutex<Result<T, any Error>?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        let accepted = commands.withLock { c -> Bool in
+            guard !c.stopped else { return false }
+            c.list.append { connection in
+                let r: Result<T, any Error> = if let connection { Result { try body(connection) } } else { .failure(RemoteOperationError.closed) }
+                result.withLock { $0 = r }
+                finished.signal()
+            }
+            return true
+        }
+        guard accepted else { throw RemoteOperationError.closed }
+        finished.wait()
+        switch result.withLock({ $0 })! {
+        case .success(let v): return v
+        case .failure(let e as RemoteOperationError): throw e
+        case .failure(let e): throw RemoteOperationError.connection("\(e)")
+        }
+    }
+
+    /// Sends `message` and expects an ACK.
+    func ack(_ message: WireProtocol.Message) throws {
+        try perform { connection in
+            guard case .ack = try connection.request(message) else {
+                throw RemoteOperationError.connection("no ACK for \(message.command)")
+            }
+        }
+    }
+
+    /// Operations added before one of their dependencies, each with its queue (kept alive meanwhile).
+    private let parked = Mutex<[(op: RemoteOperation, queue: RemoteOperationQueue)]>([])
+
+    func park(_ ops: [RemoteOperation], in queue: RemoteOperationQueue) {
+        guard !ops.isEmpty else { return }
+        for op in ops { op.fields.withLock { $0.parkedOn = self } }
+        parked.withLock { list in for op in ops { list.append((op, queue)) } }
+    }
+
+    /// Takes `op` out of the waiting list; false when it was not (any more) in it.
+    func unpark(_ op: RemoteOperation) -> Bool {
+        parked.withLock { list in
+            guard let i = list.firstIndex(where: { $0.op === op }) else { return false }
+            list.remove(at: i)
+            return true
+        }
+    }
+
+    /// Sends every waiting operation whose dependencies are now all on the coordinator (in rounds, so a
+    /// chain of waiting operations goes out in order). Called by the thread that added or cancelled.
+    func releaseParked() {
+        while true {
+            let round = parked.withLock { list -> [(op: RemoteOperation, queue: RemoteOperationQueue)] in
+                let ready = list.filter { e in e.op.dependencies.allSatisfy(\.isSentOrLocal) }
+                list.removeAll { e in ready.contains { $0.op === e.op } }
+                return ready
+            }
+            if round.isEmpty { return }
+            var groups: [(queue: RemoteOperationQueue, ops: [RemoteOperation])] = []
+            for e in round {
+                e.op.fields.withLock { $0.parkedOn = nil }
+                if let i = groups.firstIndex(where: { $0.queue === e.queue }) { groups[i].ops.append(e.op) } else { groups.append((e.queue, [e.op])) }
+            }
+            for g in groups {
+                do {
+                    try g.queue.submit(g.ops)
+                } catch {
+                    for op in g.ops {
+                        op.fields.withLock { $0.engine = self }
+                        op.fields.withLock { $0.local = true }
+                        op.update(state: .finished, cancelled: false, outcome: .failed("could not be sent: \(error)"),
+                                  fraction: nil, worker: "", attempt: 0)
+                    }
+                }
+            }
+        }
+    }
+
+    func register(_ ops: [RemoteOperation]) { table.withLock { t in for o in ops { t[o.id] = o } } }
+    func unregister(_ ops: [RemoteOperation]) { table.withLock { t in for o in ops { t[o.id] = nil } } }
+
+    // MARK: the connection thread
+
+    private func run(_ connection: CoordinatorConnection) {
+        var lastSequence: UInt64 = 0
+        var lastHeard = ContinuousClock.now
+        while true {
+            let (list, stopped) = commands.withLock { c in defer { c.list = [] }; return (c.list, c.stopped) }
+            for command in list { command(connection) }
+            if stopped { break }
+            do {
+                let events = try connection.nextEvents(timeout: list.isEmpty ? .milliseconds(2) : .zero)
+                if !events.isEmpty {
+                    lastHeard = .now
+                    var gap = false
+                    for e in events {
+                        if e.sequence != lastSequence + 1 { gap = true }
+                        lastSequence = e.sequence
+                    }
+                    apply(events, connection)
+                    if gap { resync(connection) }
+                } else if ContinuousClock.now - lastHeard > .seconds(2) {
+                    // A safety net for lost events (e.g. a restarted coordinator): re-read what is unfinished.
+                    lastHeard = .now
+                    resync(connection)
+                }
+            } catch {
+                usleep(10_000)
+            }
+        }
+        // Anything queued after the stop is answered with `closed`.
+        let rest = commands.withLock { c in defer { c.list = [] }; return c.list }
+        for command in rest { command(nil) }
+    }
+
+    private func results(_ ids: [String], _ connection: CoordinatorConnection) -> [String: WireOpStatus] {
+        var out: [String: WireOpStatus] = [:]
+        var start = 0
+        while start < ids.count {
+            let chunk = Array(ids[start..<min(ids.count, start + 4096)])
+            start += chunk.count
+            var s = WireStatus()
+            s.opIds = chunk
+            s.ops = true
+            s.withResults = true
+            s.limit = UInt32(chunk.count)
+            guard case .statusReply(let r)? = try? connection.request(.status(s)) else { continue }
+            for o in r.ops { out[o.id] = o }
+        }
+        return out
+    }
+
+    private func apply(_ events: [WireEvent], _ connection: CoordinatorConnection) {
+        let tracked = table.withLock { t in events.compactMap { t[$0.opID] != nil ? $0.opID : nil } }
+        guard !tracked.isEmpty else { return }
+        var fetched: [String: WireOpStatus] = [:]
+        if fetchResults {
+            let succeeded = events.filter {
+                $0.state == .finished && { if case .succeeded? = $0.outcome.result { true } else { false } }($0)
+            }.map(\.opID)
+            if !succeeded.isEmpty { fetched = results(succeeded, connection) }
+        }
+        for e in events {
+            guard let op = table.withLock({ $0[e.opID] }) else { continue }
+            var outcome: OperationOutcome?
+            var state = RemoteOperation.State(e.state)
+            if e.state == .finished && !e.hasOutcome {
+                state = .pending          // the `cancelled` event of an op that finishes with the next event
+            } else if e.state == .finished {
+                outcome = Self.outcome(fetched[e.opID]?.outcome ?? e.outcome)
+                table.withLock { $0[e.opID] = nil }
+            }
+            op.update(state: state, cancelled: e.cancelled, outcome: outcome,
+                      fraction: e.fraction > 0 ? e.fraction : nil, worker: e.workerID, attempt: Int(e.attempt))
+        }
+    }
+
+    private func resync(_ connection: CoordinatorConnection) {
+        let ids = table.withLock { Array($0.keys) }
+        guard !ids.isEmpty else { return }
+        for (id, s) in results(ids, connection) {
+            guard let op = table.withLock({ $0[id] }) else { continue }
+            var outcome: OperationOutcome?
+            if s.state == .finished {
+                outcome = Self.outcome(s.outcome)
+                table.withLock { $0[id] = nil }
+            }
+            op.update(state: RemoteOperation.State(s.state), cancelled: s.cancelled, outcome: outcome,
+                      fraction: nil, worker: s.workerID, attempt: Int(s.attempts))
+        }
+    }
+
+    static func outcome(_ w: WireOutcome) -> OperationOutcome {
+        switch w.result {
+        case .succeeded(let d)?: .succeeded(Array(d))
+        case .failed(let t)?: .failed(t)
+        case .cancelled(let t)?: .cancelled(t)
+        case nil: .failed("finished without an outcome")
+        }
+    }
+}

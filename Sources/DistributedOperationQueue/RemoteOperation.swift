@@ -1,0 +1,305 @@
+import Dispatch
+import Foundation
+import OpSpec
+import Synchronization
+import WireProtocol
+
+/// An operation that runs on a worker: Foundation's `Operation`, with a handler kind and a payload in
+/// place of `main()`. Configure it, set its dependencies, add it to a `RemoteOperationQueue`; its state
+/// follows the coordinator's events.
+public final class RemoteOperation: Sendable, CustomStringConvertible {
+    /// The life cycle (S1); cancellation is the separate `isCancelled` flag.
+    public enum State: Int, Sendable, Comparable, CustomStringConvertible {
+        case pending, ready, executing, finished
+        public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+        public var description: String { ["pending", "ready", "executing", "finished"][rawValue] }
+        init(_ w: WireOpState) {
+            self = switch w {
+            case .ready: .ready
+            case .executing: .executing
+            case .finished: .finished
+            default: .pending
+            }
+        }
+    }
+
+    /// One observation of the operation, as delivered by `stateChanges` (the KVO analogue).
+    public struct Snapshot: Sendable, Equatable {
+        public var state: State
+        public var isCancelled: Bool
+        public var outcome: OperationOutcome?
+        /// Progress reported by the handler (0…1), when any.
+        public var fraction: Double?
+    }
+
+    /// The coordinator's id: unique per coordinator (generated unless given).
+    public let id: String
+    public let kind: String
+    public let payload: [UInt8]
+    /// BlockOperation-style parts: the operation is finished when every part is (each may run elsewhere).
+    public let parts: Int
+    /// Run after dependencies finish (OperationQueue's rule) or only after they succeed.
+    public let dependencyPolicy: DependencyPolicy
+    /// Re-runs after a failure.
+    public let retries: Int
+    /// Seconds from the first dispatch; then cancelled with reason "timeout".
+    public let timeout: Double?
+    /// Tags a worker must all have.
+    public let requiredTags: [String]
+    let isBarrier: Bool
+
+    struct Fields {
+        var name: String?
+        var priority: OperationPriority = .normal
+        var qos: OperationQoS?
+        var dependencies: [RemoteOperation] = []
+        var completion: (@Sendable () -> Void)?
+        var queue: String?            // set when added
+        var engine: Engine?
+        weak var owner: RemoteOperationQueue?
+        var snapshot = Snapshot(state: .pending, isCancelled: false, outcome: nil, fraction: nil)
+        var worker = ""
+        var attempt = 0
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var streams: [UInt64: AsyncStream<Snapshot>.Continuation] = [:]
+        var nextStream: UInt64 = 0
+        var finishedDelivered = false
+        /// Finished without the coordinator (cancelled before it was sent).
+        var local = false
+        /// Waiting in the client for a dependency to be added (see `RemoteOperationQueue.addOperations`).
+        var parkedOn: Engine?
+    }
+    let fields = Mutex(Fields())
+    /// Left once, after the completion block has run.
+    private let group = DispatchGroup()
+
+    private static let idPrefix = "swift-" + UUID().uuidString.prefix(8).lowercased()
+    private static let counter = Atomic<Int>(0)
+
+    public convenience init(kind: String, payload: [UInt8] = [], name: String? = nil, id: String? = nil,
+                queuePriority: OperationPriority = .normal, qualityOfService: OperationQoS? = nil,
+                parts: Int = 1, dependencyPolicy: DependencyPolicy = .finished, retries: Int = 0,
+                timeout: Double? = nil, requiredTags: [String] = []) {
+        self.init(kind: kind, payload: payload, name: name, id: id, queuePriority: queuePriority,
+                  qualityOfService: qualityOfService, parts: parts, dependencyPolicy: dependencyPolicy,
+                  retries: retries, timeout: timeout, requiredTags: requiredTags, barrier: false)
+    }
+
+    /// Payload given as text (UTF-8).
+    public convenience init(kind: String, payload: String, name: String? = nil, queuePriority: OperationPriority = .normal) {
+        self.init(kind: kind, payload: Array(payload.utf8), name: name, queuePriority: queuePriority)
+    }
+
+    init(kind: String, payload: [UInt8], name: String?, id: String?, queuePriority: OperationPriority,
+         qualityOfService: OperationQoS?, parts: Int, dependencyPolicy: DependencyPolicy, retries: Int,
+         timeout: Double?, requiredTags: [String], barrier: Bool) {
+        self.id = id ?? "\(Self.idPrefix)-\(Self.counter.wrappingAdd(1, ordering: .relaxed).newValue)"
+        self.kind = kind
+        self.payload = payload
+        self.parts = max(1, parts)
+        self.dependencyPolicy = dependencyPolicy
+        self.retries = max(0, retries)
+        self.timeout = timeout
+        self.requiredTags = requiredTags
+        self.isBarrier = barrier
+        group.enter()
+        fields.withLock {
+            $0.name = name
+            $0.priority = queuePriority
+            $0.qos = qualityOfService
+        }
+    }
+
+    public var description: String { "RemoteOperation(\(name), \(kind), \(snapshot.state)\(isCancelled ? ", cancelled" : ""))" }
+
+    // MARK: Operation's vocabulary
+
+    /// Display name; the id when not set. Sent when the operation is added.
+    public var name: String {
+        get { fields.withLock { $0.name } ?? id }
+        set { fields.withLock { $0.name = newValue } }
+    }
+
+    /// Settable before and after the operation is added (then it reorders it among the ready ones).
+    public var queuePriority: OperationPriority {
+        get { fields.withLock { $0.priority } }
+        set { try? setQueuePriority(newValue) }
+    }
+
+    /// Changes the priority; `inherit` also raises every unfinished transitive dependency.
+    public func setQueuePriority(_ priority: OperationPriority, inherit: Bool = false) throws {
+        let engine = fields.withLock { f -> Engine? in
+            f.priority = priority
+            return f.snapshot.state == .finished ? nil : f.engine
+        }
+        guard let engine else { return }
+        var p = WireSetPriority()
+        p.opIds = [id]
+        p.priority = Int32(priority.rawValue)
+        p.inherit = inherit
+        try engine.ack(.setPriority(p))
+    }
+
+    /// `nil` = the queue's. Takes effect when the operation is added.
+    public var qualityOfService: OperationQoS? {
+        get { fields.withLock { $0.qos } }
+        set { fields.withLock { $0.qos = newValue } }
+    }
+
+    /// Runs once, on the coordinator's callback queue, when the finished event arrives (also when cancelled
+    /// or failed), before `waitUntilFinished` returns.
+    public var completionBlock: (@Sendable () -> Void)? {
+        get { fields.withLock { $0.completion } }
+        set { fields.withLock { $0.completion = newValue } }
+    }
+
+    public var dependencies: [RemoteOperation] { fields.withLock { $0.dependencies } }
+
+    /// Dependencies may be in any queue of the same coordinator. Only before the operation is added.
+    public func addDependency(_ op: RemoteOperation) throws {
+        guard op !== self else { throw RemoteOperationError.dependencyOnItself(name) }
+        let depName = op.name
+        try fields.withLock { f in
+            guard f.queue == nil else { throw RemoteOperationError.dependencyAfterSubmit(f.name ?? id, dependency: depName) }
+            if !f.dependencies.contains(where: { $0 === op }) { f.dependencies.append(op) }
+        }
+    }
+
+    public func removeDependency(_ op: RemoteOperation) throws {
+        let depName = op.name
+        try fields.withLock { f in
+            guard f.queue == nil else { throw RemoteOperationError.dependencyAfterSubmit(f.name ?? id, dependency: depName) }
+            f.dependencies.removeAll { $0 === op }
+        }
+    }
+
+    public var snapshot: Snapshot { fields.withLock { $0.snapshot } }
+    public var state: State { snapshot.state }
+    /// Before it is added: every dependency has finished (or it is cancelled). After: the coordinator says so.
+    public var isReady: Bool {
+        let (s, queue, deps) = fields.withLock { ($0.snapshot, $0.queue, $0.dependencies) }
+        if s.isCancelled || s.state >= .ready { return true }
+        return queue == nil && deps.allSatisfy(\.isFinished)
+    }
+    public var isExecuting: Bool { snapshot.state == .executing }
+    public var isFinished: Bool { snapshot.state == .finished }
+    public var isCancelled: Bool { snapshot.isCancelled }
+    /// succeeded(result) | failed(text) | cancelled(reason), once finished.
+    public var outcome: OperationOutcome? { snapshot.outcome }
+    /// The result bytes when it succeeded.
+    public var result: [UInt8]? { outcome?.result }
+    /// The worker that last ran it and the attempt number (1-based).
+    public var lastRun: (worker: String, attempt: Int) { fields.withLock { ($0.worker, $0.attempt) } }
+
+    /// Cooperative, as `Operation.cancel()`: not yet running → finishes at once without running;
+    /// running → the worker's handler sees `isCancelled`. Dependents are released, not cancelled (S4).
+    public func cancel() {
+        let (engine, parkedOn, cont) = fields.withLock { f -> (Engine?, Engine?, [AsyncStream<Snapshot>.Continuation]) in
+            guard f.snapshot.state != .finished, !f.snapshot.isCancelled else { return (nil, nil, []) }
+            f.snapshot.isCancelled = true
+            defer { f.parkedOn = nil }
+            return (f.engine, f.parkedOn, Array(f.streams.values))
+        }
+        let s = snapshot
+        for c in cont { c.yield(s) }
+        if let parkedOn, parkedOn.unpark(self) {
+            // Still waiting in the client for a dependency: finished at once, like a cancelled op (S4).
+            fields.withLock { $0.engine = parkedOn }
+            finishLocally(reason: "cancelled by client")
+            parkedOn.releaseParked()
+            return
+        }
+        guard let engine else { return }
+        var c = WireCancelOps()
+        c.opIds = [id]
+        try? engine.ack(.cancelOps(c))
+    }
+
+    /// Blocks until finished (and the completion block has run).
+    public func waitUntilFinished() { group.wait() }
+
+    /// Blocks at most `timeout`; true when finished.
+    public func waitUntilFinished(timeout: Duration) -> Bool {
+        let ns = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+        return group.wait(timeout: .now() + .nanoseconds(Int(ns))) == .success
+    }
+
+    public func waitUntilFinished() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let now = fields.withLock { f -> Bool in
+                if f.finishedDelivered { return true }
+                f.waiters.append(c)
+                return false
+            }
+            if now { c.resume() }
+        }
+    }
+
+    /// Every state change from now on, starting with the current state; ends after `finished`.
+    public var stateChanges: AsyncStream<Snapshot> {
+        AsyncStream { continuation in
+            let (key, current) = fields.withLock { f -> (UInt64?, Snapshot) in
+                guard f.snapshot.state != .finished else { return (nil, f.snapshot) }
+                f.nextStream += 1
+                f.streams[f.nextStream] = continuation
+                return (f.nextStream, f.snapshot)
+            }
+            continuation.yield(current)
+            guard let key else { continuation.finish(); return }
+            continuation.onTermination = { [weak self] _ in _ = self?.fields.withLock { $0.streams.removeValue(forKey: key) } }
+        }
+    }
+
+    // MARK: driven by the engine
+
+    /// Applies an event or a status record (on the connection thread). Never goes backwards.
+    func update(state: State, cancelled: Bool, outcome: OperationOutcome?, fraction: Double?, worker: String, attempt: Int) {
+        let (changed, snap, streams, finish, owner) = fields.withLock { f in
+            guard f.snapshot.state != .finished else { return (false, f.snapshot, [AsyncStream<Snapshot>.Continuation](), false, f.owner) }
+            let before = f.snapshot
+            f.snapshot.state = max(f.snapshot.state, state)
+            if cancelled { f.snapshot.isCancelled = true }
+            if let fraction { f.snapshot.fraction = fraction }
+            if !worker.isEmpty { f.worker = worker }
+            if attempt > 0 { f.attempt = attempt }
+            let finish = f.snapshot.state == .finished
+            if finish {
+                f.snapshot.outcome = outcome
+                if case .cancelled? = outcome { f.snapshot.isCancelled = true }
+            }
+            let streams = Array(f.streams.values)
+            if finish { f.streams = [:] }
+            return (f.snapshot != before, f.snapshot, streams, finish, f.owner)
+        }
+        if changed { for s in streams { s.yield(snap) } }
+        if finish {
+            for s in streams { s.finish() }
+            deliverFinish(owner: owner)
+        } else if let fraction, let owner {
+            owner.progressed(self, fraction: fraction)
+        }
+    }
+
+    /// On the coordinator (or being sent), or finished here: dependents need not wait for it in the client.
+    var isSentOrLocal: Bool { fields.withLock { $0.engine != nil || $0.local } }
+    var isLocal: Bool { fields.withLock { $0.local } }
+
+    /// Finishes without ever reaching the coordinator (cancelled before it was added).
+    func finishLocally(reason: String) {
+        fields.withLock { $0.local = true }
+        update(state: .finished, cancelled: true, outcome: .cancelled(reason), fraction: nil, worker: "", attempt: 0)
+    }
+
+    private func deliverFinish(owner: RemoteOperationQueue?) {
+        let engine = fields.withLock { $0.engine }
+        let work: @Sendable () -> Void = { [self] in
+            let block = fields.withLock { f -> (@Sendable () -> Void)? in defer { f.completion = nil }; return f.completion }
+            block?()
+            let waiters = fields.withLock { f in defer { f.waiters = []; f.finishedDelivered = true }; return f.waiters }
+            owner?.finished(self)
+            group.leave()
+            for w in waiters { w.resume() }
+        }
+        if let engine { engine.callbacks.async(execute: work) } else { DispatchQueue.global().async(execute: work) }
+    }
+}

@@ -1,0 +1,438 @@
+import Dispatch
+import Foundation
+import OpClient
+import OpSpec
+import Synchronization
+import WireProtocol
+
+/// A named queue on the coordinator, with `OperationQueue`'s vocabulary. Its limit, suspension and
+/// priorities hold cluster-wide; `operationCount`, `operations`, `progress` and the waits cover the
+/// operations added through this object.
+public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
+    /// The coordinator's queue name (shared by every client that uses it).
+    public let name: String
+    public let coordinator: RemoteCoordinator
+    /// Aggregates this queue's operations: 100 units each, handler-reported fractions included.
+    public let progress: Progress
+
+    private struct Fields {
+        var unfinished: [ObjectIdentifier: RemoteOperation] = [:]
+        var order: [ObjectIdentifier] = []
+        var units: [ObjectIdentifier: Int64] = [:]
+        var maxConcurrent = -1
+        var suspended = false
+        var qos: OperationQoS = .default
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Whether the coordinator has the queue (checked once with STATUS, then kept).
+        var known: Bool?
+        /// Settings made before the coordinator had the queue: sent with the first SUBMIT, which creates it.
+        var unsentSettings = false
+    }
+    private let fields = Mutex(Fields())
+    private let idle = NSCondition()
+
+    public static let defaultMaxConcurrentOperationCount = -1
+
+    public init(name: String = "default", coordinator: RemoteCoordinator) {
+        self.name = name
+        self.coordinator = coordinator
+        progress = Progress(totalUnitCount: 0)
+    }
+
+    /// A queue with a connection of its own.
+    public convenience init(name: String = "default", endpoint: String = CoordinatorConnection.defaultEndpoint) throws {
+        self.init(name: name, coordinator: try RemoteCoordinator(endpoint: endpoint))
+    }
+
+    public var description: String { "RemoteOperationQueue(\(name), \(operationCount) operations)" }
+    private var engine: Engine { coordinator.engine }
+
+    // MARK: settings (applied on the coordinator before the setter returns)
+
+    /// Cluster-wide limit of running operations of this queue; −1 = no limit, 1 = serial.
+    public var maxConcurrentOperationCount: Int {
+        get { fields.withLock { $0.maxConcurrent } }
+        set {
+            fields.withLock { $0.maxConcurrent = newValue }
+            var s = WireQueueSettings()
+            s.name = name
+            s.maxConcurrent = Int32(max(-1, newValue))
+            try? control(s)
+        }
+    }
+
+    /// A suspended queue starts nothing new; running operations continue; operations can still be added.
+    public var isSuspended: Bool {
+        get { fields.withLock { $0.suspended } }
+        set {
+            fields.withLock { $0.suspended = newValue }
+            var s = WireQueueSettings()
+            s.name = name
+            s.suspended = newValue
+            try? control(s)
+        }
+    }
+
+    /// The QoS of the operations that do not set their own. Set it before the first operation is added:
+    /// a queue is created with it, and the coordinator does not change an existing queue's QoS.
+    public var qualityOfService: OperationQoS {
+        get { fields.withLock { $0.qos } }
+        set { fields.withLock { if $0.known != true { $0.qos = newValue } } }
+    }
+
+    /// The throwing forms of the setters above.
+    public func setSuspended(_ suspended: Bool) throws {
+        fields.withLock { $0.suspended = suspended }
+        var s = WireQueueSettings()
+        s.name = name
+        s.suspended = suspended
+        try control(s)
+    }
+
+    public func setMaxConcurrentOperationCount(_ n: Int) throws {
+        fields.withLock { $0.maxConcurrent = n }
+        var s = WireQueueSettings()
+        s.name = name
+        s.maxConcurrent = Int32(n)
+        try control(s)
+    }
+
+    /// QUEUE for a queue the coordinator has; for one it does not have yet, the settings go with the
+    /// first operations added (SUBMIT creates queues).
+    private func control(_ s: WireQueueSettings) throws {
+        try engine.perform { connection in
+            guard try self.known(connection) else {
+                self.fields.withLock { $0.unsentSettings = true }
+                return
+            }
+            var q = WireQueueControl()
+            q.settings = s
+            _ = try connection.request(.queue(q))
+        }
+    }
+
+    /// On the connection thread: does the coordinator have this queue? The first time, an existing
+    /// queue's settings are read (unless set here already, which are then sent).
+    private func known(_ connection: CoordinatorConnection) throws -> Bool {
+        if let k = fields.withLock({ $0.known }), k { return true }
+        var st = WireStatus()
+        st.queue = name
+        guard case .statusReply(let r) = try connection.request(.status(st)) else { return false }
+        guard let q = r.queues.first(where: { $0.name == name }) else {
+            fields.withLock { $0.known = false }
+            return false
+        }
+        let unsent = fields.withLock { f -> WireQueueSettings? in
+            f.known = true
+            f.qos = OperationQoS(q.qos) ?? f.qos
+            guard f.unsentSettings else {
+                f.maxConcurrent = Int(q.maxConcurrent)
+                f.suspended = q.suspended
+                return nil
+            }
+            f.unsentSettings = false
+            var s = WireQueueSettings()
+            s.name = name
+            s.maxConcurrent = Int32(f.maxConcurrent)
+            s.suspended = f.suspended
+            return s
+        }
+        if let unsent {
+            var c = WireQueueControl()
+            c.settings = unsent
+            _ = try connection.request(.queue(c))
+        }
+        return true
+    }
+
+    // MARK: adding
+
+    public func addOperation(_ op: RemoteOperation) throws {
+        try addOperations([op], waitUntilFinished: false)
+    }
+
+    /// Adds an operation of a handler kind; returns it.
+    @discardableResult
+    public func addOperation(kind: String, payload: [UInt8] = [], name: String? = nil,
+                             queuePriority: OperationPriority = .normal) throws -> RemoteOperation {
+        let op = RemoteOperation(kind: kind, payload: payload, name: name, queuePriority: queuePriority)
+        try addOperation(op)
+        return op
+    }
+
+    /// Like `addBarrierBlock`: runs after everything added to this queue before it and holds back what
+    /// is added after it. `block` runs in this process when the barrier finishes; `kind` runs on a worker.
+    @discardableResult
+    public func addBarrierBlock(kind: String = BuiltinKind.noop, payload: [UInt8] = [],
+                                _ block: (@Sendable () -> Void)? = nil) throws -> RemoteOperation {
+        let op = RemoteOperation(kind: kind, payload: payload, name: nil, id: nil, queuePriority: .normal,
+                                 qualityOfService: nil, parts: 1, dependencyPolicy: .finished, retries: 0,
+                                 timeout: nil, requiredTags: [], barrier: true)
+        op.completionBlock = block
+        try addOperation(op)
+        return op
+    }
+
+    /// Adds the operations as one atomic SUBMIT: all are accepted or none (the error lists every problem,
+    /// e.g. a cycle with the operations on it). As with OperationQueue, a dependency may be added later
+    /// than its dependent (also to another queue): the dependent waits here, counted in `operationCount`,
+    /// and is sent when its dependencies are.
+    public func addOperations(_ ops: [RemoteOperation], waitUntilFinished wait: Bool) throws {
+        guard !ops.isEmpty else { return }
+        var seen = Set<ObjectIdentifier>()
+        // Claim every operation (so a concurrent add of the same one fails), or none.
+        var claimed: [RemoteOperation] = []
+        func unclaim() { for o in claimed { o.fields.withLock { $0.queue = nil; $0.owner = nil } } }
+        for op in ops {
+            let error: RemoteOperationError? = op.fields.withLock { f in
+                if f.snapshot.state == .finished { return .alreadyFinished(f.name ?? op.id) }
+                if let q = f.queue { return .alreadyAdded(f.name ?? op.id, queue: q) }
+                if !seen.insert(ObjectIdentifier(op)).inserted { return .alreadyAdded(f.name ?? op.id, queue: name) }
+                f.queue = name
+                f.owner = self
+                return nil
+            }
+            if let error { unclaim(); throw error }
+            claimed.append(op)
+        }
+        // Cancelled before being added: finished at once, never sent (S4); dependents do not wait for them.
+        let cancelled = Set(ops.filter { $0.isCancelled }.map(ObjectIdentifier.init))
+        // Waiting here: a dependency not on the coordinator yet (not added, or itself waiting).
+        var parked = Set<ObjectIdentifier>()
+        var changed = true
+        while changed {
+            changed = false
+            for op in ops where !parked.contains(ObjectIdentifier(op)) && !cancelled.contains(ObjectIdentifier(op)) {
+                let blocked = op.dependencies.contains { d in
+                    let k = ObjectIdentifier(d)
+                    if cancelled.contains(k) { return false }
+                    if seen.contains(k) { return parked.contains(k) }
+                    return !d.isSentOrLocal
+                }
+                if blocked { parked.insert(ObjectIdentifier(op)); changed = true }
+            }
+        }
+        for op in ops where parked.contains(ObjectIdentifier(op)) {
+            if let cycle = Self.cycle(from: op) {
+                unclaim()
+                throw RemoteOperationError.rejected(["cycle: " + cycle.map(\.name).joined(separator: " → ")])
+            }
+        }
+        let now = ops.filter { !cancelled.contains(ObjectIdentifier($0)) && !parked.contains(ObjectIdentifier($0)) }
+        do {
+            try submit(now, skipping: cancelled)
+        } catch {
+            unclaim()
+            throw error
+        }
+        let later = ops.filter { parked.contains(ObjectIdentifier($0)) }
+        let local = ops.filter { cancelled.contains(ObjectIdentifier($0)) }
+        track(later + local)
+        engine.park(later, in: self)
+        for op in local {
+            op.fields.withLock { $0.engine = engine }
+            op.finishLocally(reason: "cancelled before it was added to a queue")
+        }
+        engine.releaseParked()
+        if wait { for op in ops { op.waitUntilFinished() } }
+    }
+
+    /// A cycle through `start` over added operations not yet on the coordinator (the coordinator checks
+    /// the rest; operations in no queue may still change their dependencies).
+    private static func cycle(from start: RemoteOperation) -> [RemoteOperation]? {
+        var path: [RemoteOperation] = []
+        var visited = Set<ObjectIdentifier>()
+        func visit(_ op: RemoteOperation) -> Bool {
+            if op === start && !path.isEmpty { return true }
+            guard visited.insert(ObjectIdentifier(op)).inserted else { return false }
+            path.append(op)
+            for d in op.dependencies where !d.isSentOrLocal && d.fields.withLock({ $0.queue != nil }) {
+                if visit(d) { return true }
+            }
+            path.removeLast()
+            return false
+        }
+        return visit(start) ? path + [start] : nil
+    }
+
+    /// One SUBMIT (or several, for more than 8,192) of claimed operations whose dependencies are all on
+    /// the coordinator, in this batch, or finished here (`skipping`).
+    func submit(_ ops: [RemoteOperation], skipping: Set<ObjectIdentifier> = []) throws {
+        guard !ops.isEmpty else { return }
+        var wire: [WireOperation] = []
+        for op in ops {
+            var w = WireOperation()
+            w.id = op.id
+            w.queue = name
+            w.kind = op.kind
+            w.payload = Data(op.payload)
+            let (n, priority, qos, deps) = op.fields.withLock { ($0.name, $0.priority, $0.qos, $0.dependencies) }
+            if let n { w.name = n }
+            w.priority = Int32(priority.rawValue)
+            w.qos = qos?.wire ?? .unspecified
+            w.parts = UInt32(op.parts)
+            w.policy = op.dependencyPolicy == .succeeded ? .succeeded : .finished
+            w.retries = UInt32(op.retries)
+            if let t = op.timeout { w.timeoutUs = Int64(t * 1_000_000) }
+            w.requires = op.requiredTags
+            w.barrier = op.isBarrier
+            for d in deps where !skipping.contains(ObjectIdentifier(d)) && !d.isLocal {
+                w.after.append(d.id)
+            }
+            wire.append(w)
+        }
+        let names = Dictionary(ops.flatMap { [$0] + $0.dependencies }.map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
+        let engine = self.engine
+        do {
+            try engine.perform { [wire, name] connection in
+                // A new queue is created with the settings made so far (an existing one keeps its own).
+                let settings: WireQueueSettings? = try self.known(connection) ? nil : self.fields.withLock { f in
+                    var s = WireQueueSettings()
+                    s.name = name
+                    s.qos = f.qos.wire
+                    s.maxConcurrent = Int32(f.maxConcurrent)
+                    s.suspended = f.suspended
+                    return s
+                }
+                engine.register(ops)
+                for op in ops { op.fields.withLock { $0.engine = engine } }
+                for message in Batcher.submits(wire, queues: settings.map { [$0] } ?? []) {
+                    let reply = try connection.request(message)
+                    guard case .submitReply(let r) = reply else { throw RemoteOperationError.connection("no SUBMIT-REPLY") }
+                    guard r.accepted else { throw RemoteOperationError.rejected(r.errors.map { Self.problem($0, names) }) }
+                }
+                // On the connection thread, so before any event of these operations is applied.
+                self.track(ops)
+                self.fields.withLock { $0.known = true; $0.unsentSettings = false }
+            }
+        } catch {
+            engine.unregister(ops)
+            for op in ops { op.fields.withLock { $0.engine = nil } }
+            throw error
+        }
+        // Cancelled while it waited to be sent (or while being sent): cancel it on the coordinator.
+        for op in ops where op.isCancelled {
+            var c = WireCancelOps()
+            c.opIds = [op.id]
+            try? engine.ack(.cancelOps(c))
+        }
+    }
+
+    private static func problem(_ e: WireSubmitError, _ names: [String: String]) -> String {
+        let n = { (id: String) in names[id] ?? id }
+        switch e.problem {
+        case .cycle: return "cycle: " + e.related.map(n).joined(separator: " → ")
+        case .duplicateID: return "duplicate id '\(e.opID)'"
+        case .unknownDependency: return "'\(n(e.opID))' depends on unknown '\(e.related.map(n).joined(separator: "', '"))'"
+        default: return e.opID.isEmpty ? e.message : "\(n(e.opID)): \(e.message)"
+        }
+    }
+
+    // MARK: the queue's operations
+
+    /// Unfinished operations added through this object, in the order they were added.
+    public var operations: [RemoteOperation] {
+        fields.withLock { f in f.order.compactMap { f.unfinished[$0] } }
+    }
+
+    public var operationCount: Int { fields.withLock { $0.unfinished.count } }
+
+    /// Cancels every operation of the coordinator's queue (also those added by other clients).
+    public func cancelAllOperations() {
+        for op in operations { op.fields.withLock { if $0.snapshot.state != .finished { $0.snapshot.isCancelled = true } } }
+        var c = WireCancelOps()
+        c.queue = name
+        try? engine.ack(.cancelOps(c))
+    }
+
+    /// Blocks until every operation added through this object has finished (completion blocks included).
+    public func waitUntilAllOperationsAreFinished() {
+        idle.lock()
+        while operationCount > 0 { idle.wait() }
+        idle.unlock()
+    }
+
+    /// Blocks at most `timeout`; true when everything has finished.
+    public func waitUntilAllOperationsAreFinished(timeout: Duration) -> Bool {
+        let deadline = Date().addingTimeInterval(Double(timeout.components.seconds) + Double(timeout.components.attoseconds) * 1e-18)
+        idle.lock()
+        defer { idle.unlock() }
+        while operationCount > 0 {
+            if !idle.wait(until: deadline) { return operationCount == 0 }
+        }
+        return true
+    }
+
+    public func waitUntilAllOperationsAreFinished() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let now = fields.withLock { f -> Bool in
+                if f.unfinished.isEmpty { return true }
+                f.idleWaiters.append(c)
+                return false
+            }
+            if now { c.resume() }
+        }
+    }
+
+    // MARK: bookkeeping (callback queue)
+
+    private func track(_ ops: [RemoteOperation]) {
+        fields.withLock { f in
+            for op in ops {
+                let key = ObjectIdentifier(op)
+                f.unfinished[key] = op
+                f.order.append(key)
+                f.units[key] = 0
+            }
+        }
+        progress.totalUnitCount += Int64(100 * ops.count)
+    }
+
+    func progressed(_ op: RemoteOperation, fraction: Double) {
+        let delta = fields.withLock { f -> Int64 in
+            let key = ObjectIdentifier(op)
+            guard let old = f.units[key] else { return 0 }
+            let new = Int64(min(1, max(0, fraction)) * 99)
+            guard new > old else { return 0 }
+            f.units[key] = new
+            return new - old
+        }
+        if delta > 0 { progress.completedUnitCount += delta }
+    }
+
+    func finished(_ op: RemoteOperation) {
+        let (delta, waiters, empty) = fields.withLock { f -> (Int64, [CheckedContinuation<Void, Never>], Bool) in
+            let key = ObjectIdentifier(op)
+            guard f.unfinished.removeValue(forKey: key) != nil else { return (0, [], false) }
+            let delta = 100 - (f.units.removeValue(forKey: key) ?? 0)
+            if f.order.count > 2 * f.unfinished.count + 64 {
+                let live = f.unfinished
+                f.order.removeAll { live[$0] == nil }
+            }
+            let empty = f.unfinished.isEmpty
+            var waiters: [CheckedContinuation<Void, Never>] = []
+            if empty { waiters = f.idleWaiters; f.idleWaiters = [] }
+            return (delta, waiters, empty)
+        }
+        if delta > 0 { progress.completedUnitCount += delta }
+        if empty {
+            idle.lock()
+            idle.broadcast()
+            idle.unlock()
+        }
+        for w in waiters { w.resume() }
+    }
+}
+
+extension OperationQoS {
+    init?(_ w: WireQoS) {
+        switch w {
+        case .userInteractive: self = .userInteractive
+        case .userInitiated: self = .userInitiated
+        case .default: self = .default
+        case .utility: self = .utility
+        case .background: self = .background
+        default: return nil
+        }
+    }
+}

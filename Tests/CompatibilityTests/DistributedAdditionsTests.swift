@@ -1,0 +1,69 @@
+import DistributedOperationQueue
+import Foundation
+import Testing
+
+/// What the Swift API adds to OperationQueue (SEMANTICS.md §2), on real processes.
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct DistributedAdditionsTests {
+    let cluster: Cluster
+    let coordinator: RemoteCoordinator
+
+    init() throws {
+        cluster = try Cluster(workers: 2, slots: 2)
+        coordinator = try cluster.coordinator()
+    }
+
+    @Test func outcomesAndResultsReachTheClientAndDependents() throws {
+        let q = RemoteOperationQueue(name: "outcomes", coordinator: coordinator)
+        let a = RemoteOperation(kind: "echo", payload: "alpha", name: "a")
+        let b = RemoteOperation(kind: "echo", payload: "beta", name: "b")
+        let command = #"{"command": "cat \"$OPQ_INPUT_\#(a.id.uppercased().map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined())\" \"$OPQ_INPUTS_DIR\"/* | wc -c"}"#
+        let join = RemoteOperation(kind: "shell", payload: Array(command.utf8), name: "join")
+        try join.addDependency(a)
+        try join.addDependency(b)
+        let broken = RemoteOperation(kind: "fail", payload: "disk full", name: "broken")
+        try q.addOperations([a, b, join, broken], waitUntilFinished: true)
+        #expect(a.result == Array("alpha".utf8))
+        #expect(String(decoding: join.result ?? [], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "14")
+        #expect(broken.outcome == .failed("disk full"))
+    }
+
+    @Test func succeededPolicyCancelsTheDependentOfAFailure() throws {
+        let q = RemoteOperationQueue(name: "policy", coordinator: coordinator)
+        let broken = RemoteOperation(kind: "fail", payload: "no", name: "broken")
+        let strict = RemoteOperation(kind: "noop", name: "strict", dependencyPolicy: .succeeded)
+        let lenient = RemoteOperation(kind: "noop", name: "lenient")
+        try strict.addDependency(broken)
+        try lenient.addDependency(broken)
+        try q.addOperations([broken, strict, lenient], waitUntilFinished: true)
+        #expect(strict.outcome?.isCancelled == true)
+        #expect(strict.outcome?.message?.contains(broken.id) == true, "\(String(describing: strict.outcome))")
+        #expect(lenient.outcome?.isSucceeded == true, "the default policy is OperationQueue's: run after finished")
+    }
+
+    @Test func retriesAndTimeout() throws {
+        let q = RemoteOperationQueue(name: "retries", coordinator: coordinator)
+        let flaky = RemoteOperation(kind: "fail", payload: Array("boom".utf8), name: "flaky", retries: 2)
+        let slow = RemoteOperation(kind: "sleep", payload: Array("5000".utf8), name: "slow", timeout: 0.3)
+        try q.addOperations([flaky, slow], waitUntilFinished: false)
+        #expect(q.waitUntilAllOperationsAreFinished(timeout: .seconds(10)))
+        #expect(flaky.outcome == .failed("boom") && flaky.lastRun.attempt == 3)
+        #expect(slow.outcome == .cancelled("timeout"))
+    }
+
+    @Test func stateChangesAsyncSequenceEndsAtFinished() async throws {
+        let q = RemoteOperationQueue(name: "stream", coordinator: coordinator)
+        let op = RemoteOperation(kind: "sleep", payload: Array("100".utf8), name: "watched")
+        try q.addOperation(op)
+        var last: RemoteOperation.Snapshot?
+        for await s in op.stateChanges { last = s }
+        #expect(last?.state == .finished && last?.outcome?.isSucceeded == true)
+        await q.waitUntilAllOperationsAreFinished()
+    }
+
+    @Test func unreachableCoordinatorIsAClearError() throws {
+        #expect(throws: RemoteOperationError.self) {
+            _ = try RemoteCoordinator(endpoint: "tcp://127.0.0.1:1", timeout: .milliseconds(300))
+        }
+    }
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Starts a coordinator and two image workers on loopback, runs the ImagePipeline client, stops them.
+# Usage: examples/ImagePipeline/run.sh [--rows N]   (builds with `swift build` first)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+swift build --product opcoord >/dev/null
+swift build --product imagepipeline-worker >/dev/null
+swift build --product imagepipeline >/dev/null
+BIN="$(swift build --show-bin-path)"
+WORK="$(mktemp -d /tmp/imagepipeline.XXXXXX)"
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+"$BIN/opcoord" --bind 'tcp://127.0.0.1:*' --endpoint-file "$WORK/endpoint" >"$WORK/opcoord.log" 2>&1 & pids+=($!)
+for _ in $(seq 100); do [[ -s "$WORK/endpoint" ]] && break; sleep 0.05; done
+EP="$(cat "$WORK/endpoint")"
+for w in 1 2; do
+  "$BIN/imagepipeline-worker" --connect "$EP" --name "images-$w" --slots 2 --prefetch 0 >"$WORK/worker-$w.log" 2>&1 & pids+=($!)
+done
+sleep 0.5
+"$BIN/imagepipeline" --coordinator "$EP" --dir "$WORK/images" "$@"
+ls "$WORK/images" | head -5; echo "… ($(ls "$WORK/images" | wc -l) files in $WORK/images)"
