@@ -89,9 +89,11 @@ var targets: [Target] = [
     .testTarget(name: "OpSpecTests", dependencies: ["OpSpec"]),
     .testTarget(name: "WorkerRuntimeTests", dependencies: ["WorkerRuntime", "OpSpec"]),
     // Real opcoord/opworker/opctl processes over loopback; they must be built first (scripts/test does).
-    .testTarget(name: "IntegrationTests", dependencies: ["OpClient", "WireProtocol", "ZeroMQ"]),
+    // Starts real opcoord/opworker processes for the two process-level test targets below.
+    .target(name: "ClusterTestSupport", dependencies: ["OpClient", "WireProtocol"], path: "Tests/ClusterTestSupport"),
+    .testTarget(name: "IntegrationTests", dependencies: ["ClusterTestSupport", "OpClient", "WireProtocol", "ZeroMQ"]),
     // TestOperationQueue.swift's behaviours against RemoteOperationQueue on real processes.
-    .testTarget(name: "CompatibilityTests", dependencies: ["DistributedOperationQueue", "OpClient", "WireProtocol"]),
+    .testTarget(name: "CompatibilityTests", dependencies: ["ClusterTestSupport", "DistributedOperationQueue", "OpClient", "WireProtocol"]),
 ]
 
 let package = Package(

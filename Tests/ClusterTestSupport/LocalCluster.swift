@@ -3,33 +3,33 @@ import OpClient
 import WireProtocol
 
 /// Where the built executables are: $OPQ_BIN_DIR (set by scripts/test), else next to the test bundle.
-enum Binaries {
-    static var directory: String {
+public enum Binaries {
+    public static var directory: String {
         if let d = ProcessInfo.processInfo.environment["OPQ_BIN_DIR"], !d.isEmpty { return d }
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: exe).deletingLastPathComponent().path
     }
 
-    static func path(_ name: String) -> String { directory + "/" + name }
+    public static func path(_ name: String) -> String { directory + "/" + name }
 }
 
-struct ClusterError: Error, CustomStringConvertible {
-    var description: String
-    init(_ d: String) { description = d }
+public struct ClusterError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ d: String) { description = d }
 }
 
 /// A coordinator and workers as real processes on loopback, each logging to a file in a temp dir.
 /// Every wait is bounded; `stop()` (also on deinit) ends every process it started, by PID.
-final class LocalCluster: @unchecked Sendable {
-    let dir: URL
-    let endpoint: String
-    let heartbeatMs: Int
-    let liveness: Int
-    private(set) var coordinator: Process
-    private(set) var workers: [String: Process] = [:]
+public final class LocalCluster: @unchecked Sendable {
+    public let dir: URL
+    public let endpoint: String
+    public let heartbeatMs: Int
+    public let liveness: Int
+    public private(set) var coordinator: Process
+    public private(set) var workers: [String: Process] = [:]
     private var stopped = false
 
-    init(heartbeatMs: Int = 200, liveness: Int = 3) throws {
+    public init(heartbeatMs: Int = 200, liveness: Int = 3) throws {
         self.heartbeatMs = heartbeatMs
         self.liveness = liveness
         dir = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("opq-it-\(UUID().uuidString.prefix(8))")
@@ -58,7 +58,7 @@ final class LocalCluster: @unchecked Sendable {
     /// Stops the coordinator (SIGTERM, bounded wait) and starts a new one on the same endpoint.
     /// Returns the old one's exit status.
     @discardableResult
-    func restartCoordinator() throws -> Int32 {
+    public func restartCoordinator() throws -> Int32 {
         kill(coordinator.processIdentifier, SIGTERM)
         let deadline = Date().addingTimeInterval(10)
         while coordinator.isRunning && Date() < deadline { usleep(10_000) }
@@ -69,12 +69,12 @@ final class LocalCluster: @unchecked Sendable {
         return status
     }
 
-    static func launch(_ name: String, _ args: [String], log: URL, env: [String: String] = [:]) throws -> Process {
+    public static func launch(_ name: String, _ args: [String], log: URL, env: [String: String] = [:]) throws -> Process {
         try launch(executable: Binaries.path(name), args, log: log, env: env)
     }
 
     /// Starts a program with stdout and stderr going to `log`.
-    static func launch(executable: String, _ args: [String], log: URL, env: [String: String] = [:]) throws -> Process {
+    public static func launch(executable: String, _ args: [String], log: URL, env: [String: String] = [:]) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = args
@@ -91,7 +91,7 @@ final class LocalCluster: @unchecked Sendable {
 
     /// Starts a worker and waits until the coordinator lists it.
     @discardableResult
-    func startWorker(_ name: String, slots: Int = 2, prefetch: Int = 0, tags: [String] = []) throws -> Process {
+    public func startWorker(_ name: String, slots: Int = 2, prefetch: Int = 0, tags: [String] = []) throws -> Process {
         var args = ["--connect", endpoint, "--name", name, "--slots", "\(slots)", "--prefetch", "\(prefetch)"]
         if !tags.isEmpty { args += ["--tags", tags.joined(separator: ",")] }
         let p = try Self.launch("opworker", args, log: dir.appendingPathComponent("\(name).log"))
@@ -100,16 +100,16 @@ final class LocalCluster: @unchecked Sendable {
         return p
     }
 
-    func connect(timeout: Duration = .seconds(10)) throws -> CoordinatorConnection {
+    public func connect(timeout: Duration = .seconds(10)) throws -> CoordinatorConnection {
         try CoordinatorConnection(endpoint: endpoint, timeout: timeout)
     }
 
-    func workerList() throws -> [WireWorkerInfo] {
+    public func workerList() throws -> [WireWorkerInfo] {
         guard case .workersReply(let r) = try connect().request(.workers) else { throw ClusterError("no WORKERS reply") }
         return r.workers
     }
 
-    func submit(_ ops: [WireOperation], queues: [WireQueueSettings] = []) throws -> WireSubmitReply {
+    public func submit(_ ops: [WireOperation], queues: [WireQueueSettings] = []) throws -> WireSubmitReply {
         var s = WireSubmit()
         s.operations = ops
         s.queues = queues
@@ -119,7 +119,7 @@ final class LocalCluster: @unchecked Sendable {
 
     /// Waits (bounded) until every id has finished; throws with the pending ids otherwise.
     @discardableResult
-    func wait(_ ids: [String], timeout: Double = 30) throws -> WireWaitReply {
+    public func wait(_ ids: [String], timeout: Double = 30) throws -> WireWaitReply {
         var w = WireWait()
         w.opIds = ids
         w.timeoutUs = Int64(timeout * 1_000_000)
@@ -129,7 +129,7 @@ final class LocalCluster: @unchecked Sendable {
         return r
     }
 
-    func status(_ ids: [String] = [], withResults: Bool = false) throws -> [String: WireOpStatus] {
+    public func status(_ ids: [String] = [], withResults: Bool = false) throws -> [String: WireOpStatus] {
         var s = WireStatus()
         s.opIds = ids
         s.ops = true
@@ -138,23 +138,23 @@ final class LocalCluster: @unchecked Sendable {
         return Dictionary(r.ops.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
     }
 
-    func statusReply() throws -> WireStatusReply {
+    public func statusReply() throws -> WireStatusReply {
         guard case .statusReply(let r) = try connect().request(.status(WireStatus())) else { throw ClusterError("no STATUS reply") }
         return r
     }
 
     @discardableResult
-    func ack(_ message: Message) throws -> WireAck {
+    public func ack(_ message: WireProtocol.Message) throws -> WireAck {
         guard case .ack(let a) = try connect().request(message) else { throw ClusterError("no ACK for \(message.command)") }
         return a
     }
 
-    func signal(_ worker: String, _ sig: Int32) {
+    public func signal(_ worker: String, _ sig: Int32) {
         if let p = workers[worker] { kill(p.processIdentifier, sig) }
     }
 
     /// Polls `condition` every 20 ms until it holds or `timeout` seconds pass (for states that have no event).
-    func waitUntil(_ what: String, timeout: Double, _ condition: () throws -> Bool) throws {
+    public func waitUntil(_ what: String, timeout: Double, _ condition: () throws -> Bool) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if try condition() { return }
@@ -163,7 +163,7 @@ final class LocalCluster: @unchecked Sendable {
         throw ClusterError("timed out after \(timeout) s waiting for \(what)\n\(logs())")
     }
 
-    func logs() -> String {
+    public func logs() -> String {
         let files = (try? FileManager.default.contentsOfDirectory(atPath: dir.path))?.filter { $0.hasSuffix(".log") } ?? []
         return files.sorted().map { f in
             let text = (try? String(contentsOfFile: dir.appendingPathComponent(f).path, encoding: .utf8)) ?? ""
@@ -174,7 +174,7 @@ final class LocalCluster: @unchecked Sendable {
     /// SIGTERM to everything (SIGCONT first, in case a test froze it), then SIGKILL after 5 s.
     /// Returns the coordinator's exit status.
     @discardableResult
-    func stop() -> Int32 {
+    public func stop() -> Int32 {
         guard !stopped else { return coordinator.terminationStatus }
         stopped = true
         let all = Array(workers.values) + [coordinator]
@@ -193,7 +193,7 @@ final class LocalCluster: @unchecked Sendable {
 }
 
 /// A wire operation with the fields tests use.
-func op(_ id: String, kind: String = "noop", payload: String = "", after: [String] = [], priority: Int32 = 0,
+public func op(_ id: String, kind: String = "noop", payload: String = "", after: [String] = [], priority: Int32 = 0,
         queue: String = "", parts: UInt32 = 1, succeededPolicy: Bool = false, lossRetries: UInt32? = nil) -> WireOperation {
     var o = WireOperation()
     o.id = id
@@ -208,14 +208,14 @@ func op(_ id: String, kind: String = "noop", payload: String = "", after: [Strin
     return o
 }
 
-func shell(_ id: String, _ script: String, after: [String] = [], queue: String = "", grace: Double? = nil) -> WireOperation {
+public func shell(_ id: String, _ script: String, after: [String] = [], queue: String = "", grace: Double? = nil) -> WireOperation {
     var payload: [String: Any] = ["command": script]
     if let grace { payload["grace"] = grace }
     let json = String(decoding: try! JSONSerialization.data(withJSONObject: payload), as: UTF8.self)
     return op(id, kind: "shell", payload: json, after: after, queue: queue)
 }
 
-func queueSettings(_ name: String, maxConcurrent: Int32? = nil, suspended: Bool? = nil) -> WireQueueSettings {
+public func queueSettings(_ name: String, maxConcurrent: Int32? = nil, suspended: Bool? = nil) -> WireQueueSettings {
     var q = WireQueueSettings()
     q.name = name
     if let maxConcurrent { q.maxConcurrent = maxConcurrent }
@@ -224,10 +224,10 @@ func queueSettings(_ name: String, maxConcurrent: Int32? = nil, suspended: Bool?
 }
 
 extension WireOpStatus {
-    var succeededResult: String? {
+    public var succeededResult: String? {
         if case .succeeded(let d)? = outcome.result { return String(decoding: d, as: UTF8.self) }
         return nil
     }
-    var isCancelledOutcome: Bool { if case .cancelled? = outcome.result { true } else { false } }
-    var isSucceeded: Bool { if case .succeeded? = outcome.result { true } else { false } }
+    public var isCancelledOutcome: Bool { if case .cancelled? = outcome.result { true } else { false } }
+    public var isSucceeded: Bool { if case .succeeded? = outcome.result { true } else { false } }
 }
