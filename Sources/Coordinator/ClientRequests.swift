@@ -40,7 +40,7 @@ extension CoordinatorLoop {
     func clientRequest(_ message: Message, ref: ClientRef) {
         switch message {
         case .submit(let s):
-            feed(.submit(ref, ops: s.operations.map(WireToCore.operation), queues: s.queues.map(WireToCore.queue)))
+            feed(.submit(ref, ops: s.operations.map(WireToCore.operation), queues: s.queues.map(queueSpec)))
         case .cancelOps(let c):
             if !c.queue.isEmpty {
                 feed(.cancelAll(ref, queue: c.queue))
@@ -88,6 +88,17 @@ extension CoordinatorLoop {
         default:
             break
         }
+    }
+
+    /// SUBMIT's queue settings: absent fields keep an existing queue's values (PROTOCOL.md §5.13).
+    private func queueSpec(_ w: WireQueueSettings) -> QueueSpec {
+        var spec = WireToCore.queue(w)
+        if let current = core.queueCounts(w.name) {
+            if !w.hasMaxConcurrent { spec.maxConcurrent = current.maxConcurrent }
+            if !w.hasSuspended { spec.suspended = current.suspended }
+            if QoS(wire: w.qos) == nil { spec.qos = current.qos }
+        }
+        return spec
     }
 
     /// A core reply, turned into the wire reply the request expects.

@@ -194,6 +194,17 @@ struct ClusterTests {
         #expect(st.attempts == 2)
     }
 
+    @Test func submitQueueSettingsLeaveAbsentFieldsOfAnExistingQueueUnchanged() throws {
+        let c = try LocalCluster()
+        defer { c.stop() }
+        #expect(try c.submit([op("q1")], queues: [queueSettings("held", maxConcurrent: 3, suspended: true)]).accepted)
+        // Naming the queue again without those fields must not resume it or lift its limit.
+        #expect(try c.submit([op("q2", queue: "held")], queues: [queueSettings("held")]).accepted)
+        let q = try #require(try c.statusReply().queues.first { $0.name == "held" })
+        #expect(q.suspended)
+        #expect(q.maxConcurrent == 3)
+    }
+
     @Test func workersReconnectAndRegisterWithARestartedCoordinator() throws {
         let c = try LocalCluster(heartbeatMs: 100, liveness: 3)
         defer { c.stop() }
