@@ -32,4 +32,21 @@ struct ClusterScriptsTests {
         #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
         #expect(run.stdout.contains("200 operations succeeded on 3 workers"), "\(run.stdout)")
     }
+
+    /// A3 across a real network path: kill -9 one worker, freeze another past the liveness bound, cut a
+    /// third host's link for 10 s, all during a run; every op succeeds and each failure is detected within
+    /// the liveness bound + 1 s (the script checks both and prints the figures).
+    @Test func failuresOnRealTCPPathsAreDetectedWithinTheBoundAndNothingIsLost() throws {
+        let run = try CommandLineTests.run("/bin/bash", [Self.root + "/cluster/netns/faults.sh", Binaries.directory],
+                                           env: ["OPQ_NETNS_PREFIX": "opqf", "OPQ_NETNS_BASE": "40",
+                                                 "OPQ_NETNS_STATE": NSTemporaryDirectory() + "opq-netns-faults"],
+                                           timeout: 150)
+        if run.status == Self.skipped {
+            print("skipped: network namespaces are not available here: \(run.stdout)\(run.stderr)")
+            return
+        }
+        print(run.stdout)
+        #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
+        #expect(run.stdout.contains("PASS: faults"), "\(run.stdout)")
+    }
 }
