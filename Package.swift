@@ -42,7 +42,7 @@ var targets: [Target] = [
         .product(name: "Logging", package: "swift-log"),
     ]),
     .target(name: "WorkerAgent", dependencies: [
-        "WorkerRuntime", "WireProtocol", "ZeroMQ", "OpSpec",
+        "WorkerRuntime", "WireProtocol", "ZeroMQ", "OpSpec", "OpClient",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
     ]),

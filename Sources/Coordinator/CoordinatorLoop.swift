@@ -235,7 +235,9 @@ final class CoordinatorLoop {
         case .reply(let ref, let reply):
             deliver(reply, to: ref)
         case .publish(let watcher, let event):
-            outbox.event(publishedEvent(event, withResult: watchers[watcher]?.withResults ?? false), to: watcher)
+            guard let stream = watchers[watcher] else { return }
+            if case .progress = event.transition, !stream.progress { return }   // only on request (WATCH `progress`)
+            outbox.event(publishedEvent(event, withResult: stream.withResults), to: watcher)
         case .journal:
             break   // durability (A5) consumes these; not yet written to disk
         case .scheduleTick(let at):

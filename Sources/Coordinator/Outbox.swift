@@ -16,8 +16,6 @@ struct Outbox {
     private var cancels: [UInt64: [WireCancelRecord]] = [:]
     private var events: [UInt64: [WireEvent]] = [:]
 
-    var isEmpty: Bool { dispatches.isEmpty && cancels.isEmpty && events.isEmpty }
-
     mutating func dispatch(_ record: WireDispatchRecord, to worker: UInt64) {
         dispatches[worker, default: []].append(record)
     }

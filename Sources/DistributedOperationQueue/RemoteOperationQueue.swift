@@ -124,7 +124,7 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
         }
         let unsent = fields.withLock { f -> WireQueueSettings? in
             f.known = true
-            f.qos = OperationQoS(q.qos) ?? f.qos
+            f.qos = OperationQoS(wire: q.qos) ?? f.qos
             guard f.unsentSettings else {
                 f.maxConcurrent = Int(q.maxConcurrent)
                 f.suspended = q.suspended
@@ -421,18 +421,5 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
             idle.unlock()
         }
         for w in waiters { w.resume() }
-    }
-}
-
-extension OperationQoS {
-    init?(_ w: WireQoS) {
-        switch w {
-        case .userInteractive: self = .userInteractive
-        case .userInitiated: self = .userInitiated
-        case .default: self = .default
-        case .utility: self = .utility
-        case .background: self = .background
-        default: return nil
-        }
     }
 }

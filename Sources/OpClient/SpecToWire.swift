@@ -5,6 +5,18 @@ import WireProtocol
 // OpSpec (what users write) → wire records.
 
 extension OperationQoS {
+    /// Nil for UNSPECIFIED ("the queue's") and unknown values.
+    public init?(wire: WireQoS) {
+        switch wire {
+        case .userInteractive: self = .userInteractive
+        case .userInitiated: self = .userInitiated
+        case .default: self = .default
+        case .utility: self = .utility
+        case .background: self = .background
+        default: return nil
+        }
+    }
+
     public var wire: WireQoS {
         switch self {
         case .userInteractive: .userInteractive

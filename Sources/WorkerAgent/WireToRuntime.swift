@@ -1,21 +1,10 @@
 import Foundation
+import OpClient
 import OpSpec
 import WireProtocol
 import WorkerRuntime
 
 // Translations between wire records and the worker runtime's value types.
-
-extension OperationQoS {
-    init(wire: WireQoS) {
-        switch wire {
-        case .userInteractive: self = .userInteractive
-        case .userInitiated: self = .userInitiated
-        case .utility: self = .utility
-        case .background: self = .background
-        default: self = .default
-        }
-    }
-}
 
 extension DispatchedPart {
     init(wire r: WireDispatchRecord) {
@@ -25,7 +14,7 @@ extension DispatchedPart {
                   payload: [UInt8](r.payload),
                   inputs: r.inputs.map { Input(id: $0.dependencyID, result: [UInt8]($0.result)) },
                   priority: OperationPriority(rawValue: Int(r.priority)) ?? .normal,
-                  qos: OperationQoS(wire: r.qos))
+                  qos: OperationQoS(wire: r.qos) ?? .default)
     }
 }
 

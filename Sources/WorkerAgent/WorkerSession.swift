@@ -25,7 +25,6 @@ final class WorkerSession {
     private var liveness: Int64
     private var lastReceived: Int64
     private var lastSent: Int64 = 0
-    private let startedAt: Int64
     /// Parts dispatched in this session and not yet reported finished.
     private var active: Set<PartKey> = []
 
@@ -33,8 +32,7 @@ final class WorkerSession {
         self.agent = agent
         heartbeatMicros = Int64(agent.config.heartbeatIntervalMs) * 1000
         liveness = Int64(agent.config.liveness)
-        startedAt = Self.now()
-        lastReceived = startedAt
+        lastReceived = Self.now()
         socket = try Socket(agent.context, type: .dealer)
         try socket.set(.maxMessageSize, Int64(WireLimits.maxFrameSize + 1024))
         try socket.set(.sendHighWaterMark, 0)
