@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Layers (dependencies point down only; see docs/ARCHITECTURE.md):
-//   executables  opcoord, opworker, opctl, opbench
+//   executables  opcoord, opworker, opctl, opbench, oploadtest
 //   shells       Coordinator, WorkerAgent, OpClient
 //   runtime      WorkerRuntime, OpSpec
 //   wire         WireProtocol (protobuf), ZeroMQ (over CZeroMQ)
@@ -72,6 +72,14 @@ var targets: [Target] = [
         .product(name: "DequeModule", package: "swift-collections"),
     ]),
 
+    // Load tests against a running cluster, and many simulated workers in one process (scripts/loadtest).
+    .executableTarget(name: "oploadtest", dependencies: [
+        "OpClient", "OpSpec", "WireProtocol", "ZeroMQ",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "HeapModule", package: "swift-collections"),
+        .product(name: "Histogram", package: "hdrhistogram-swift"),
+    ]),
+
     // The Swift API against Foundation's OperationQueue (issue 5's benchmark).
     .executableTarget(name: "apibench", dependencies: ["DistributedOperationQueue"]),
 
@@ -113,6 +121,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: targets
 )

@@ -13,6 +13,8 @@ extension CoordinatorLoop {
         r.nowUs = now
         r.fenced = UInt64(core.fencing.total)
         r.totalOperations = UInt64(core.totalOperations)
+        r.coordinatorRssBytes = ProcessStats.residentBytes()
+        r.coordinatorCpuUs = ProcessStats.cpuMicros()
         let names = s.queue.isEmpty ? core.queueNames : [s.queue]
         r.queues = names.compactMap { core.queueCounts($0) }.map(Self.wireCounts)
         if !s.queue.isEmpty && r.queues.isEmpty { r.notFound = [s.queue] }
@@ -177,9 +179,10 @@ extension CoordinatorLoop {
             w.state = .executing
             w.attempt = UInt32(attempt)
             w.workerID = WorkerName.text(worker)
-        case .cancelled:
+        case .cancelled(let state):
+            // The state when it was cancelled: a FINISHED event follows (at once, or when workers stop it).
             w.cancelled = true
-            w.state = core.status(e.op)?.state.wire ?? .pending
+            w.state = state.wire
         case .progress(_, let fraction):
             w.state = .executing
             w.fraction = fraction

@@ -195,7 +195,7 @@ struct GraphFileReader {
     mutating func checkBuiltinPayload(_ op: OperationSpec, location: String, line: Int?) {
         do {
             switch op.kind {
-            case BuiltinKind.sleep: _ = try SleepPayload.decode(op.payload)
+            case BuiltinKind.sleep, BuiltinKind.burn: _ = try SleepPayload.decode(op.payload, kind: op.kind)
             case BuiltinKind.shell:
                 if op.payload.isEmpty {
                     problems.append(GraphProblem(location: location, field: "command", line: line,

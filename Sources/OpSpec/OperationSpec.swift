@@ -108,5 +108,6 @@ public enum BuiltinKind {
     public static let noop = "noop"
     public static let echo = "echo"
     public static let fail = "fail"
-    public static let all = [shell, sleep, noop, echo, fail]
+    public static let burn = "burn"
+    public static let all = [shell, sleep, noop, echo, fail, burn]
 }

@@ -101,8 +101,8 @@ public struct ShellCommand: Sendable, Hashable, Codable {
     }
 }
 
-/// Payload of the `sleep` kind: milliseconds as a decimal number (`1500`, which is also
-/// JSON), or `{"milliseconds": 1500}`.
+/// Payload of the `sleep` and `burn` kinds: milliseconds as a decimal number (`1500`, which is
+/// also JSON), or `{"milliseconds": 1500}`.
 public struct SleepPayload: Sendable, Hashable {
     public var milliseconds: Int
 
@@ -110,20 +110,21 @@ public struct SleepPayload: Sendable, Hashable {
 
     public func encoded() -> [UInt8] { Array(String(milliseconds).utf8) }
 
-    public static func decode(_ payload: [UInt8]) throws(PayloadError) -> SleepPayload {
+    /// `kind` only names the kind in error messages.
+    public static func decode(_ payload: [UInt8], kind: String = "sleep") throws(PayloadError) -> SleepPayload {
         let text = String(decoding: payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         if let ms = Int(text) {
-            guard ms >= 0 else { throw PayloadError("sleep payload: milliseconds must be ≥ 0, got \(ms)") }
+            guard ms >= 0 else { throw PayloadError("\(kind) payload: milliseconds must be ≥ 0, got \(ms)") }
             return SleepPayload(milliseconds: ms)
         }
         struct Object: Decodable { var milliseconds: Int }
         if let object = try? JSONDecoder().decode(Object.self, from: Data(text.utf8)) {
             guard object.milliseconds >= 0 else {
-                throw PayloadError("sleep payload: milliseconds must be ≥ 0, got \(object.milliseconds)")
+                throw PayloadError("\(kind) payload: milliseconds must be ≥ 0, got \(object.milliseconds)")
             }
             return SleepPayload(milliseconds: object.milliseconds)
         }
-        throw PayloadError("sleep payload must be a whole number of milliseconds (e.g. 1500), got \(PayloadText.preview(payload))")
+        throw PayloadError("\(kind) payload must be a whole number of milliseconds (e.g. 1500), got \(PayloadText.preview(payload))")
     }
 }
 

@@ -80,7 +80,9 @@ public enum Reply: Sendable, Equatable {
 /// The KVO analogue: one op transition, sent to each matching watcher.
 public struct OpEvent: Sendable, Equatable {
     public enum Transition: Sendable, Equatable {
-        case ready, executing(part: Int, attempt: Int, worker: UInt64), cancelled, progress(part: Int, fraction: Double)
+        case ready, executing(part: Int, attempt: Int, worker: UInt64), progress(part: Int, fraction: Double)
+        /// isCancelled became true while the op was in `state` (it may finish in the same step).
+        case cancelled(state: OpState)
         case finished(Outcome)
     }
     public var op: String

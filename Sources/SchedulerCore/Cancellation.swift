@@ -38,14 +38,14 @@ extension Scheduler {
             return
         case .pending, .ready:
             if cascade { ops.hot[i].flags |= Flag.cascade }
-            if !watchers.isEmpty { publish(op, .cancelled, &out) }
+            if !watchers.isEmpty { publish(op, .cancelled(state: ops.hot[i].state), &out) }
             finishOp(op, .cancelled(reason), &out)
         case .executing:
             if ops.hot[i].flags & Flag.cancelled != 0 { return }
             ops.hot[i].flags |= Flag.cancelled | (cascade ? Flag.cascade : 0)
             reasons[op] = reason
             record(op, .cancelRequested, part: 0, extra: 0)
-            if !watchers.isEmpty { publish(op, .cancelled, &out) }
+            if !watchers.isEmpty { publish(op, .cancelled(state: .executing), &out) }
             ops.hot[i].waitingParts = 0
             if ops.hot[i].inflightParts == 0 { finishOp(op, .cancelled(reason), &out); return }
             for part in 0..<Int(ops.hot[i].parts) {
@@ -64,7 +64,7 @@ extension Scheduler {
             let op = top.target
             guard ops.hot[Int(op)].state == .executing else { continue }
             record(op, .timedOut, part: 0, extra: 0)
-            if !watchers.isEmpty { publish(op, .cancelled, &out) }
+            if !watchers.isEmpty { publish(op, .cancelled(state: .executing), &out) }
             finishOp(op, .cancelled("timeout"), &out)
         }
         checkLiveness(&out)

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Logging
 import WorkerRuntime
+import ZeroMQ
 
 /// `opworker`'s command-line options, reusable by custom worker executables (docs/HANDLERS.md).
 public struct WorkerOptions: ParsableArguments {
@@ -46,6 +47,13 @@ public enum WorkerMain {
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         var logger = Logger(label: "opworker")
         logger.logLevel = Logger.Level(rawValue: options.logLevel) ?? .info
+        // Each running shell operation holds pipe descriptors; a failure to raise is not fatal.
+        do {
+            let limit = try FileDescriptorLimit.raiseSoftToHard()
+            logger.debug("open-file limit: \(limit.soft) (hard \(limit.hard))")
+        } catch {
+            logger.warning("cannot raise the open-file limit, keeping the current one: \(error)")
+        }
         let agent = try WorkerAgent(config: options.config, registry: registry, logger: logger)
         var sources: [any DispatchSourceSignal] = []
         for sig in [SIGINT, SIGTERM] {

@@ -3,13 +3,14 @@
 public struct HandlerRegistry: Sendable {
     private var handlers: [String: any OperationHandler] = [:]
 
-    /// - Parameter builtins: register `shell`, `sleep`, `noop`, `echo` and `fail`.
+    /// - Parameter builtins: register `shell`, `sleep`, `noop`, `echo`, `fail` and `burn`.
     public init(builtins: Bool = true, shell: ShellHandler = ShellHandler()) {
         if builtins {
             register(NoopHandler())
             register(EchoHandler())
             register(FailHandler())
             register(SleepHandler())
+            register(BurnHandler())
             register(shell)
         }
     }

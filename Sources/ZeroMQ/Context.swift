@@ -17,14 +17,20 @@ public final class Context: @unchecked Sendable {
     let handle: UnsafeMutableRawPointer
     private let state = SocketCounter()
 
-    /// - Parameter ioThreads: libzmq I/O threads (1 is plenty below ~1 GB/s).
-    public init(ioThreads: Int32 = 1) throws {
+    /// - Parameters:
+    ///   - ioThreads: libzmq I/O threads (1 is plenty below ~1 GB/s).
+    ///   - maxSockets: libzmq's cap on sockets in this context (its default is 1023); a process that
+    ///     simulates many workers needs more.
+    public init(ioThreads: Int32 = 1, maxSockets: Int32? = nil) throws {
         guard let ctx = zmq_ctx_new() else { throw ZMQError.last("zmq_ctx_new") }
         handle = ctx
         // BLOCKY=0 makes new sockets default to linger 0 as well (we also set it explicitly per socket).
         // On failure `deinit` runs (every stored property is set) and terminates the context.
         for (option, value) in [(ZMQ_IO_THREADS, ioThreads), (ZMQ_BLOCKY, 0)] where zmq_ctx_set(ctx, option, value) != 0 {
             throw ZMQError.last("zmq_ctx_set(\(option), \(value))")
+        }
+        if let maxSockets, zmq_ctx_set(ctx, ZMQ_MAX_SOCKETS, maxSockets) != 0 {
+            throw ZMQError.last("zmq_ctx_set(ZMQ_MAX_SOCKETS, \(maxSockets))")
         }
     }
 

@@ -39,6 +39,7 @@ struct OpCoord: ParsableCommand {
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         var logger = Logger(label: "opcoord")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        CoordinatorServer.raiseOpenFileLimit(logger: logger)
         var config = CoordinatorConfig(bind: bind)
         config.heartbeatIntervalMs = heartbeatMs
         config.liveness = liveness

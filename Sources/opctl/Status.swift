@@ -39,17 +39,25 @@ struct Status: ParsableCommand {
         guard case .statusReply(let r) = reply else { throw ExitCode(3) }
         if json {
             printJSON(["queues": r.queues.map(queueJSON), "operations": r.ops.map { opJSON($0, results: results) },
-                       "not_found": r.notFound, "now_us": r.nowUs])
+                       "not_found": r.notFound, "now_us": r.nowUs,
+                       "coordinator_rss_bytes": r.coordinatorRssBytes, "coordinator_cpu_us": r.coordinatorCpuUs])
         } else {
             printQueues(r.queues)
             if !r.ops.isEmpty { print(""); printOps(r.ops) }
             if !r.nextAfter.isEmpty { print("(more operations; use --limit or ids)") }
+            print(""); print(coordinatorLine(r))
         }
         if !r.notFound.isEmpty {
             printError("opctl: unknown operation(s): \(r.notFound.joined(separator: ", "))")
             throw ExitCode(3)
         }
     }
+}
+
+/// "coordinator: RSS 12.3 MiB, CPU 1.52 s" (RSS 0 means the coordinator could not read it).
+func coordinatorLine(_ r: WireStatusReply) -> String {
+    let rss = r.coordinatorRssBytes == 0 ? "unknown" : String(format: "%.1f MiB", Double(r.coordinatorRssBytes) / 1_048_576)
+    return "coordinator: RSS \(rss), CPU \(String(format: "%.2f", Double(r.coordinatorCpuUs) / 1_000_000)) s"
 }
 
 func stateName(_ s: WireOpState, cancelled: Bool) -> String {

@@ -11,7 +11,7 @@ struct OpWorker: ParsableCommand {
         commandName: "opworker",
         abstract: "An opqueue worker: runs operations the coordinator dispatches, in a local priority queue.",
         discussion: """
-            Built-in handler kinds: shell, sleep, noop, echo, fail (docs/HANDLERS.md). It reconnects with \
+            Built-in handler kinds: shell, sleep, burn, noop, echo, fail (docs/HANDLERS.md). It reconnects with \
             backoff when the coordinator goes away. SIGINT or SIGTERM: running operations are cancelled \
             and handed back to the coordinator, which runs them again elsewhere.
             """)

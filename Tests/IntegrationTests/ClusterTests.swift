@@ -205,6 +205,20 @@ struct ClusterTests {
         #expect(q.maxConcurrent == 3)
     }
 
+    @Test func statusReportsTheCoordinatorsMemoryAndCpuUse() throws {
+        let c = try LocalCluster()
+        defer { c.stop() }
+        try c.startWorker("a", slots: 1)
+        #expect(try c.submit([op("work", kind: "echo", payload: "x")]).accepted)
+        try c.wait(["work"])
+        let r = try c.statusReply()
+        // A running Swift process holds megabytes resident and has used some CPU by now.
+        #expect(r.coordinatorRssBytes > 1_000_000, "rss \(r.coordinatorRssBytes)")
+        #expect(r.coordinatorRssBytes < 64 << 30, "rss \(r.coordinatorRssBytes) is a byte count, not garbage")
+        #expect(r.coordinatorCpuUs > 0)
+        #expect(r.coordinatorCpuUs < 600_000_000, "cpu \(r.coordinatorCpuUs) µs for a test-sized run")
+    }
+
     @Test func workersReconnectAndRegisterWithARestartedCoordinator() throws {
         let c = try LocalCluster(heartbeatMs: 100, liveness: 3)
         defer { c.stop() }

@@ -75,6 +75,12 @@ struct CommandLineTests {
         let status = try Self.run(opctl, ["status", "--json", "--results", "shout"], env: env)
         #expect(status.status == 0, "\(status.stderr)")
         #expect(status.stdout.contains("\"result\":\"HI\""), "\(status.stdout)")
+        #expect(status.stdout.contains("\"coordinator_rss_bytes\":"), "\(status.stdout)")
+        #expect(status.stdout.contains("\"coordinator_cpu_us\":"), "\(status.stdout)")
+        let text = try Self.run(opctl, ["status", "--queues-only"], env: env)
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("coordinator: RSS "), "\(text.stdout)")
+        #expect(text.stdout.contains(" MiB, CPU "), "\(text.stdout)")
 
         let cyclic = try Self.writeGraph("""
             operations:

@@ -189,6 +189,15 @@ func problem(_ yaml: String, sourceLocation: SourceLocation = #_sourceLocation) 
         #expect(found.count == 4)
     }
 
+    @Test func burnPayloadIsCheckedLikeSleeps() {
+        let found = problems("""
+            operations:
+              - {id: a, kind: burn, payload: hot}
+              - {id: b, kind: burn, payload: 250}
+            """)
+        #expect(found.map(\.message) == ["burn payload must be a whole number of milliseconds (e.g. 1500), got \"hot\""])
+    }
+
     @Test func undeclaredQueue() {
         let p = problem("""
             queues: [{name: io}]

@@ -187,6 +187,17 @@ final class ClientServiceTests: XCTestCase {
         XCTAssertEqual(ts, [.ready, .executing(part: 0, attempt: 1, worker: 1), .finished(.succeeded([4]))])
     }
 
+    /// A watcher sees one FINISHED per op: the cancel event carries the state the op was cancelled in,
+    /// not the state it reached in the same step (the coordinator used to read it too late).
+    func testCancelEventCarriesTheStateAtCancellation() {
+        var h = Harness()
+        h.send(.watch(ClientRef(client: 5, request: 1), queue: "default"))
+        var all = h.send(.submit(h.ref(), ops: [op("a"), op("b", ["a"])], queues: []))
+        all += h.send(.cancel(h.ref(), ids: ["b"], cascade: false))
+        let ts = all.compactMap { if case .publish(5, let e) = $0, e.op == "b" { return e.transition } else { return nil } }
+        XCTAssertEqual(ts, [.cancelled(state: .pending), .finished(.cancelled("cancelled"))])
+    }
+
     func testStoryCarriesStimulusIds() {
         var h = Harness()
         h.submit([op("a")])                 // stimulus 1

@@ -104,6 +104,7 @@ enum Fixtures {
         var os = WireOpStatus(); os.id = "a"; os.queue = "render"; os.state = .finished; os.outcome = outcome("hi")
         os.workerID = "w-1"; os.attempts = 1; os.resultSize = 2; os.submittedUs = 1_000_000; os.finishedUs = 1_000_250
         sr.queues = [qcount]; sr.ops = [os]; sr.nextAfter = "a"; sr.nowUs = 1_000_300
+        sr.coordinatorRssBytes = 12_900_352; sr.coordinatorCpuUs = 1_520_000
         add(.statusReply(sr), 15)
         var why = WireWhy(); why.opID = "b"
         add(.why(why), 16)

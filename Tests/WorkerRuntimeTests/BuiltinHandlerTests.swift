@@ -31,9 +31,27 @@ import Testing
         #expect(result == .failed("sleep payload must be a whole number of milliseconds (e.g. 1500), got \"soon\""))
     }
 
+    @Test func burnKeepsACoreBusyForAtLeastItsTimeThenSucceeds() async {
+        let start = monotonicNow()
+        let cpuBefore = processCPUTime()
+        #expect(await outcome(of: BurnHandler(), context("burn", bytes("100"))) == .succeeded([]))
+        let elapsed = monotonicNow() - start
+        let cpu = processCPUTime() - cpuBefore
+        #expect(elapsed >= .milliseconds(100))
+        // Busy, not asleep: a generous floor, as parallel tests and builds share the two cores.
+        #expect(cpu >= elapsed / 10, "burned \(cpu) of CPU in \(elapsed)")
+    }
+
+    @Test func burnAcceptsSleepsPayloadFormsAndNamesItselfInErrors() async {
+        #expect(await outcome(of: BurnHandler(), context("burn", bytes(#"{"milliseconds": 1}"#))) == .succeeded([]))
+        #expect(await outcome(of: BurnHandler(), context("burn", bytes("0"))) == .succeeded([]))
+        let result = await outcome(of: BurnHandler(), context("burn", bytes("hot")))
+        #expect(result == .failed("burn payload must be a whole number of milliseconds (e.g. 1500), got \"hot\""))
+    }
+
     @Test func registryHasBuiltinsAndUserHandlers() {
         var registry = HandlerRegistry()
-        #expect(registry.kinds == ["echo", "fail", "noop", "shell", "sleep"])
+        #expect(registry.kinds == ["burn", "echo", "fail", "noop", "shell", "sleep"])
         registry.register(kind: "upper") { context in Array(text(context.payload).uppercased().utf8) }
         #expect(registry.kinds.contains("upper"))
         #expect(HandlerRegistry(builtins: false).kinds.isEmpty)

@@ -21,6 +21,21 @@ import Testing
         #expect(elapsed < .seconds(1), "cancel took \(elapsed)")
     }
 
+    @Test func runningBurnObservesCancelFast() async throws {
+        let recorder = EventRecorder()
+        let queue = LocalOperationQueue(slots: 1, eventSink: recorder.sink)
+        let p = part("b", "burn", bytes("60000"))
+        queue.submit(p)
+        try await recorder.waitStarted(p.key)
+        let start = monotonicNow()
+        #expect(queue.cancel(opID: "b", reason: "cancelled by client") == 1)
+        let result = try await recorder.waitFinished(p.key, timeout: .seconds(5))
+        let elapsed = monotonicNow() - start
+        #expect(result == .cancelled("cancelled by client"))
+        // It checks every few µs; the bound allows for a loaded machine, and is far below 60 s.
+        #expect(elapsed < .seconds(1), "cancel took \(elapsed)")
+    }
+
     @Test func cancelReachesTaskCancellationAndBack() async throws {
         let recorder = EventRecorder()
         var registry = HandlerRegistry()

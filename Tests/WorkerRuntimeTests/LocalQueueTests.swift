@@ -99,7 +99,7 @@ import Testing
         let p = part("u", "resize")
         queue.submit(p)
         #expect(try await recorder.waitFinished(p.key)
-                    == .failed("unknown handler kind \"resize\"; this worker has: echo, fail, noop, shell, sleep"))
+                    == .failed("unknown handler kind \"resize\"; this worker has: burn, echo, fail, noop, shell, sleep"))
         #expect(!recorder.events.contains(.started(p.key)))
     }
 

@@ -161,3 +161,11 @@ func niceLevel(of pid: Int32) -> Int? {
     // fields[0] is field 3 (state), so field 19 is fields[16].
     return fields.count > 16 ? Int(fields[16]) : nil
 }
+
+/// User + system CPU time of this process so far.
+func processCPUTime() -> Duration {
+    var u = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &u)
+    return .seconds(Int64(u.ru_utime.tv_sec) + Int64(u.ru_stime.tv_sec))
+        + .microseconds(Int64(u.ru_utime.tv_usec) + Int64(u.ru_stime.tv_usec))
+}

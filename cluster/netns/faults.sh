@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # cluster/netns/faults.sh BIN_DIR — measures how the cluster notices failures on real TCP paths.
 #
-# 1 coordinator + 3 worker hosts (netns.sh), liveness 3 × 1000 ms by default. While a graph of
-# OPQ_FAULTS_OPS sleep operations (100 ms each) runs, at the same moment:
+# 1 coordinator + 3 worker hosts (netns.sh, 4 slots each), liveness 3 × 1000 ms by default. While
+# oploadtest runs a layered graph of OPQ_FAULTS_OPS (default 20,000) sleep operations of
+# OPQ_FAULTS_OP_MS (default 10) ms — 20 layers of 1,000, each op after 2 of the layer before — at the
+# same moment:
 #   host 1: kill -9 its worker (respawned once the coordinator has noticed)
 #   host 2: SIGSTOP its worker for OPQ_FAULTS_FREEZE s (default 5, longer than the liveness bound), then SIGCONT
 #   host 3: cut its link for OPQ_FAULTS_CUT s (default 10), then restore it
 # `opctl workers --json` is polled every 50 ms to time when each worker leaves the coordinator's list
-# (declared lost or gone) and when it is back. Then it waits for the graph and checks that every
-# operation succeeded; it prints detection times, re-dispatches (attempts > 1) and the coordinator's
-# count of fenced messages. Exit 0 when every operation succeeded and each detection took at most
-# the liveness bound + 1 s; 1 otherwise; 77 when namespaces are impossible.
+# (declared lost or gone) and when it is back. oploadtest follows the run on a WATCH stream; at the end
+# every operation must have succeeded and produced exactly one FINISHED event (none lost, none
+# finished twice), and each failure must have been detected within the liveness bound + 1 s. It
+# prints the detection times, the ops, re-dispatches (attempts > 1) and fenced late reports.
+# Exit 0 when all of that holds; 1 otherwise; 77 when namespaces are impossible.
 set -Eeuo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 NETNS="$HERE/netns.sh"
@@ -19,7 +22,8 @@ if [ -z "$BIN" ] || [ ! -x "$BIN/opctl" ]; then echo "usage: faults.sh BIN_DIR" 
 BIN="$(cd "$BIN" && pwd)"
 HB_MS="${OPQ_FAULTS_HEARTBEAT_MS:-1000}"
 LIVENESS="${OPQ_FAULTS_LIVENESS:-3}"
-OPS="${OPQ_FAULTS_OPS:-600}"
+OPS="${OPQ_FAULTS_OPS:-20000}"
+OP_MS="${OPQ_FAULTS_OP_MS:-10}"
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 STATE_DIR="${OPQ_NETNS_STATE:-/tmp/${OPQ_NETNS_PREFIX:-opq}-netns}"
@@ -39,15 +43,15 @@ set +e
 rc=$?
 set -e
 [ "$rc" -eq 0 ] || exit "$rc"
-timeout 60 "$NETNS" start "$BIN" --slots 2 --heartbeat-ms "$HB_MS" --liveness "$LIVENESS" >/dev/null
+timeout 60 "$NETNS" start "$BIN" --slots 4 --heartbeat-ms "$HB_MS" --liveness "$LIVENESS" >/dev/null
 OPCOORD="$("$NETNS" endpoint)"
 export OPCOORD
 
-"$PY" -c "
-print('operations:')
-for i in range($OPS):
-    print(f'  - id: s{i}\n    kind: sleep\n    payload: 100')" >"$WORK/graph.yaml"
-"$BIN/opctl" submit "$WORK/graph.yaml"
+echo "== layered run: $OPS sleep ops of $OP_MS ms on 3 worker hosts × 4 slots"
+"$BIN/oploadtest" run --workload layered --ops "$OPS" --width 1000 --op-kind sleep --op-ms "$OP_MS" \
+  --min-workers 3 --time-limit 240 --watch --timeline-limit 0 --target netns --label "faults" \
+  --json "$WORK/run.json" >"$WORK/run.txt" 2>&1 &
+LOADTEST=$!
 
 set +e
 "$PY" - "$BIN/opctl" "$NETNS" "$HB_MS" "$LIVENESS" "${OPQ_FAULTS_FREEZE:-5}" "${OPQ_FAULTS_CUT:-10}" "${OPQ_NETNS_PREFIX:-opq}" <<'EOF'
@@ -65,7 +69,17 @@ def workers():
 def ns(*args):
     subprocess.run([netns, *args], check=True, stderr=subprocess.DEVNULL)
 
-time.sleep(1.5)                      # let every worker fill its slots
+# Start once every worker holds operations (bounded).
+until = time.monotonic() + 30
+while time.monotonic() < until:
+    try:
+        ws = json.loads(subprocess.run([opctl, "workers", "--json"], capture_output=True, text=True, timeout=5).stdout)
+        if len(ws) >= 3 and all(w.get("in_flight", 0) > 0 for w in ws):
+            break
+    except Exception:
+        pass
+    time.sleep(0.1)
+time.sleep(0.5)
 before = workers()
 print(f"workers before: {before}")
 t0 = time.monotonic()
@@ -100,7 +114,7 @@ for name, what in faults.items():
     status = "ok"
     if g is None:
         status, ok = "NOT DETECTED", False
-    elif what != "kill -9" and g > bound + 1.0:
+    elif g > bound + 1.0:
         status, ok = "SLOW", False
     print(f"  {name:7s} {what:16s} left the worker list after {g if g is not None else float('nan'):5.2f} s; "
           f"back (new session) after {b if b is not None else float('nan'):5.2f} s   {status}")
@@ -108,19 +122,25 @@ sys.exit(0 if ok else 1)
 EOF
 detect_rc=$?
 
-echo "== waiting for the graph"
-timeout 150 "$BIN/opctl" wait --timeout 120
+echo "== waiting for the layered run"
+wait "$LOADTEST"
 wait_rc=$?
-"$BIN/opctl" status --json --limit $((OPS + 10)) >"$WORK/status.json"
+cat "$WORK/run.txt"
 "$NETNS" stop >/dev/null 2>&1 || true
-fenced="$(grep -o 'fenced messages: [0-9]*' "$STATE_DIR/logs/h0.opcoord.log" | tail -n 1 || true)"
-"$PY" - "$WORK/status.json" "$OPS" "${fenced:-fenced messages: ?}" <<'EOF'
-import collections, json, sys
-ops = json.load(open(sys.argv[1]))["operations"]
-outcomes = collections.Counter(o["outcome"] for o in ops)
-redispatched = sum(1 for o in ops if o["attempts"] > 1)
-print(f"  ops {len(ops)} (expected {sys.argv[2]}): {dict(outcomes)}; re-dispatched {redispatched}; {sys.argv[3]}")
-sys.exit(0 if len(ops) == int(sys.argv[2]) and outcomes.get("succeeded", 0) == len(ops) else 1)
+"$PY" - "$WORK/run.json" "$OPS" <<'EOF'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except Exception as e:
+    print(f"  no report from oploadtest: {e}")
+    sys.exit(1)
+x = r.get("exactly_once") or {}
+ok = r.get("outcomes", {}).get("succeeded", 0) == r.get("ops") == int(sys.argv[2]) and x.get("ok") and r.get("unfinished") == 0
+print(f"  ops {r.get('ops')} (expected {sys.argv[2]}): {r.get('outcomes')}; unfinished {r.get('unfinished')}; "
+      f"re-dispatched {r.get('redispatched')}; fenced late reports {r.get('fenced')}; "
+      f"finished exactly once {x.get('finished_once')}, twice or more {x.get('finished_twice_or_more')}, "
+      f"never {x.get('never_finished')}; wall {r.get('wall_s', 0):.1f} s")
+sys.exit(0 if ok else 1)
 EOF
 ops_rc=$?
 set -e

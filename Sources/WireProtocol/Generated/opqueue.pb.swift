@@ -1157,6 +1157,12 @@ public nonisolated struct WireStatusReply: Sendable {
   /// operations ever accepted
   public var totalOperations: UInt64 = 0
 
+  /// coordinator's resident set size when the reply was built; 0 = unknown
+  public var coordinatorRssBytes: UInt64 = 0
+
+  /// coordinator's user + system CPU time so far
+  public var coordinatorCpuUs: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2966,7 +2972,7 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queues\0\u{1}ops\0\u{3}next_after\0\u{3}not_found\0\u{3}now_us\0\u{1}fenced\0\u{3}total_operations\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queues\0\u{1}ops\0\u{3}next_after\0\u{3}not_found\0\u{3}now_us\0\u{1}fenced\0\u{3}total_operations\0\u{3}coordinator_rss_bytes\0\u{3}coordinator_cpu_us\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2981,6 +2987,8 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 5: try { try decoder.decodeSingularInt64Field(value: &self.nowUs) }()
       case 6: try { try decoder.decodeSingularUInt64Field(value: &self.fenced) }()
       case 7: try { try decoder.decodeSingularUInt64Field(value: &self.totalOperations) }()
+      case 8: try { try decoder.decodeSingularUInt64Field(value: &self.coordinatorRssBytes) }()
+      case 9: try { try decoder.decodeSingularUInt64Field(value: &self.coordinatorCpuUs) }()
       default: break
       }
     }
@@ -3008,6 +3016,12 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if self.totalOperations != 0 {
       try visitor.visitSingularUInt64Field(value: self.totalOperations, fieldNumber: 7)
     }
+    if self.coordinatorRssBytes != 0 {
+      try visitor.visitSingularUInt64Field(value: self.coordinatorRssBytes, fieldNumber: 8)
+    }
+    if self.coordinatorCpuUs != 0 {
+      try visitor.visitSingularUInt64Field(value: self.coordinatorCpuUs, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3019,6 +3033,8 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.nowUs != rhs.nowUs {return false}
     if lhs.fenced != rhs.fenced {return false}
     if lhs.totalOperations != rhs.totalOperations {return false}
+    if lhs.coordinatorRssBytes != rhs.coordinatorRssBytes {return false}
+    if lhs.coordinatorCpuUs != rhs.coordinatorCpuUs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
