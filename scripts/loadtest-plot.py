@@ -20,7 +20,8 @@ Writes to OUT_DIR, printing one line per file written:
     throughput_vs_workers.svg  throughput against workers, one line per "series" (runs without a
                                series are included, under their workload name, only if "independent");
                                an axis goes log when its max/min >= 20
-    latency_cdf.svg            every non-empty latency CDF (at most 12, newest files first) on a
+    latency_cdf.svg            every non-empty latency CDF but "dispatch" where a run has others
+                               (at most 12, newest files first) on a
                                log-µs x axis and a y axis of -log10(1 - p/100), ticks labelled as
                                percentiles; p = 100 (the max) is drawn at 1 - 1/count
     gantt.svg                  the timeline of the run with the fewest timeline entries: one row per
@@ -48,7 +49,9 @@ plt.rcParams.update({"svg.hashsalt": "oploadtest", "svg.fonttype": "none", "font
 MAX_CDF_LINES = 12
 TAIL_TICKS = [0, 50, 90, 99, 99.9, 99.99, 99.999]
 OUTCOME_COLOURS = {"succeeded": "#4c9a2a", "failed": "#d62728", "cancelled": "#9a9a9a"}
-LINESTYLES = {"dispatch": "-", "hop": "--", "cancel": ":", "priority_wait": "-."}
+LINESTYLES = {"dispatch": "-", "hop": "--", "cancel": ":", "priority_wait": "-.", "cancel_queued": (0, (1, 3)),
+              "cancel_running": (0, (3, 1, 1, 1, 1, 1)), "fan_stage": (0, (8, 2)), "probe_held": (0, (2, 2)),
+              "probe_draining": (0, (6, 2, 2, 2))}
 
 
 def warn(msg):
@@ -150,7 +153,12 @@ def plot_latency_cdf(runs, out_dir):
         lats = run.get("latencies_us")
         if not isinstance(lats, dict):
             continue
-        for lname in sorted(lats):
+        # "dispatch" (ready -> dispatched) is mostly queueing in a saturated run; a run's own latency
+        # (hop, cancel, priority_wait, ...) says more, so dispatch is drawn only for runs without one.
+        names = sorted(lats)
+        if len(names) > 1:
+            names = [n for n in names if n != "dispatch"]
+        for lname in names:
             lat = lats[lname]
             cdf = lat.get("cdf") if isinstance(lat, dict) else None
             if not isinstance(cdf, list):
@@ -173,7 +181,7 @@ def plot_latency_cdf(runs, out_dir):
     run_colour = {}
     for label, lname, i, xs, ys in lines:
         k = run_colour.setdefault(i, len(run_colour))  # one colour per run (markers differ past 10 runs)
-        ax.plot(xs, ys, LINESTYLES.get(lname, (0, (5, 1, 1, 1))), color=colours[k % len(colours)],
+        ax.plot(xs, ys, linestyle=LINESTYLES.get(lname, (0, (5, 1, 1, 1))), color=colours[k % len(colours)],
                 marker=".x+"[k // len(colours) % 3], markevery=max(1, len(xs) // 25), label=label)
     ax.set_xscale("log")
     top = max([3.0] + [y for line in lines for y in line[4]])  # show at least up to 99.9%
@@ -186,10 +194,14 @@ def plot_latency_cdf(runs, out_dir):
 
 
 def assign_lanes(bars):
-    """Greedy first-fit by start time: bars [(start, end, outcome)] -> [(lane, start, end, outcome)]."""
+    """Greedy first-fit by start time: bars [(start, end, outcome)] -> [(lane, start, end, outcome)].
+
+    An op's end is when the coordinator heard of it, a little after the worker freed the slot, so a
+    bar may overlap the next one in its slot by that much: up to 1 ms (or 5 %) still fits a lane."""
     lane_ends, out = [], []
     for start, end, outcome in sorted(bars):
-        lane = next((k for k, e in enumerate(lane_ends) if e <= start), len(lane_ends))
+        slack = max(1.0, 0.05 * (end - start))
+        lane = next((k for k, e in enumerate(lane_ends) if e <= start + slack), len(lane_ends))
         lane_ends[lane:lane + 1] = [end]  # replaces that lane's end, or appends a new lane
         out.append((lane, start, end, outcome))
     return out

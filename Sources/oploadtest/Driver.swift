@@ -5,6 +5,7 @@ import WireProtocol
 
 struct RunOptions {
     var endpoint: String
+    var requestTimeout: Double
     var workload: Workload
     var ops: Int
     var width: Int
@@ -54,7 +55,7 @@ final class Driver {
 
     init(_ o: RunOptions) throws {
         self.o = o
-        conn = try CoordinatorConnection(endpoint: o.endpoint, timeout: .seconds(30))
+        conn = try CoordinatorConnection(endpoint: o.endpoint, timeout: .milliseconds(Int(o.requestTimeout * 1000)))
         rng = SeededGenerator(seed: o.seed)
         // Unique per run, so several runs can share one coordinator (it keeps finished operations). Short,
         // so ids stay within Swift's 15-byte inline strings up to a million ops: the memory figures then

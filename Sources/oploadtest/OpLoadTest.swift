@@ -40,6 +40,8 @@ extension OpLoadTest {
         var opMs: Int?
         @Option(help: "Give up after this many seconds (the coordinator's WAIT is bounded by it).")
         var timeLimit: Double = 300
+        @Option(help: "Seconds to wait for each reply of the coordinator (WAIT is bounded by --time-limit instead).")
+        var requestTimeout: Double = 30
         @Option(help: "Wait until at least this many workers are registered before starting.")
         var minWorkers: Int = 1
         @Option(help: "Seconds to wait for --min-workers.")
@@ -70,6 +72,7 @@ extension OpLoadTest {
             guard ops >= 1, ops <= 10_000_000 else { throw ValidationError("--ops must be in 1…10,000,000") }
             guard width >= 1 else { throw ValidationError("--width must be ≥ 1") }
             guard (opMs ?? 0) >= 0 else { throw ValidationError("--op-ms must be ≥ 0") }
+            guard requestTimeout > 0 else { throw ValidationError("--request-timeout must be > 0") }
             guard timeLimit > 0, workersTimeout >= 0 else { throw ValidationError("--time-limit must be > 0 and --workers-timeout ≥ 0") }
             guard minWorkers >= 0, probes >= 0, timelineLimit >= 0 else { throw ValidationError("--min-workers, --probes and --timeline-limit must be ≥ 0") }
             guard (0...1).contains(cancelFraction) else { throw ValidationError("--cancel-fraction must be in 0…1") }
@@ -79,7 +82,7 @@ extension OpLoadTest {
         func run() throws {
             let w = Workload(rawValue: workload)!
             let options = RunOptions(
-                endpoint: coordinator ?? CoordinatorConnection.defaultEndpoint, workload: w, ops: ops, width: width,
+                endpoint: coordinator ?? CoordinatorConnection.defaultEndpoint, requestTimeout: requestTimeout, workload: w, ops: ops, width: width,
                 seed: seed, opKind: opKind ?? w.defaultKind, opMs: opMs ?? w.defaultOpMs, timeLimit: timeLimit,
                 minWorkers: minWorkers, workersTimeout: workersTimeout, watch: watch ?? (ops <= 200_000 && w != .queued),
                 probes: probes, cancelFraction: cancelFraction, timelineLimit: timelineLimit, baselineRSS: baselineRss,

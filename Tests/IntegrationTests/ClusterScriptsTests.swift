@@ -49,4 +49,25 @@ struct ClusterScriptsTests {
         #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
         #expect(run.stdout.contains("PASS: faults"), "\(run.stdout)")
     }
+
+    /// scripts/loadtest across the netns hosts (quick sizes): every workload passes its own checks.
+    @Test func loadTestRunsAcrossNetworkNamespaceHosts() throws {
+        let out = NSTemporaryDirectory() + "opq-loadtest-netns"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let run = try CommandLineTests.run("/bin/bash", [Self.root + "/scripts/loadtest", "--target", "netns", "--quick",
+                                                         "--bin", Binaries.directory, "--out", out],
+                                           env: ["OPQ_NETNS_PREFIX": "opql", "OPQ_NETNS_BASE": "80",
+                                                 "OPQ_NETNS_STATE": NSTemporaryDirectory() + "opq-netns-loadtest"],
+                                           timeout: 170)
+        if run.status == Self.skipped {
+            print("skipped: network namespaces are not available here: \(run.stdout)\(run.stderr)")
+            return
+        }
+        print(run.stdout.split(separator: "\n").filter { $0.hasPrefix("|") }.joined(separator: "\n"))
+        #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
+        #expect(run.stdout.contains("PASS: loadtest"), "\(run.stdout)")
+        for w in ["independent", "chain", "layered", "fan", "priority", "sleep", "burn", "cancel", "gantt"] {
+            #expect(FileManager.default.fileExists(atPath: out + "/\(w).json"), "no report for \(w)")
+        }
+    }
 }
