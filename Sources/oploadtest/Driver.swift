@@ -243,6 +243,8 @@ final class Driver {
 
     func dropPendingCancel(_ id: String) { pendingCancels.removeValue(forKey: id) }
 
+    func isCancelPending(_ id: String) -> Bool { pendingCancels[id] != nil || finishedEvents[id] != nil }
+
     /// Reads events until every op has its FINISHED event (or 5 s), then checks exactly-once.
     private func finishWatch(ids: [String]) throws {
         let until = now() + 5
@@ -267,13 +269,15 @@ final class Driver {
 
     private func analyse(_ records: [WireOpStatus], expected: Int) {
         var outcomes: [String: Int] = [:]
-        var perWorker: [String: Int] = [:]
+        var perWorker: [String: Int] = [:], succeededPerWorker: [String: Int] = [:]
         var unfinished = 0, redispatched = 0
         for r in records {
             if r.attempts > 1 { redispatched += 1 }
             guard r.state == .finished else { unfinished += 1; continue }
             switch r.outcome.result {
-            case .succeeded: outcomes["succeeded", default: 0] += 1
+            case .succeeded:
+                outcomes["succeeded", default: 0] += 1
+                succeededPerWorker[r.workerID, default: 0] += 1
             case .failed: outcomes["failed", default: 0] += 1
             case .cancelled, nil: outcomes["cancelled", default: 0] += 1
             }
@@ -311,7 +315,9 @@ final class Driver {
             let info = workerNames[id]
             // A session that ended before the run did is no longer listed; assume the usual slots.
             let slots = info?.slots ?? workerNames.values.map(\.slots).max() ?? 1
-            let u = isTimed && wallMicros > 0 ? Double(n) * Double(o.opMs) * 1000 / (wallMicros * Double(slots)) : nil
+            // Only ops that ran to the end took the full duration (a cancelled one stopped early).
+            let done = Double(succeededPerWorker[id, default: 0])
+            let u = isTimed && wallMicros > 0 ? done * Double(o.opMs) * 1000 / (wallMicros * Double(slots)) : nil
             return WorkerUtilisation(workerID: id, name: info?.name ?? id, slots: slots, ops: n,
                                      share: (Double(n) / Double(total) * 10_000).rounded() / 10_000,
                                      utilisation: u.map { ($0 * 1000).rounded() / 1000 })

@@ -54,7 +54,8 @@ struct WorkerUtilisation: Codable {
     var ops: Int
     /// Share of the run's operations that ran here.
     var share: Double
-    /// ops × op duration / (wall × slots); only for `sleep`/`burn` operations, whose duration is known.
+    /// succeeded ops × op duration / (wall × slots); only for `sleep`/`burn` operations, whose duration is
+    /// known. Wall is the whole run, so a worker that joined late (a new session) shows less.
     var utilisation: Double?
 }
 

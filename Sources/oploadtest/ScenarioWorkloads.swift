@@ -57,32 +57,37 @@ extension Driver {
         return backlog.map(\.id) + probeIDs
     }
 
-    /// `ops` sleep ops; a seeded random `cancelFraction` of them is cancelled, each at a random moment
-    /// within the run's expected span. Latency: CANCEL-OPS sent → the WATCH event saying it finished
-    /// cancelled, split by whether the op was running (the worker must stop it) or still queued.
+    /// `ops` sleep ops; `cancelFraction` × ops cancels are sent at seeded random moments within the
+    /// run's expected span, alternately aimed at a random op that is executing (dispatched: the worker
+    /// must stop it) and one still waiting (the coordinator alone finishes it), as the WATCH stream
+    /// last told. Latency: CANCEL-OPS sent → the WATCH event saying it finished cancelled.
     func cancelRun() throws -> [String] {
         let ops = Graphs.independent(template, n: o.ops)
         let spanSeconds = Double(o.ops * max(o.opMs, 1)) / 1000 / Double(max(1, report.slotsTotal))
-        var victims = Array(ops.indices).shuffled(using: &rng).prefix(Int((Double(o.ops) * o.cancelFraction).rounded()))
-            .map { (at: Double.random(in: 0...(spanSeconds * 0.9), using: &rng), id: ops[$0].id) }
-        victims.sort { $0.at < $1.at }
+        let moments = (0..<Int((Double(o.ops) * o.cancelFraction).rounded()))
+            .map { _ in Double.random(in: 0...(spanSeconds * 0.9), using: &rng) }.sorted()
         let t0 = now()
         try submit(ops)
-        var tooLate = 0
-        for v in victims {
-            while now() < t0 + v.at, secondsLeft > 0 {
-                absorb(try conn.nextEvents(timeout: .microseconds(Int64((t0 + v.at - now()) * 1e6) + 1)))
+        var sent = 0
+        for (k, at) in moments.enumerated() {
+            while now() < t0 + at, secondsLeft > 0 {
+                absorb(try conn.nextEvents(timeout: .microseconds(Int64((t0 + at - now()) * 1e6) + 1)))
             }
-            if state(of: v.id) == .finished { tooLate += 1; continue }
+            let wantRunning = k % 2 == 0
+            let candidates = ops.lazy.map(\.id).filter { id in
+                let s = self.state(of: id)
+                return !self.isCancelPending(id) && (wantRunning ? s == .executing : (s == nil || s == .pending || s == .ready))
+            }
+            guard let victim = Array(candidates).randomElement(using: &rng) else { continue }
             var c = WireCancelOps()
-            c.opIds = [v.id]
-            noteCancelSent(v.id, at: monotonicMicros())
+            c.opIds = [victim]
+            noteCancelSent(victim, at: monotonicMicros())
             guard case .ack(let a) = try conn.request(.cancelOps(c)) else { throw LoadTestError("unexpected reply to CANCEL-OPS") }
-            if a.affected == 0 { tooLate += 1; dropPendingCancel(v.id) }
+            if a.affected == 0 { dropPendingCancel(victim) } else { sent += 1 }
             drainEvents()
         }
         try wait(queue: queue)
-        report.notes.append("\(victims.count) cancels sent over \(String(format: "%.1f", spanSeconds * 0.9)) s; \(tooLate) came after the op had finished")
+        report.notes.append("\(sent) cancels over \(String(format: "%.1f", spanSeconds * 0.9)) s, alternately of an executing and a waiting op; at \(moments.count - sent) moments there was none left to cancel")
         return ops.map(\.id)
     }
 
