@@ -95,7 +95,7 @@ extension RunReport {
     /// A few lines for people: what ran, how fast, the latency percentiles, the checks.
     func table() -> String {
         var lines: [String] = []
-        let who = [label, target].compactMap { $0 }.joined(separator: ", ")
+        let who = label ?? target ?? ""
         lines.append("== \(workload): \(ops) ops (\(opKind)\(opMs > 0 ? " \(opMs) ms" : "")) on \(workers) workers (\(slotsTotal) slots)\(who.isEmpty ? "" : " [\(who)]")")
         let outcomeText = outcomes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         lines.append(String(format: "   wall %.2f s, %.0f ops/s; ", wallS, throughputOpsS) + outcomeText
