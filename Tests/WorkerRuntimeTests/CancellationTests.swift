@@ -80,7 +80,9 @@ import Testing
                                                             waitForReadyFile: true)
         #expect(result == .cancelled("cancelled by client"))
         #expect(elapsed >= .milliseconds(250), "SIGKILL came before the grace period: \(elapsed)")
-        #expect(elapsed < .seconds(3), "took \(elapsed)")
+        // Killed, not waited out (the child sleeps 60 s); the bound leaves room for the rest of the suite
+        // loading both cores at once (3.5 s was seen while the load tests ran alongside).
+        #expect(elapsed < .seconds(10), "took \(elapsed)")
         #expect(await groupGone(pgid))
     }
 
