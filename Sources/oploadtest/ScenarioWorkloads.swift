@@ -4,7 +4,8 @@ import WireProtocol
 
 /// The workloads that do more than submit and wait: priority probes, random cancels, a held backlog.
 extension Driver {
-    /// A veryLow backlog of `ops` saturates every slot; then `probes` veryHigh ops arrive one at a time,
+    /// A backlog of `ops` at mixed priorities (veryLow, low, normal, seeded) saturates every slot; then
+    /// `probes` veryHigh ops arrive one at a time,
     /// at seeded random gaps of 0.5–1.5 op durations. A probe's wait is (finished − submitted − op
     /// duration) on the coordinator's clock: how long it stood behind the backlog. OperationQueue's
     /// promise, stretched over workers, is that this is bounded by the ops already running, not by the
@@ -12,7 +13,8 @@ extension Driver {
     /// one more on the worker that got it (its prefetched op took the slot first). Afterwards the rest
     /// of the backlog is cancelled, so the run stays short.
     func priorityRun() throws -> [String] {
-        let backlog = (0..<o.ops).map { template.op("bg\($0)", priority: Int32(OperationPriority.veryLow.rawValue)) }
+        let levels: [OperationPriority] = [.veryLow, .low, .normal]
+        let backlog = (0..<o.ops).map { template.op("bg\($0)", priority: Int32(levels.randomElement(using: &rng)!.rawValue)) }
         try submit(backlog)
         // Saturated: every slot holds a backlog op and more are waiting.
         let until = now() + min(30, secondsLeft)

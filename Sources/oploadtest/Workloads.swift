@@ -8,7 +8,7 @@ enum Workload: String, CaseIterable {
     case chain         // each op after the previous one: dependency hop latency
     case layered       // L layers × width, each op after 2 of the layer before
     case fan           // stages of root → width ops → sink (fan-out and fan-in)
-    case priority      // a veryLow backlog saturates the cluster; veryHigh probes measure their wait
+    case priority      // a mixed-priority backlog saturates the cluster; veryHigh probes measure their wait
     case sleep         // independent `sleep` ops of --op-ms: slot utilisation
     case burn          // independent `burn` (CPU) ops of --op-ms
     case cancel        // `sleep` ops; a seeded random part is cancelled at random moments

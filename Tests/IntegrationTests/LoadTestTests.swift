@@ -45,7 +45,7 @@ struct LoadTestTests {
         #expect(((r["coordinator_figures"] as? [String: Any])?["rss_bytes_end"] as? Int ?? 0) > 0)
     }
 
-    /// veryHigh probes behind a veryLow backlog on a real worker wait for running ops, not the backlog.
+    /// veryHigh probes behind a mixed-priority backlog on a real worker wait for running ops, not the backlog.
     @Test func priorityProbesOvertakeTheBacklog() throws {
         let cluster = try LocalCluster()
         defer { cluster.stop() }
