@@ -34,32 +34,20 @@ struct Outbox {
         events[watcher, default: []].append(event)
     }
 
-    /// Empties the outbox into messages within the protocol's limits (`Batcher` splits them).
+    /// Empties the outbox into messages within the protocol's limits (`Batcher` cuts them).
     /// `nextSequence` numbers each watcher's events; `watchRequestID` is the WATCH request they answer.
     mutating func drain(watchRequestID: (UInt64) -> UInt32, nextSequence: (UInt64) -> UInt64) -> [Batch] {
         var out: [Batch] = []
-        for (w, records) in dispatches {
-            for chunk in Batcher.split(records) {
-                var d = WireDispatch()
-                d.records = chunk
-                out.append(Batch(peer: .worker(w), message: .dispatch(d), requestID: 0))
-            }
+        for (w, var records) in dispatches {
+            while let m = Batcher.dispatch(draining: &records) { out.append(Batch(peer: .worker(w), message: m, requestID: 0)) }
         }
-        for (w, records) in cancels {
-            for chunk in Batcher.split(records) {
-                var c = WireCancel()
-                c.records = chunk
-                out.append(Batch(peer: .worker(w), message: .cancel(c), requestID: 0))
-            }
+        for (w, var records) in cancels {
+            while let m = Batcher.cancel(draining: &records) { out.append(Batch(peer: .worker(w), message: m, requestID: 0)) }
         }
-        for (c, list) in events {
-            var numbered = list
-            for i in numbered.indices { numbered[i].sequence = nextSequence(c) }
-            for chunk in Batcher.split(numbered) {
-                var m = WireEvents()
-                m.events = chunk
-                out.append(Batch(peer: .client(c), message: .event(m), requestID: watchRequestID(c)))
-            }
+        for (c, var list) in events {
+            for i in list.indices { list[i].sequence = nextSequence(c) }
+            let request = watchRequestID(c)
+            while let m = Batcher.events(draining: &list) { out.append(Batch(peer: .client(c), message: m, requestID: request)) }
         }
         dispatches.removeAll(keepingCapacity: true)
         cancels.removeAll(keepingCapacity: true)

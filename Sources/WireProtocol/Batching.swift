@@ -68,7 +68,12 @@ public enum Batcher {
         maxBytes: Int = WireLimits.batchBodyBudget
     ) -> [R] {
         let n = prefixCount(queue[...], maxRecords: maxRecords, maxBytes: maxBytes)
-        if n == queue.count { defer { queue.removeAll(keepingCapacity: true) }; return queue }
+        if n == queue.count {
+            // The usual case: everything fits one message. Hand the buffer over instead of copying it.
+            let all = queue
+            queue = []
+            return all
+        }
         let taken = Array(queue[..<n])
         queue.removeFirst(n)
         return taken
@@ -127,13 +132,13 @@ public enum Batcher {
         return .progress(m)
     }
 
-    /// One FINISHED from the front of `queue`, carrying `credit` (the caller resets its
-    /// pending grant to 0 after sending).
-    public static func finished(draining queue: inout [WireFinishedRecord], credit: UInt32) -> Message? {
+    /// One FINISHED from the front of `queue`, granting one credit back per record: a finished part
+    /// frees its slot, which keeps the worker's pipeline full.
+    public static func finished(draining queue: inout [WireFinishedRecord]) -> Message? {
         if queue.isEmpty { return nil }
         var m = WireFinished()
         m.records = drain(&queue)
-        m.credit = min(credit, WireLimits.maxCredit)
+        m.credit = UInt32(m.records.count)
         return .finished(m)
     }
 

@@ -167,14 +167,7 @@ final class WorkerSession {
         }
         while let m = Batcher.started(draining: &started) { send(m) }
         while let m = Batcher.progress(draining: &progress) { send(m) }
-        while !finished.isEmpty {
-            // One credit back per finished part keeps the pipeline full.
-            let chunk = Batcher.drain(&finished)
-            var m = WireFinished()
-            m.records = chunk
-            m.credit = UInt32(chunk.count)
-            send(.finished(m))
-        }
+        while let m = Batcher.finished(draining: &finished) { send(m) }
     }
 
     /// Keeps an outcome within the protocol's limits, so a huge result fails clearly instead of

@@ -157,13 +157,7 @@ final class SimWorker {
 
     /// Sends the FINISHED records of this iteration, one credit back per record.
     func flush(now: Int64) {
-        while !finished.isEmpty {
-            let chunk = Batcher.drain(&finished)
-            var m = WireFinished()
-            m.records = chunk
-            m.credit = UInt32(chunk.count)
-            send(.finished(m), now: now)
-        }
+        while let m = Batcher.finished(draining: &finished) { send(m, now: now) }
     }
 
     func heartbeatIfDue(now: Int64) {
