@@ -131,6 +131,19 @@ struct ClusterTests {
         #expect(st.values.filter { $0.attempts >= 2 }.count >= 4, "the 4 ops running on the victim ran again")
     }
 
+    /// An idle worker hears HEARTBEATs from the coordinator, so neither side takes the other's silence
+    /// for death: over many liveness periods with no work it keeps its session (same worker id).
+    @Test func anIdleWorkerKeepsItsSessionPastManyLivenessPeriods() throws {
+        let c = try LocalCluster(heartbeatMs: 100, liveness: 3)
+        defer { c.stop() }
+        try c.startWorker("idle", slots: 1)
+        let id = try #require(try c.workerList().first { $0.name == "idle" }?.workerID)
+        // Nothing to await: the point is that nothing happens for 5 liveness periods (1.5 s).
+        usleep(1_500_000)
+        #expect(try c.workerList().map(\.workerID) == [id], "\(c.logs())")
+        #expect(!c.logs().contains("coordinator silent"), "\(c.logs())")
+    }
+
     @Test func aFrozenWorkerIsDeclaredLostItsWorkRunsElsewhereAndItComesBack() throws {
         let c = try LocalCluster(heartbeatMs: 100, liveness: 3)
         defer { c.stop() }
