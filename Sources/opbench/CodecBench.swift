@@ -5,7 +5,7 @@ import WireProtocol
 /// 64-byte payloads/results) on one core: one iteration = `WireCodec.encode` to
 /// frames, then `WireCodec.decode` (header checks, structure scan, protobuf parse,
 /// validation). Target: ≥ 2,000,000 records/s.
-func runCodecBench(json: Bool, quick: Bool) -> [BenchResult] {
+func runCodecBench(quick: Bool) -> [BenchResult] {
     let batch = 256
     let seconds = quick ? 0.3 : 2.0
     let payload = [UInt8](repeating: 0xAB, count: 64)
@@ -64,7 +64,6 @@ func runCodecBench(json: Bool, quick: Bool) -> [BenchResult] {
             ],
             note: "target ≥ 2M rec/s: \(rate >= 2_000_000 ? "met" : "NOT met")"))
     }
-    _ = json
     return results
 }
 

@@ -20,10 +20,9 @@ import WireProtocol
 ///   chain hop as a ratio to it.
 /// - with `peers`: the same workloads on Dask distributed and Ray (scripts/peers/dask_bench.py, run by
 ///   scripts/bench in a virtualenv whose python is `$OPQ_PEERS_PYTHON`), and ours/theirs ratios.
-func runE2EBench(json: Bool, quick: Bool, peers: Bool) -> [BenchResult] {
+func runE2EBench(quick: Bool, peers: Bool) -> [BenchResult] {
     E2EChildren.installSignalHandlers()
     let env = ProcessInfo.processInfo.environment
-    let sizes0 = E2ESizes(quick: quick)
     let prefetches = (env["OPQ_E2E_PREFETCH"] ?? (quick ? "64" : "64,256"))
         .split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
     let slots = Int(env["OPQ_E2E_SLOTS"] ?? "") ?? 2
@@ -31,7 +30,7 @@ func runE2EBench(json: Bool, quick: Bool, peers: Bool) -> [BenchResult] {
     // cancel, floor, peers); OPQ_E2E_CHAIN=N overrides the chain's length.
     let only = Set((env["OPQ_E2E_ONLY"] ?? "").split(separator: ",").map(String.init))
     func wanted(_ w: String) -> Bool { only.isEmpty || only.contains(w) }
-    var sizes = sizes0
+    var sizes = E2ESizes(quick: quick)
     if let n = Int(env["OPQ_E2E_CHAIN"] ?? ""), n > 1 { sizes.chain = n }
     let floorBinary = env["OPQ_ZMQ_FLOOR"].flatMap { $0.isEmpty ? nil : $0 }
     // The floor is measured right before and right after the chain (loopback latency on a VM moves with
@@ -39,7 +38,7 @@ func runE2EBench(json: Bool, quick: Bool, peers: Bool) -> [BenchResult] {
     var floors: [(p50: Double, p99: Double)] = []
     func measureFloor() {
         guard let floorBinary, wanted("floor") else { return }
-        if let f = runC(floorBinary, ["roundtrip", "\(sizes.floorRoundTrips)", "64"], timeout: 60),
+        if let f = runKeyValues(floorBinary, ["roundtrip", "\(sizes.floorRoundTrips)", "64"], timeout: 60),
            let p50 = f["p50_us"], let p99 = f["p99_us"] { floors.append((p50, p99)) }
     }
     var results: [BenchResult] = []
@@ -147,19 +146,15 @@ private func noop(_ id: String, queue: String, after: [String] = []) -> WireOper
     return o
 }
 
-/// Submits `ops` in SUBMITs of at most 8192 operations, one after the other (each waits for its reply).
+/// Submits `ops` in SUBMITs within the protocol's limits, one after the other (each waits for its reply).
 private func submitAll(_ conn: CoordinatorConnection, _ ops: [WireOperation]) throws {
-    var i = 0
-    while i < ops.count {
-        var s = WireSubmit()
-        s.operations = Array(ops[i..<min(ops.count, i + WireLimits.maxBatchRecords)])
-        guard case .submitReply(let r) = try conn.request(.submit(s), timeout: .seconds(60)) else {
+    for m in Batcher.submits(ops) {
+        guard case .submitReply(let r) = try conn.request(m, timeout: .seconds(60)) else {
             throw E2EError("no SUBMIT reply")
         }
         guard r.accepted else {
             throw E2EError("SUBMIT rejected: \(r.errors.prefix(3).map { "\($0.opID): \($0.message)" })")
         }
-        i += s.operations.count
     }
 }
 
@@ -223,11 +218,9 @@ private func independent(_ cluster: E2ECluster, n: Int, prefetch: Int, budget: D
 
 /// A chain of `n` noop ops. From the coordinator's STATUS timestamps: `started_us` is when the core
 /// dispatched the op (the DISPATCH is sent at the end of that loop iteration), `finished_us` when the core
-/// processed the FINISHED record. Both are the coordinator loop's `now`, which is read before it blocks in
-/// zmq_poll and again after the receive burst, so a record handled in a burst carries the time the loop
-/// went to sleep, not the time it arrived.
-///   - `chain_core`: started(i) − finished(i−1): the core releases and dispatches the dependent while
-///     handling the FINISHED of its dependency, with the same `now` — 0 by construction.
+/// processed the FINISHED record. Both are the coordinator loop's `now`, read when a wake-up's messages
+/// arrive. (started(i) − finished(i−1) is 0 by construction: the core dispatches the dependent while
+/// handling the FINISHED of its dependency, in the same step.)
 ///   - `chain` (the hop): finished(i) − finished(i−1): one full hop — DISPATCH leaves the coordinator,
 ///     a worker runs the noop and sends FINISHED, the coordinator processes it and dispatches the next.
 ///     This is the dependency-to-dependent latency as the coordinator sees it; its floor is one
@@ -249,10 +242,9 @@ private func chain(_ cluster: E2ECluster, n: Int, budget: Double) throws -> [Ben
                             note: "gave up after \(Int(budget)) s: \(done) of \(n) finished")]
     }
     let st = try statuses(conn, ids)
-    var core: [Double] = [], hop: [Double] = [], switches = 0
+    var hop: [Double] = [], switches = 0
     for i in 1..<n {
         guard let a = st[ids[i - 1]], let b = st[ids[i]] else { continue }
-        core.append(Double(b.startedUs - a.finishedUs))
         hop.append(Double(b.finishedUs - a.finishedUs))
         if a.workerID != b.workerID { switches += 1 }
     }
@@ -270,11 +262,6 @@ private func chain(_ cluster: E2ECluster, n: Int, budget: Double) throws -> [Ben
                              ("workers_ctxsw_per_hop", round1((cs1.workers - cs0.workers) / Double(n))),
                              ("worker_switch_pct", round1(100 * Double(switches) / Double(max(1, n - 1))))],
                     note: "finished(i)-finished(i-1), coordinator clock; target p50 ≤ 150, p99 ≤ 1000 µs: \(met ? "met" : "missed")"),
-        BenchResult(suite: "e2e", name: "chain_core",
-                    fields: [("ops", Double(n)), ("p50_us", round1(BenchProbe.quantile(core, 0.5))),
-                             ("p99_us", round1(BenchProbe.quantile(core, 0.99))),
-                             ("max_us", core.max() ?? .nan)],
-                    note: "started(i)-finished(i-1): same core step, so 0 by construction"),
     ]
 }
 
@@ -390,7 +377,6 @@ private func peerResults(ours: [BenchResult], quick: Bool, sizes: E2ESizes) -> [
                     "--independent", "\(sizes.independent)", "--chain", "\(sizes.chain)",
                     "--layers", "\(sizes.layers)", "--width", "\(sizes.width)",
                     "--cancel", "\(min(sizes.cancelSamples, quick ? 10 : 50))", "--budget", "\(Int(sizes.budget))"]
-        if quick { args.append("--quick") }
         let lines = runLines(python, args, timeout: sizes.budget * 5 + 120)
         if lines.isEmpty {
             out.append(BenchResult(suite: "peers", name: fw, fields: [], note: "no output (crashed or timed out; see stderr)"))
@@ -400,7 +386,7 @@ private func peerResults(ours: [BenchResult], quick: Bool, sizes: E2ESizes) -> [
             let name = obj["name"] as? String ?? "?"
             var fields: [(String, Double)] = []
             for key in ["ops", "n", "finished", "ops_per_s", "hop_p50_us", "hop_p99_us", "start_hop_p50_us",
-                        "client_us_per_op", "p50_us", "p99_us", "total_s"] {
+                        "client_us_per_op", "p50_us", "p99_us", "missed", "total_s"] {
                 if let v = obj[key] as? Double { fields.append((key, v)) } else if let v = obj[key] as? Int { fields.append((key, Double(v))) }
             }
             var note = obj["note"] as? String ?? ""
@@ -588,55 +574,4 @@ final class E2ECluster {
         }
         if ProcessInfo.processInfo.environment["OPQ_E2E_KEEP"] == nil { try? FileManager.default.removeItem(at: dir) }
     }
-}
-
-/// Runs a program to completion (killed after `timeout` s) and parses its `key=value` output.
-private func runC(_ path: String, _ args: [String], timeout: Double) -> [String: Double]? {
-    guard let text = runCapture(path, args, timeout: timeout) else { return nil }
-    var fields: [String: Double] = [:]
-    for pair in text.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
-        let kv = pair.split(separator: "=", maxSplits: 1)
-        if kv.count == 2, let v = Double(kv[1]) { fields[String(kv[0])] = v }
-    }
-    return fields
-}
-
-/// Runs a program and parses each stdout line that is a JSON object; stderr passes through.
-private func runLines(_ path: String, _ args: [String], timeout: Double) -> [[String: Any]] {
-    guard let text = runCapture(path, args, timeout: timeout, passStderr: true) else { return [] }
-    return text.split(separator: "\n").compactMap {
-        (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-    }
-}
-
-/// Stdout of a program that exited 0 within `timeout` seconds (else it is killed by PID and nil returned).
-private func runCapture(_ path: String, _ args: [String], timeout: Double, passStderr: Bool = false) -> String? {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: path)
-    p.arguments = args
-    let out = Pipe()
-    p.standardOutput = out
-    if !passStderr { p.standardError = FileHandle.nullDevice }
-    do { try p.run() } catch { return nil }
-    E2EChildren.add(p.processIdentifier)
-    defer { E2EChildren.remove(p.processIdentifier) }
-    // Read on another thread so a chatty child never blocks on a full pipe while we time it.
-    let box = DataBox()
-    let reader = Thread { box.data = out.fileHandleForReading.readDataToEndOfFile(); box.done.signal() }
-    reader.start()
-    let deadline = Date().addingTimeInterval(timeout)
-    while p.isRunning && Date() < deadline { usleep(20_000) }
-    if p.isRunning {
-        FileHandle.standardError.write(Data("opbench: \(URL(fileURLWithPath: path).lastPathComponent) \(args.first ?? "") killed after \(Int(timeout)) s\n".utf8))
-        kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
-    }
-    box.done.wait()
-    let text = String(decoding: box.data, as: UTF8.self)
-    return p.terminationStatus == 0 || passStderr ? text : nil
-}
-
-private final class DataBox: @unchecked Sendable {
-    var data = Data()
-    let done = DispatchSemaphore(value: 0)
 }

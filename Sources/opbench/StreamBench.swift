@@ -20,7 +20,7 @@ func runStreamBench(json: Bool, quick: Bool, floorBinary: String?) -> [BenchResu
         var best: [StreamReceiver: (rate: Double, cpu: Double)] = [:]
         var floor = Double.nan, floorCPU = Double.nan
         for _ in 0..<reps {
-            if let floorBinary, let f = runFloor(floorBinary, ["stream", "\(n)", "\(size)"]),
+            if let floorBinary, let f = runKeyValues(floorBinary, ["stream", "\(n)", "\(size)"], timeout: 120),
                let rate = f["msgs_per_s"], let cpu = f["cpu_ns_per_msg"] {
                 floor = floor.isNaN ? rate : max(floor, rate)
                 floorCPU = floorCPU.isNaN ? cpu : min(floorCPU, cpu)
@@ -67,7 +67,7 @@ func runStreamBench(json: Bool, quick: Bool, floorBinary: String?) -> [BenchResu
             let lat = try swiftRoundTrip(n: rtN, size: 64, echo: .cProcess(floorBinary))
             results.append(roundTripResult("roundtrip_swift_to_c", rtN, lat, "Swift client ↔ C echo process"))
         } catch { log("roundtrip swift→C failed: \(error)") }
-        if let f = runFloor(floorBinary, ["roundtrip", "\(rtN)", "64"]), let p50 = f["p50_us"], let p99 = f["p99_us"] {
+        if let f = runKeyValues(floorBinary, ["roundtrip", "\(rtN)", "64"], timeout: 120), let p50 = f["p50_us"], let p99 = f["p99_us"] {
             results.append(BenchResult(suite: "wire", name: "roundtrip_c_floor",
                                        fields: [("n", Double(rtN)), ("size", 64), ("p50_us", p50), ("p99_us", p99)],
                                        note: "C ↔ C, two processes"))
@@ -255,21 +255,3 @@ private func roundTripResult(_ name: String, _ n: Int, _ lat: [Double], _ note: 
                 note: note)
 }
 
-/// Runs the C floor and parses its `key=value` line; nil if it fails.
-private func runFloor(_ path: String, _ args: [String]) -> [String: Double]? {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: path)
-    p.arguments = args
-    let out = Pipe()
-    p.standardOutput = out
-    do { try p.run() } catch { return nil }
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    guard p.terminationStatus == 0 else { return nil }
-    var fields: [String: Double] = [:]
-    for pair in String(decoding: data, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" }) {
-        let kv = pair.split(separator: "=", maxSplits: 1)
-        if kv.count == 2, let v = Double(kv[1]) { fields[String(kv[0])] = v }
-    }
-    return fields
-}

@@ -15,7 +15,7 @@ if suite == "core" || suite == "all" {
     BenchReport.emit(runCoreBench(json: json, quick: quick), json: json)
 }
 if suite == "wire" || suite == "all" {
-    BenchReport.emit(runCodecBench(json: json, quick: quick), json: json)
+    BenchReport.emit(runCodecBench(quick: quick), json: json)
     let floor = ProcessInfo.processInfo.environment["OPQ_ZMQ_FLOOR"]
     BenchReport.emit(runStreamBench(json: json, quick: quick, floorBinary: floor), json: json)
 }
@@ -24,5 +24,5 @@ if suite == "worker" || suite == "all" {
 }
 // Not part of `all`: it starts a coordinator and workers as processes and takes minutes.
 if suite == "e2e" {
-    BenchReport.emit(runE2EBench(json: json, quick: quick, peers: peers), json: json)
+    BenchReport.emit(runE2EBench(quick: quick, peers: peers), json: json)
 }
