@@ -6,7 +6,6 @@ import WireProtocol
 struct AckAccumulator {
     var remaining: Int
     var affected = 0
-    var notFound: [String] = []
     var firstError: String?
 }
 
@@ -42,11 +41,12 @@ extension CoordinatorLoop {
         case .submit(let s):
             feed(.submit(ref, ops: s.operations.map(WireToCore.operation), queues: s.queues.map(queueSpec)))
         case .cancelOps(let c):
+            let reason = c.reason.isEmpty ? "cancelled by client" : c.reason
             if !c.queue.isEmpty {
-                feed(.cancelAll(ref, queue: c.queue))
+                feed(.cancelAll(ref, queue: c.queue, reason: reason))
             } else {
                 pendingAcks[ref] = AckAccumulator(remaining: 1)
-                feed(.cancel(ref, ids: c.opIds, cascade: c.cascade))
+                feed(.cancel(ref, ids: c.opIds, cascade: c.cascade, reason: reason))
             }
         case .queue(let q):
             let s = q.settings

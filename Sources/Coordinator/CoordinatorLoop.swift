@@ -54,7 +54,7 @@ final class CoordinatorLoop {
         try socket.set(.routerHandover, true)
         try socket.set(.sendHighWaterMark, 0)
         try socket.set(.receiveHighWaterMark, 0)
-        try socket.set(.maxMessageSize, Int64(WireLimits.maxFrameSize + 1024))
+        try socket.set(.maxMessageSize, WireLimits.socketMaxMessageSize)
         try socket.bind(config.bind)
         endpoint = (try? socket.lastEndpoint()) ?? config.bind
         _ = poller.add(socket)

@@ -27,7 +27,7 @@ public final class CoordinatorConnection {
         self.timeout = timeout
         context = try Context()
         socket = try Socket(context, type: .dealer)
-        try socket.set(.maxMessageSize, Int64(WireLimits.maxFrameSize + 1024))
+        try socket.set(.maxMessageSize, WireLimits.socketMaxMessageSize)
         try socket.set(.sendHighWaterMark, 0)
         try socket.set(.receiveHighWaterMark, 0)
         do {

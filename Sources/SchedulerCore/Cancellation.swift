@@ -1,7 +1,7 @@
 // S4/S5/S10, A2, A4: cancel (optionally cascading), cancel-all, timeouts.
 
 extension Scheduler {
-    mutating func cancelRequest(_ ref: ClientRef, _ ids: [String], _ cascade: Bool, _ out: inout [Action]) {
+    mutating func cancelRequest(_ ref: ClientRef, _ ids: [String], _ cascade: Bool, _ reason: String, _ out: inout [Action]) {
         var unknown: [String] = []
         var found: [Int32] = []
         for id in ids {
@@ -12,17 +12,17 @@ extension Scheduler {
             return
         }
         if config.journal { out.append(.journal(.cancelRequested(ids: ids, cascade: cascade))) }
-        for op in found { cancelOp(op, "cancelled", cascade: cascade, &out) }
+        for op in found { cancelOp(op, reason, cascade: cascade, &out) }
         out.append(.reply(ref, .ok))
     }
 
-    mutating func cancelAllRequest(_ ref: ClientRef, _ name: String, _ out: inout [Action]) {
+    mutating func cancelAllRequest(_ ref: ClientRef, _ name: String, _ reason: String, _ out: inout [Action]) {
         guard let q = queueIndex[name] else { out.append(.reply(ref, .error("unknown queue \(name)"))); return }
         if config.journal { out.append(.journal(.cancelAll(queue: name))) }
         let members = queues[Int(q)].members
         var kept: [Int32] = []
         for op in members where ops.hot[Int(op)].state != .finished {
-            cancelOp(op, "cancelled", cascade: false, &out)
+            cancelOp(op, reason, cascade: false, &out)
             if ops.hot[Int(op)].state != .finished { kept.append(op) }
         }
         queues[Int(q)].members = kept

@@ -37,8 +37,9 @@ public struct WorkerHello: Sendable, Equatable {
 public enum Event: Sendable {
     // clients
     case submit(ClientRef, ops: [OperationSpec], queues: [QueueSpec])
-    case cancel(ClientRef, ids: [String], cascade: Bool)
-    case cancelAll(ClientRef, queue: String)
+    /// `reason` becomes the outcome's text: cancelled(reason) (A1).
+    case cancel(ClientRef, ids: [String], cascade: Bool, reason: String = "cancelled")
+    case cancelAll(ClientRef, queue: String, reason: String = "cancelled")
     case suspend(ClientRef, queue: String)
     case resume(ClientRef, queue: String)
     case setQueueLimit(ClientRef, queue: String, maxConcurrent: Int)

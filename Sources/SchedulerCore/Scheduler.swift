@@ -84,8 +84,8 @@ public struct Scheduler: Sendable {
         stimulus = input.stimulus
         switch input.event {
         case .submit(let ref, let specs, let qs): submit(ref, specs, qs, &out)
-        case .cancel(let ref, let ids, let cascade): cancelRequest(ref, ids, cascade, &out)
-        case .cancelAll(let ref, let q): cancelAllRequest(ref, q, &out)
+        case .cancel(let ref, let ids, let cascade, let reason): cancelRequest(ref, ids, cascade, reason, &out)
+        case .cancelAll(let ref, let q, let reason): cancelAllRequest(ref, q, reason, &out)
         case .suspend(let ref, let q): setSuspended(ref, q, true, &out)
         case .resume(let ref, let q): setSuspended(ref, q, false, &out)
         case .setQueueLimit(let ref, let q, let n): setLimit(ref, q, n, &out)

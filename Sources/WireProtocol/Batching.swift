@@ -58,16 +58,12 @@ extension WireOperation: BatchRecord {
 }
 
 /// Coalescing: the sender keeps a queue of records and, when it can send, drains
-/// as many as fit one message (≤ `maxRecords` and ≤ `maxBytes` of bound size).
+/// as many as fit one message (≤ `WireLimits.maxBatchRecords` and ≤ `maxBytes` of bound size).
 /// A single record bigger than `maxBytes` still goes, alone.
 public enum Batcher {
     /// Removes and returns the longest prefix of `queue` within the limits (empty only if `queue` is).
-    public static func drain<R: BatchRecord>(
-        _ queue: inout [R],
-        maxRecords: Int = WireLimits.maxBatchRecords,
-        maxBytes: Int = WireLimits.batchBodyBudget
-    ) -> [R] {
-        let n = prefixCount(queue[...], maxRecords: maxRecords, maxBytes: maxBytes)
+    public static func drain<R: BatchRecord>(_ queue: inout [R], maxBytes: Int = WireLimits.batchBodyBudget) -> [R] {
+        let n = prefixCount(queue[...], maxBytes: maxBytes)
         if n == queue.count {
             // The usual case: everything fits one message. Hand the buffer over instead of copying it.
             let all = queue
@@ -80,26 +76,21 @@ public enum Batcher {
     }
 
     /// Splits `records` into consecutive batches within the limits.
-    public static func split<R: BatchRecord>(
-        _ records: [R],
-        maxRecords: Int = WireLimits.maxBatchRecords,
-        maxBytes: Int = WireLimits.batchBodyBudget
-    ) -> [[R]] {
+    public static func split<R: BatchRecord>(_ records: [R], maxBytes: Int = WireLimits.batchBodyBudget) -> [[R]] {
         var out: [[R]] = []
         var rest = records[...]
         while !rest.isEmpty {
-            let n = prefixCount(rest, maxRecords: maxRecords, maxBytes: maxBytes)
+            let n = prefixCount(rest, maxBytes: maxBytes)
             out.append(Array(rest.prefix(n)))
             rest = rest.dropFirst(n)
         }
         return out
     }
 
-    static func prefixCount<R: BatchRecord>(_ records: ArraySlice<R>, maxRecords: Int, maxBytes: Int) -> Int {
-        let cap = max(1, min(maxRecords, WireLimits.maxBatchRecords))
+    static func prefixCount<R: BatchRecord>(_ records: ArraySlice<R>, maxBytes: Int) -> Int {
         var n = 0, bytes = 0
         for r in records {
-            if n == cap { break }
+            if n == WireLimits.maxBatchRecords { break }
             let s = r.wireSizeBound
             if n > 0 && bytes + s > maxBytes { break }
             n += 1
@@ -109,10 +100,10 @@ public enum Batcher {
     }
 
     /// One DISPATCH from the front of `queue`, nil if it is empty.
-    public static func dispatch(draining queue: inout [WireDispatchRecord], maxRecords: Int = WireLimits.maxBatchRecords) -> Message? {
+    public static func dispatch(draining queue: inout [WireDispatchRecord]) -> Message? {
         if queue.isEmpty { return nil }
         var m = WireDispatch()
-        m.records = drain(&queue, maxRecords: maxRecords)
+        m.records = drain(&queue)
         return .dispatch(m)
     }
 

@@ -72,18 +72,6 @@ public enum WireCodec {
         return header
     }
 
-    /// Frames of the ERROR a coordinator sends back for `frames` that failed to decode with
-    /// `error`: its code, its description as the message, and the command code and request id
-    /// from the header when one is readable (else 0).
-    public static func errorReply(to frames: [[UInt8]], error: WireError) -> [[UInt8]] {
-        let header = peekHeader(frames)
-        var reply = WireErrorReply()
-        reply.code = error.code
-        reply.message = String(decoding: error.description.utf8.prefix(WireLimits.maxTextLength), as: UTF8.self)
-        reply.command = UInt32(header?.commandCode ?? 0)
-        return encode(.error(reply), requestID: header?.requestID ?? 0)
-    }
-
     /// Decodes one message. Never traps; see `WireError` for the order of checks.
     public static func decode(_ frames: [[UInt8]]) -> Result<Envelope, WireError> {
         do throws(WireError) {

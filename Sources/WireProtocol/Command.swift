@@ -64,12 +64,4 @@ public enum Command: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .error: "ERROR"
         }
     }
-
-    /// Commands a client sends that expect a reply echoing the request id.
-    public var isClientRequest: Bool {
-        switch self {
-        case .submit, .cancelOps, .queue, .setPriority, .status, .why, .workers, .watch, .wait: true
-        default: false
-        }
-    }
 }

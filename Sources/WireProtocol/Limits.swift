@@ -8,6 +8,9 @@ public enum WireLimits {
     public static let maxBodySize = 16 << 20
     /// Largest frame of any kind; transports set ZMQ_MAXMSGSIZE to at least this.
     public static let maxFrameSize = maxBodySize
+    /// What every opqueue socket sets as ZMQ_MAXMSGSIZE: the largest frame plus slack, so an oversized
+    /// body still arrives and is refused with a precise error rather than dropping the connection.
+    public static let socketMaxMessageSize = Int64(maxFrameSize + 1024)
     /// Records in one batch (DISPATCH, STARTED, PROGRESS, FINISHED, CANCEL, SUBMIT, EVENT,
     /// and any repeated field of a message).
     public static let maxBatchRecords = 8192

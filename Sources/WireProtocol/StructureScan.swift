@@ -6,14 +6,13 @@
 struct ScanNode: Sendable {
     struct Field: Sendable {
         let name: String
-        let repeated: Bool
         let limit: Int
         let child: ScanNode?
         /// Which of the node's (at most 3) counters this field uses.
         var slot = 0
 
         static func list(_ name: String, limit: Int = WireLimits.maxBatchRecords, _ child: ScanNode? = nil) -> Field {
-            Field(name: name, repeated: true, limit: limit, child: child)
+            Field(name: name, limit: limit, child: child)
         }
     }
     /// Indexed by field number (small schemas: numbers stay below 16).
@@ -74,7 +73,7 @@ enum StructureScan {
     static func check(_ body: [UInt8], command: Command) throws(WireError) {
         var scanner = Scanner(command: command)
         let node = node(for: command)
-        if node.fields.isEmpty { return }  // nothing repeated: SwiftProtobuf's own bounds checks suffice
+        // Bodies with no repeated field are walked too: that is what rejects groups (§3.1) everywhere.
         try body.withUnsafeBufferPointer { (buf) throws(WireError) in
             try scanner.scan(buf, 0, buf.count, node: node, path: nil)
         }

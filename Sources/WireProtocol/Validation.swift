@@ -96,13 +96,7 @@ extension WireCodec {
                 try c.known(e.problem, "errors[\(i)].problem")
             }
         case .cancelOps(let m):
-            let hasOps = !m.opIds.isEmpty, hasQueue = !m.queue.isEmpty
-            guard hasOps != hasQueue else {
-                if hasOps { throw .fieldOutOfRange(c.command, field: "queue", detail: "give op_ids or queue, not both") }
-                throw .missingField(c.command, field: "op_ids or queue")
-            }
-            try c.ids(m.opIds, "op_ids")
-            try c.optionalID(m.queue, "queue")
+            try c.opsOrQueue(m.opIds, m.queue)
             try c.text(m.reason, "reason")
         case .queue(let m):
             guard m.hasSettings else { throw .missingField(c.command, field: "settings") }
@@ -142,13 +136,7 @@ extension WireCodec {
                 try c.text(e.message, "events[\(i)].message")
             }
         case .wait(let m):
-            let hasOps = !m.opIds.isEmpty, hasQueue = !m.queue.isEmpty
-            guard hasOps != hasQueue else {
-                if hasOps { throw .fieldOutOfRange(c.command, field: "queue", detail: "give op_ids or queue, not both") }
-                throw .missingField(c.command, field: "op_ids or queue")
-            }
-            try c.ids(m.opIds, "op_ids")
-            try c.optionalID(m.queue, "queue")
+            try c.opsOrQueue(m.opIds, m.queue)
             if m.hasTimeoutUs, m.timeoutUs < 0 {
                 throw .fieldOutOfRange(c.command, field: "timeout_us", detail: "\(m.timeoutUs) < 0")
             }
@@ -180,6 +168,16 @@ struct Check {
 
     func ids(_ list: [String], _ field: @autoclosure () -> String) throws(WireError) {
         for (i, s) in list.enumerated() { try id(s, "\(field())[\(i)]") }
+    }
+
+    /// CANCEL-OPS and WAIT name their target by exactly one of `op_ids` and `queue`.
+    func opsOrQueue(_ opIDs: [String], _ queue: String) throws(WireError) {
+        guard opIDs.isEmpty != queue.isEmpty else {
+            if !opIDs.isEmpty { throw .fieldOutOfRange(command, field: "queue", detail: "give op_ids or queue, not both") }
+            throw .missingField(command, field: "op_ids or queue")
+        }
+        try ids(opIDs, "op_ids")
+        try optionalID(queue, "queue")
     }
 
     func text(_ s: String, _ field: @autoclosure () -> String) throws(WireError) {

@@ -34,7 +34,7 @@ final class WorkerSession {
         liveness = Int64(agent.config.liveness)
         lastReceived = Self.now()
         socket = try Socket(agent.context, type: .dealer)
-        try socket.set(.maxMessageSize, Int64(WireLimits.maxFrameSize + 1024))
+        try socket.set(.maxMessageSize, WireLimits.socketMaxMessageSize)
         try socket.set(.sendHighWaterMark, 0)
         try socket.set(.receiveHighWaterMark, 0)
         try socket.connect(agent.config.connect)
@@ -65,7 +65,9 @@ final class WorkerSession {
                 return .stopped
             }
             let now = Self.now()
-            let deadline = min(lastSent + heartbeatMicros, lastReceived + heartbeatMicros * liveness)
+            // Nothing but HELLO goes out before WELCOME (PROTOCOL.md §4.1), so no heartbeat is due until then.
+            let heartbeatDue = workerID == nil ? Int64.max : lastSent + heartbeatMicros
+            let deadline = min(heartbeatDue, lastReceived + heartbeatMicros * liveness)
             try poller.poll(timeout: .microseconds(max(0, deadline - now) + 1000))
             if poller.isReadable(1) { agent.waker.drain() }
             // Report first: after a freeze (SIGSTOP) the finished parts go out before anything else, so
@@ -81,7 +83,7 @@ final class WorkerSession {
                 abandon()
                 return .lost("\(what) for \((after - lastReceived) / 1000) ms", wasRegistered: workerID != nil)
             }
-            if after - lastSent >= heartbeatMicros { send(.heartbeat) }
+            if workerID != nil, after - lastSent >= heartbeatMicros { send(.heartbeat) }
         }
     }
 

@@ -237,11 +237,10 @@ final class Driver {
 
     func state(of id: String) -> WireOpState? { lastState[id] }
 
+    /// A cancel of an op whose FINISHED was already read is not timed: it came too late.
     func noteCancelSent(_ id: String, at t: Int64) {
-        pendingCancels[id] = (t, lastState[id] == .executing)
+        if finishedEvents[id] == nil { pendingCancels[id] = (t, lastState[id] == .executing) }
     }
-
-    func dropPendingCancel(_ id: String) { pendingCancels.removeValue(forKey: id) }
 
     func isCancelPending(_ id: String) -> Bool { pendingCancels[id] != nil || finishedEvents[id] != nil }
 

@@ -49,7 +49,7 @@ final class SimulatedWorkers {
 
     private func makeSocket() throws -> Socket {
         let s = try Socket(context, type: .dealer)
-        try s.set(.maxMessageSize, Int64(WireLimits.maxFrameSize + 1024))
+        try s.set(.maxMessageSize, WireLimits.socketMaxMessageSize)
         try s.set(.sendHighWaterMark, 0)
         try s.set(.receiveHighWaterMark, 0)
         try s.connect(options.endpoint)

@@ -58,9 +58,13 @@ struct ClusterTests {
                    op("y", after: ["gate"]), op("y-dep", after: ["y"])]
         #expect(try c.submit(ops).accepted)
         try c.ack(.cancelOps(.with { $0.opIds = ["x"] }))
-        try c.ack(.cancelOps(.with { $0.opIds = ["y"]; $0.cascade = true }))
+        try c.ack(.cancelOps(.with { $0.opIds = ["y"]; $0.cascade = true; $0.reason = "not needed any more" }))
         try c.wait(ops.map(\.id))
         let st = try c.status(ops.map(\.id))
+        // A1: cancelled(reason) — the client's reason, or "cancelled by client" when it gave none.
+        #expect(st["x"]!.outcome.cancelled == "cancelled by client")
+        #expect(st["y"]!.outcome.cancelled == "not needed any more")
+        #expect(st["y-dep"]!.outcome.cancelled == "dependency y cancelled", "a cascaded cancel names its cause")
         #expect(st["x"]!.isCancelledOutcome && st["x"]!.startedUs == 0, "a cancelled pending op never runs")
         #expect(st["x"]!.finishedUs < st["gate"]!.finishedUs, "cancelled before start finishes at once, deps unfinished")
         #expect(st["x-dep"]!.isSucceeded, "a cancelled dependency counts as finished")
@@ -84,10 +88,10 @@ struct ClusterTests {
                 && FileManager.default.fileExists(atPath: pidDir + "/plain") && FileManager.default.fileExists(atPath: pidDir + "/stubborn")
         }
         let pids = try ["plain", "stubborn"].map { try #require(Int32(String(contentsOfFile: pidDir + "/" + $0, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))) }
-        try c.ack(.cancelOps(.with { $0.opIds = ops.map(\.id) }))
+        try c.ack(.cancelOps(.with { $0.opIds = ops.map(\.id); $0.reason = "shutting down" }))
         try c.wait(ops.map(\.id), timeout: 15)
         let st = try c.status(ops.map(\.id))
-        for o in ops { #expect(st[o.id]!.isCancelledOutcome, "\(o.id): \(st[o.id]!.outcome)") }
+        for o in ops { #expect(st[o.id]!.outcome.cancelled == "shutting down", "\(o.id): \(st[o.id]!.outcome)") }
         for pid in pids {
             try c.waitUntil("process \(pid) gone", timeout: 5) { kill(pid, 0) != 0 && errno == ESRCH }
         }

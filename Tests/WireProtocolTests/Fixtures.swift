@@ -39,7 +39,7 @@ enum Fixtures {
         return o
     }
 
-    static var all: [Envelope] {
+    static let all: [Envelope] = {
         var out: [Envelope] = []
         func add(_ m: Message, _ rid: UInt32 = 0) { out.append(Envelope(requestID: rid, m)) }
 
@@ -130,11 +130,7 @@ enum Fixtures {
         var err = WireErrorReply(); err.code = .notFound; err.message = "no operation zz"; err.command = 0x28; err.opID = "zz"
         add(.error(err), 20)
         return out
-    }
-}
-
-extension Data {
-    var hex: String { map { String(format: "%02x", $0) }.joined() }
+    }()
 }
 
 func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }

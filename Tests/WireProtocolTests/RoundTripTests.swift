@@ -32,21 +32,6 @@ final class RoundTripTests: XCTestCase {
         XCTAssertNil(WireCodec.peekHeader(frames))
     }
 
-    func testErrorReplyEchoesRequestAndNamesProblem() throws {
-        var bad = WireSetPriority(); bad.opIds = ["a"]; bad.priority = 5
-        let frames = WireCodec.encode(.setPriority(bad), requestID: 77)
-        guard case .failure(let error) = WireCodec.decode(frames) else { return XCTFail("accepted") }
-        let reply = try WireCodec.decodeThrowing(WireCodec.errorReply(to: frames, error: error))
-        XCTAssertEqual(reply.requestID, 77)
-        guard case .error(let e) = reply.message else { return XCTFail("not an ERROR") }
-        XCTAssertEqual(e.code, .invalidArgument)
-        XCTAssertEqual(e.command, UInt32(Command.setPriority.rawValue))
-        XCTAssertTrue(e.message.contains("priority"), e.message)
-        // Unreadable header: request id and command 0.
-        let r2 = try WireCodec.decodeThrowing(WireCodec.errorReply(to: [[1, 2]], error: .truncated(frames: 1, headerBytes: 2)))
-        XCTAssertEqual(r2.requestID, 0)
-    }
-
     func testBatcherDrainsWithinLimits() throws {
         var queue = (0..<20_000).map(Fixtures.dispatchRecord)
         var sent = 0

@@ -11,7 +11,6 @@ SIGNATURE = b"OQ"
 VERSION = 1
 HEADER_SIZE = 8
 MAX_BODY_SIZE = 16 << 20
-MAX_BATCH_RECORDS = 8192
 
 # command code -> (name, body message class or None for an empty body)
 COMMANDS = {

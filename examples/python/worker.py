@@ -34,7 +34,6 @@ class Worker:
         self.endpoint, self.name, self.slots, self.log = endpoint, name, slots, log
         self.ctx = zmq.Context.instance()
         self.sock = None
-        self.cancelled = set()  # (op_id, attempt) cancelled before they ran
 
     def say(self, *a):
         print("worker:", *a, file=self.log, flush=True)
@@ -104,8 +103,9 @@ class Worker:
                 if name == "DISPATCH":
                     self.run_batch(msg)
                 elif name == "CANCEL":
-                    for r in msg.records:
-                        self.cancelled.add((r.op_id, r.attempt))
+                    # Every DISPATCH runs to the end as it arrives, and the coordinator sends a part's
+                    # CANCEL after its DISPATCH: the part has finished already (PROTOCOL.md §4.1: ignore).
+                    pass
                 elif name == "DISCONNECT":
                     self.say("coordinator disconnected us:", msg.reason)
                     return False
@@ -129,11 +129,7 @@ class Worker:
         self.send("STARTED", started)
         finished = pb.Finished(credit=len(dispatch.records))
         for r in dispatch.records:
-            if (r.op_id, r.attempt) in self.cancelled:
-                self.cancelled.discard((r.op_id, r.attempt))
-                outcome = {"cancelled": "cancelled before start"}
-            else:
-                outcome = run_part(r)
+            outcome = run_part(r)
             finished.records.add(op_id=r.op_id, part=r.part, attempt=r.attempt, **outcome)
         self.send("FINISHED", finished)
 

@@ -964,7 +964,7 @@ public nonisolated struct WireAck: Sendable {
   /// operations/queues changed
   public var affected: UInt32 = 0
 
-  /// ids that were unknown (not an error)
+  /// reserved: unknown ids are ERROR NOT_FOUND (PROTOCOL.md §5.18)
   public var notFound: [String] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1255,13 +1255,15 @@ public nonisolated struct WireWorkersReply: Sendable {
   public init() {}
 }
 
-/// WATCH (client → coordinator): subscribe to state changes. Empty op_ids and
-/// empty queue = every operation. `stop` ends the subscription. Replied with ACK.
+/// WATCH (client → coordinator): subscribe to state changes of one queue (empty =
+/// every queue); one subscription per connection, a new WATCH replaces it. `stop`
+/// ends it. Replied with ACK.
 public nonisolated struct WireWatch: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  /// reserved: ignored by this coordinator
   public var opIds: [String] = []
 
   public var queue: String = String()
