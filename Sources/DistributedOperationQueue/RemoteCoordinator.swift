@@ -16,7 +16,8 @@ public final class RemoteCoordinator: Sendable {
 
     /// Connects and subscribes to events; throws when the coordinator does not answer within `timeout`.
     /// `fetchResults`: fetch each succeeded operation's result bytes before it is reported finished
-    /// (one STATUS per batch of events); turn off when results are not needed.
+    /// (one STATUS per batch of events in which some of this client's operations succeeded); turn off when
+    /// results are not needed.
     public init(endpoint: String = CoordinatorConnection.defaultEndpoint, timeout: Duration = .seconds(10),
                 fetchResults: Bool = true) throws {
         engine = try Engine(endpoint: endpoint, timeout: timeout, fetchResults: fetchResults)
@@ -43,6 +44,8 @@ public enum RemoteOperationError: Error, CustomStringConvertible, Equatable {
     case rejected([String])
     /// No answer, or a request the coordinator refused.
     case connection(String)
+    /// A setting out of range (checked before anything is changed or sent).
+    case invalidValue(String)
     case closed
 
     public var description: String {
@@ -53,7 +56,7 @@ public enum RemoteOperationError: Error, CustomStringConvertible, Equatable {
             "cannot change dependency '\(d)' of '\(op)': it is already in a queue (set dependencies before adding it)"
         case .dependencyOnItself(let op): "operation '\(op)' cannot depend on itself"
         case .rejected(let problems): "the coordinator rejected the operations: " + problems.joined(separator: "; ")
-        case .connection(let text): text
+        case .connection(let text), .invalidValue(let text): text
         case .closed: "the connection to the coordinator is closed"
         }
     }
@@ -226,6 +229,10 @@ final class Engine: Sendable {
         // Anything queued after the stop is answered with `closed`.
         let rest = commands.withLock { c in defer { c.list = [] }; return c.list }
         for command in rest { command(nil) }
+        // After `close()` no event arrives: unfinished operations stop holding the coordinator (no lasting cycle).
+        let unfinished = table.withLock { t in defer { t = [:] }; return Array(t.values) }
+        let held = unfinished.map { op in op.fields.withLock { f in defer { f.coordinator = nil }; return f.coordinator } }
+        _ = held
     }
 
     private func results(_ ids: [String], _ connection: CoordinatorConnection) -> [String: WireOpStatus] {
@@ -246,12 +253,14 @@ final class Engine: Sendable {
     }
 
     private func apply(_ events: [WireEvent], _ connection: CoordinatorConnection) {
-        let tracked = table.withLock { t in events.compactMap { t[$0.opID] != nil ? $0.opID : nil } }
+        let tracked = table.withLock { t in Set(events.compactMap { t[$0.opID] != nil ? $0.opID : nil }) }
         guard !tracked.isEmpty else { return }
         var fetched: [String: WireOpStatus] = [:]
         if fetchResults {
+            // Only this client's operations: the WATCH stream carries every client's.
             let succeeded = events.filter {
-                $0.state == .finished && { if case .succeeded? = $0.outcome.result { true } else { false } }($0)
+                $0.state == .finished && tracked.contains($0.opID)
+                    && { if case .succeeded? = $0.outcome.result { true } else { false } }($0)
             }.map(\.opID)
             if !succeeded.isEmpty { fetched = results(succeeded, connection) }
         }

@@ -56,6 +56,9 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
         var completion: (@Sendable () -> Void)?
         var queue: String?            // set when added
         var engine: Engine?
+        /// Keeps the connection (and its event thread) alive while the operation is on the coordinator, also
+        /// when the queue and its private coordinator are dropped; cleared when it finishes (no lasting cycle).
+        var coordinator: RemoteCoordinator?
         weak var owner: RemoteOperationQueue?
         var snapshot = Snapshot(state: .pending, isCancelled: false, outcome: nil, fraction: nil)
         var worker = ""
@@ -194,6 +197,16 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
     /// Cooperative, as `Operation.cancel()`: not yet running → finishes at once without running;
     /// running → the worker's handler sees `isCancelled`. Dependents are released, not cancelled (S4).
     public func cancel() {
+        guard let engine = cancelLocally() else { return }
+        var c = WireCancelOps()
+        c.opIds = [id]
+        try? engine.ack(.cancelOps(c))
+    }
+
+    /// The client's half of `cancel()` (shared with `cancelAllOperations()`, which sends one queue-wide
+    /// CANCEL-OPS instead): sets the flag, tells observers, finishes it when it still waits in the client.
+    /// Returns the engine to send CANCEL-OPS to when the operation is on the coordinator.
+    func cancelLocally() -> Engine? {
         let (engine, parkedOn, cont) = fields.withLock { f -> (Engine?, Engine?, [AsyncStream<Snapshot>.Continuation]) in
             guard f.snapshot.state != .finished, !f.snapshot.isCancelled else { return (nil, nil, []) }
             f.snapshot.isCancelled = true
@@ -207,12 +220,9 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
             fields.withLock { $0.engine = parkedOn }
             finishLocally(reason: "cancelled by client")
             parkedOn.releaseParked()
-            return
+            return nil
         }
-        guard let engine else { return }
-        var c = WireCancelOps()
-        c.opIds = [id]
-        try? engine.ack(.cancelOps(c))
+        return engine
     }
 
     /// Blocks until finished (and the completion block has run).
@@ -254,6 +264,8 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
 
     /// Applies an event or a status record (on the connection thread). Never goes backwards.
     func update(state: State, cancelled: Bool, outcome: OperationOutcome?, fraction: Double?, worker: String, attempt: Int) {
+        var released: RemoteCoordinator?   // released after the lock: it may be the last reference
+        defer { _ = released }
         let (changed, snap, streams, finish, owner) = fields.withLock { f in
             guard f.snapshot.state != .finished else { return (false, f.snapshot, [AsyncStream<Snapshot>.Continuation](), false, f.owner) }
             let before = f.snapshot
@@ -268,7 +280,7 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
                 if case .cancelled? = outcome { f.snapshot.isCancelled = true }
             }
             let streams = Array(f.streams.values)
-            if finish { f.streams = [:] }
+            if finish { f.streams = [:]; released = f.coordinator; f.coordinator = nil }
             return (f.snapshot != before, f.snapshot, streams, finish, f.owner)
         }
         if changed { for s in streams { s.yield(snap) } }

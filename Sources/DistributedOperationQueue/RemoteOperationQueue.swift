@@ -49,28 +49,17 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
 
     // MARK: settings (applied on the coordinator before the setter returns)
 
-    /// Cluster-wide limit of running operations of this queue; −1 = no limit, 1 = serial.
+    /// Cluster-wide limit of running operations of this queue; −1 = no limit, 1 = serial. An invalid value
+    /// is ignored (`setMaxConcurrentOperationCount` throws for it).
     public var maxConcurrentOperationCount: Int {
         get { fields.withLock { $0.maxConcurrent } }
-        set {
-            fields.withLock { $0.maxConcurrent = newValue }
-            var s = WireQueueSettings()
-            s.name = name
-            s.maxConcurrent = Int32(max(-1, newValue))
-            try? control(s)
-        }
+        set { try? setMaxConcurrentOperationCount(newValue) }
     }
 
     /// A suspended queue starts nothing new; running operations continue; operations can still be added.
     public var isSuspended: Bool {
         get { fields.withLock { $0.suspended } }
-        set {
-            fields.withLock { $0.suspended = newValue }
-            var s = WireQueueSettings()
-            s.name = name
-            s.suspended = newValue
-            try? control(s)
-        }
+        set { try? setSuspended(newValue) }
     }
 
     /// The QoS of the operations that do not set their own. Set it before the first operation is added:
@@ -89,7 +78,11 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
         try control(s)
     }
 
+    /// Throws `invalidValue` for anything but −1 or 0…Int32.max (what the coordinator accepts), changing nothing.
     public func setMaxConcurrentOperationCount(_ n: Int) throws {
+        guard n >= -1, n <= Int(Int32.max) else {
+            throw RemoteOperationError.invalidValue("maxConcurrentOperationCount must be -1 or ≥ 0, got \(n)")
+        }
         fields.withLock { $0.maxConcurrent = n }
         var s = WireQueueSettings()
         s.name = name
@@ -295,7 +288,7 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
                     return s
                 }
                 engine.register(ops)
-                for op in ops { op.fields.withLock { $0.engine = engine } }
+                for op in ops { op.fields.withLock { $0.engine = engine; $0.coordinator = self.coordinator } }
                 for message in Batcher.submits(wire, queues: settings.map { [$0] } ?? []) {
                     let reply = try connection.request(message)
                     guard case .submitReply(let r) = reply else { throw RemoteOperationError.connection("no SUBMIT-REPLY") }
@@ -307,7 +300,7 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
             }
         } catch {
             engine.unregister(ops)
-            for op in ops { op.fields.withLock { $0.engine = nil } }
+            for op in ops { op.fields.withLock { $0.engine = nil; $0.coordinator = nil } }
             throw error
         }
         // Cancelled while it waited to be sent (or while being sent): cancel it on the coordinator.
@@ -339,7 +332,8 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
 
     /// Cancels every operation of the coordinator's queue (also those added by other clients).
     public func cancelAllOperations() {
-        for op in operations { op.fields.withLock { if $0.snapshot.state != .finished { $0.snapshot.isCancelled = true } } }
+        // Locally first, so operations still waiting in the client (never sent) finish too.
+        for op in operations { _ = op.cancelLocally() }
         var c = WireCancelOps()
         c.queue = name
         try? engine.ack(.cancelOps(c))

@@ -335,7 +335,7 @@ struct OperationQueueCompatibilityTests {
             try q.addOperations([a, b], waitUntilFinished: false)
         } throws: { error in
             let text = "\(error)"
-            return text.contains("cycle") && text.contains("a") && text.contains("b")
+            return text.contains("cycle: a → b") || text.contains("cycle: b → a")
         }
         #expect(q.operationCount == 0, "nothing of a rejected batch is accepted")
         try b.removeDependency(a)
@@ -374,6 +374,22 @@ struct OperationQueueCompatibilityTests {
         first.cancel()
         #expect(second.waitUntilFinished(timeout: .seconds(5)))
         #expect(first.outcome?.isCancelled == true && second.outcome?.isSucceeded == true)
+    }
+
+    @Test func queueWithItsOwnConnectionMayGoAwayWhileItsOperationsRun() throws {
+        weak var weakQueue: RemoteOperationQueue?
+        weak var weakCoordinator: RemoteCoordinator?
+        let op = sleeper(300, "own-connection")
+        try {
+            let q = try RemoteOperationQueue(name: "released-own", endpoint: cluster.endpoint)
+            weakQueue = q
+            weakCoordinator = q.coordinator
+            try q.addOperation(op)
+        }()
+        #expect(eventually(2) { weakQueue == nil }, "operations do not keep their queue object alive")
+        #expect(op.waitUntilFinished(timeout: .seconds(10)), "the operation keeps the connection")
+        #expect(op.outcome?.isSucceeded == true)
+        #expect(eventually(2) { weakCoordinator == nil }, "released once its operations have finished")
     }
 
     @Test func notReadyOperationDoesNotBlockOthersAndRunsWhenItCanBe() throws {
@@ -478,6 +494,35 @@ struct OperationQueueCompatibilityTests {
         #expect(ops.allSatisfy { $0.isCancelled })
         #expect(q.waitUntilAllOperationsAreFinished(timeout: .seconds(5)))
         #expect(ops.allSatisfy { $0.outcome?.isCancelled == true })
+    }
+
+    @Test func cancelAllOperationsFinishesOperationsWaitingInTheClient() async throws {
+        let q = try queue("cancel-all-waiting")
+        let never = RemoteOperation(kind: "noop", name: "never-added")
+        let waiting = RemoteOperation(kind: "noop", name: "waiting")
+        try waiting.addDependency(never)
+        try q.addOperation(waiting)
+        let stream = waiting.stateChanges
+        q.cancelAllOperations()
+        #expect(q.waitUntilAllOperationsAreFinished(timeout: .seconds(5)))
+        #expect(waiting.isFinished && waiting.isCancelled && waiting.outcome?.isCancelled == true)
+        guard waiting.isFinished else { return }                  // the stream ends only at `finished`
+        var seen: [RemoteOperation.Snapshot] = []
+        for await s in stream { seen.append(s) }
+        #expect(seen.contains { $0.isCancelled && $0.state != .finished }, "the cancellation is observed before the finish")
+    }
+
+    @Test func invalidMaxConcurrentOperationCountChangesNothing() throws {
+        let q = try queue("invalid-limit")
+        q.maxConcurrentOperationCount = -5
+        #expect(q.maxConcurrentOperationCount == -1)
+        #expect(throws: RemoteOperationError.self) { try q.setMaxConcurrentOperationCount(-5) }
+        #expect(q.maxConcurrentOperationCount == -1)
+        q.maxConcurrentOperationCount = 2
+        #expect(q.maxConcurrentOperationCount == 2)
+        let op = RemoteOperation(kind: "noop", name: "after-invalid")
+        try q.addOperation(op)                             // creates the queue with the valid settings
+        #expect(op.waitUntilFinished(timeout: .seconds(10)))
     }
 
     @Test func progressAggregatesTheQueue() throws {

@@ -10,7 +10,7 @@ import Foundation
 @main
 struct ImagePipeline {
     static func main() async throws {
-        var endpoint = ProcessInfo.processInfo.environment["OPCOORD"] ?? "tcp://127.0.0.1:7600"
+        var endpoint: String?            // nil: $OPCOORD or the local default (RemoteCoordinator's default)
         var dir = NSTemporaryDirectory() + "imagepipeline"
         var rows = 24
         var args = CommandLine.arguments.dropFirst().makeIterator()
@@ -24,7 +24,7 @@ struct ImagePipeline {
         }
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
 
-        let coordinator = try RemoteCoordinator(endpoint: endpoint)
+        let coordinator = try endpoint.map { try RemoteCoordinator(endpoint: $0) } ?? RemoteCoordinator()
         let downloads = RemoteOperationQueue(name: "downloads", coordinator: coordinator)
         let filters = RemoteOperationQueue(name: "filters", coordinator: coordinator)
         downloads.maxConcurrentOperationCount = 4
@@ -63,7 +63,7 @@ struct ImagePipeline {
         try await Task.sleep(for: .milliseconds(1200))
         let target = max(0, rows - screen)..<rows
         print("user scrolled to rows \(target.lowerBound)..<\(target.upperBound): cancelling unfinished work for the rows in between")
-        for row in screen..<target.lowerBound where !sepia[row].isFinished {
+        for row in screen..<max(screen, target.lowerBound) where !sepia[row].isFinished {
             sepia[row].cancel()
             if !fetch[row].isFinished { fetch[row].cancel() }
         }
