@@ -30,6 +30,9 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
     }
     private let fields = Mutex(Fields())
     private let idle = NSCondition()
+    /// `progress` is updated from the adding thread, the connection thread and the callback queue; its
+    /// `+=` is a read then a write, so they take turns (a lock of its own: observers may read `fields`).
+    private let progressLock = NSLock()
 
     public static let defaultMaxConcurrentOperationCount = -1
 
@@ -368,7 +371,7 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
         }
     }
 
-    // MARK: bookkeeping (callback queue)
+    // MARK: bookkeeping (adding thread, connection thread and callback queue)
 
     private func track(_ ops: [RemoteOperation]) {
         fields.withLock { f in
@@ -379,7 +382,7 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
                 f.units[key] = 0
             }
         }
-        progress.totalUnitCount += Int64(100 * ops.count)
+        progressLock.withLock { progress.totalUnitCount += Int64(100 * ops.count) }
     }
 
     func progressed(_ op: RemoteOperation, fraction: Double) {
@@ -391,7 +394,7 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
             f.units[key] = new
             return new - old
         }
-        if delta > 0 { progress.completedUnitCount += delta }
+        if delta > 0 { progressLock.withLock { progress.completedUnitCount += delta } }
     }
 
     func finished(_ op: RemoteOperation) {
@@ -408,7 +411,7 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
             if empty { waiters = f.idleWaiters; f.idleWaiters = [] }
             return (delta, waiters, empty)
         }
-        if delta > 0 { progress.completedUnitCount += delta }
+        if delta > 0 { progressLock.withLock { progress.completedUnitCount += delta } }
         if empty {
             idle.lock()
             idle.broadcast()
