@@ -1,6 +1,7 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
+// Rule numbers in comments (S1–S17, A1–A10) are those of docs/SEMANTICS.md, the behaviour contract.
 // Layers (dependencies point down only; see docs/ARCHITECTURE.md):
 //   executables  opcoord, opworker, opctl, opbench, oploadtest
 //   shells       Coordinator, WorkerAgent, OpClient
@@ -80,10 +81,10 @@ var targets: [Target] = [
         .product(name: "Histogram", package: "hdrhistogram-swift"),
     ]),
 
-    // The Swift API against Foundation's OperationQueue (issue 5's benchmark).
+    // The Swift API against Foundation's OperationQueue (`scripts/bench api`, docs/BENCHMARKS.md).
     .executableTarget(name: "apibench", dependencies: ["DistributedOperationQueue"]),
 
-    // examples/ImagePipeline (issue 5's story): a worker with `download` and `sepia` handlers, and a client.
+    // examples/ImagePipeline: a worker with `download` and `sepia` handlers, and a client.
     .executableTarget(name: "imagepipeline-worker", dependencies: [
         "WorkerAgent", "WorkerRuntime",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),

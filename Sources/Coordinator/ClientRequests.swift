@@ -123,10 +123,12 @@ extension CoordinatorLoop {
             return
         }
         switch coreReply {
-        case .accepted(let n):
+        case .accepted(let n, let unplaceable):
             var r = WireSubmitReply()
             r.accepted = true
             r.acceptedCount = UInt32(n)
+            r.unplaceable = unplaceable.map(WireToCore.unplaceable)
+            r.workers = UInt32(core.liveWorkerCount)
             reply(.submitReply(r), to: ref)
             logger.info("client \(ref.client): batch of \(n) operations accepted")
         case .rejected(let problems):

@@ -36,6 +36,8 @@ final class CoordinatorLoop {
     var lostWorkers: Set<UInt64> = []
     /// What HELLO said that the core does not keep, for logs and WORKERS replies.
     var workerInfo: [UInt64: (name: String, tags: [String], kinds: [String], connectedAt: Int64)] = [:]
+    /// Per worker session: its clock's offset, to place the times it stamps on our timeline.
+    var workerClocks: [UInt64: WorkerClock] = [:]
 
     init(config: CoordinatorConfig, context: Context, waker: Waker, logger: Logger) throws {
         self.config = config
@@ -152,11 +154,17 @@ final class CoordinatorLoop {
 
     private func workerHello(_ h: WireHello, from routing: [UInt8]) {
         if case .worker(let old)? = peers.role(of: routing), !lostWorkers.contains(old) {
-            feed(.workerLost(worker: old, reason: "re-registered on the same connection"))
-            lastSentToWorker[old] = nil
+            endSession(old, reason: "re-registered on the same connection", tell: false)
         }
-        let id = peers.newWorker(routing: routing)
+        if let old = peers.openSession(named: h.name), !lostWorkers.contains(old) {
+            // The same worker restarted (or a second one given the same --name): the new session takes
+            // its identity, and whatever the old one held runs again.
+            logger.warning("worker \(WorkerName.sessionText(old)) '\(h.name)' replaced by a new connection with the same name")
+            endSession(old, reason: "replaced by a new connection of worker '\(h.name)'", tell: true)
+        }
+        let id = peers.newWorker(routing: routing, name: h.name)
         lastSentToWorker[id] = now
+        workerClocks[id] = WorkerClock()
         workerInfo[id] = (h.name, h.tags, h.kinds, now)
         feed(.workerJoined(WorkerHello(worker: id, name: h.name, slots: Int(h.slots), tags: h.tags,
                                        kinds: h.kinds, credit: 0)))
@@ -165,7 +173,22 @@ final class CoordinatorLoop {
         w.heartbeatIntervalMs = config.heartbeatIntervalMs
         w.liveness = config.liveness
         send(.welcome(w), to: routing)
-        logger.info("worker \(WorkerName.text(id)) '\(h.name)' joined: \(h.slots) slots, kinds \(h.kinds.joined(separator: ",")), tags \(h.tags.joined(separator: ","))")
+        logger.info("worker \(WorkerName.sessionText(id)) '\(h.name)' joined: \(h.slots) slots, kinds \(h.kinds.joined(separator: ",")), tags \(h.tags.joined(separator: ","))")
+    }
+
+    /// Ends a worker session that is still live in the core: its parts are re-queued (A3), late messages
+    /// from it are fenced, and with `tell` it hears DISCONNECT.
+    private func endSession(_ id: UInt64, reason: String, tell: Bool) {
+        feed(.workerLost(worker: id, reason: reason))
+        if tell {
+            var d = WireDisconnect()
+            d.reason = reason
+            send(.disconnect(d), toWorker: id)
+        }
+        lostWorkers.insert(id)
+        lastSentToWorker[id] = nil
+        workerClocks[id] = nil
+        peers.sessionEnded(id)
     }
 
     private func workerMessage(_ message: Message, from routing: [UInt8]) {
@@ -182,29 +205,41 @@ final class CoordinatorLoop {
         switch message {
         case .credit(let c): feed(.credit(worker: w, grant: Int(c.credit)))
         case .started(let s):
-            for p in s.parts { feed(.partStarted(WireToCore.partRef(worker: w, p.opID, part: p.part, attempt: p.attempt))) }
+            workerClocks[w]?.observe(sent: s.sentUs, receivedAt: now)
+            for p in s.parts {
+                let at = workerClocks[w]?.convert(p.atUs, now: now)
+                feed(.partStarted(WireToCore.partRef(worker: w, p.opID, part: p.part, attempt: p.attempt, at: at)))
+            }
         case .progress(let p):
             for r in p.records {
                 let fraction = r.total > 0 ? Double(r.done) / Double(r.total) : r.fraction
                 feed(.progress(WireToCore.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt), fraction: fraction))
             }
         case .finished(let f):
+            workerClocks[w]?.observe(sent: f.sentUs, receivedAt: now)
             for (i, r) in f.records.enumerated() {
                 // The credit rides on the last record so the core applies it once, fenced or not.
                 let grant = i == f.records.count - 1 ? Int(f.credit) : 0
-                feed(.partFinished(WireToCore.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt),
+                if r.startedAtUs > 0 {
+                    // Started and finished between two reports: its start rides on the record.
+                    let started = workerClocks[w]?.convert(r.startedAtUs, now: now)
+                    feed(.partStarted(WireToCore.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt, at: started)))
+                }
+                let at = workerClocks[w]?.convert(r.atUs, now: now)
+                feed(.partFinished(WireToCore.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt, at: at),
                                    Outcome(wire: r), grant: grant))
             }
         case .heartbeat: feed(.heartbeat(worker: w))
         case .disconnect(let d):
             if !lostWorkers.contains(w) {
                 feed(.workerLost(worker: w, reason: "worker left: \(d.reason)"))
-                logger.info("worker \(WorkerName.text(w)) left: \(d.reason)")
+                logger.info("worker \(WorkerName.sessionText(w)) left: \(d.reason)")
             }
             peers.forgetWorker(w)
             lostWorkers.remove(w)
             workerInfo[w] = nil
             lastSentToWorker[w] = nil
+            workerClocks[w] = nil
             return
         default: return
         }
@@ -245,7 +280,9 @@ final class CoordinatorLoop {
         case .disconnectWorker(let w, let reason):
             lostWorkers.insert(w)
             lastSentToWorker[w] = nil
-            logger.warning("worker \(WorkerName.text(w)) '\(workerInfo[w]?.name ?? "?")' lost: \(reason)")
+            workerClocks[w] = nil
+            peers.sessionEnded(w)
+            logger.warning("worker \(WorkerName.sessionText(w)) '\(workerInfo[w]?.name ?? "?")' lost: \(reason)")
             var d = WireDisconnect()
             d.reason = reason
             send(.disconnect(d), toWorker: w)

@@ -1,30 +1,56 @@
 /// Who is behind each ROUTER routing id.
 ///
-/// A worker gets a fresh, never-reused id at every HELLO, so a worker that re-registers is a new worker to
-/// the core and anything it says about an earlier session is fenced. A routing id keeps pointing at its
-/// last worker id after that worker was declared lost, so late messages (a frozen worker that wakes up)
-/// still reach the core, are counted as fenced, and the worker is told to register again.
+/// Every HELLO starts a new worker session with a fresh, never-reused session id, so the core treats a
+/// worker that re-registers as a new worker and fences anything it says about an earlier session. The
+/// session id carries the worker's number, which a worker keeps across reconnects as long as it uses the
+/// same name (`WorkerName`): status keeps pointing at the same machine. A routing id keeps pointing at
+/// its last session after that session was declared lost, so late messages (a frozen worker that wakes
+/// up) still reach the core, are counted as fenced, and the worker is told to register again.
 struct PeerTable {
     enum Role: Equatable { case worker(UInt64), client(UInt64) }
 
     private(set) var roles: [[UInt8]: Role] = [:]
     private var workerRouting: [UInt64: [UInt8]] = [:]
     private var clientRouting: [UInt64: [UInt8]] = [:]
-    private var nextWorker: UInt64 = 1
+    private var nextWorkerNumber: UInt64 = 1
     private var nextClient: UInt64 = 1
+    /// A worker's number by its name, and the sessions it had so far.
+    private var numberByName: [String: UInt64] = [:]
+    private var sessions: [UInt64: UInt64] = [:]
+    /// The session each worker number has open now.
+    private var openSession: [UInt64: UInt64] = [:]
 
     func role(of routing: [UInt8]) -> Role? { roles[routing] }
 
     func routing(ofWorker id: UInt64) -> [UInt8]? { workerRouting[id] }
     func routing(ofClient id: UInt64) -> [UInt8]? { clientRouting[id] }
 
-    /// Registers a new worker session on `routing` (replacing whatever was there).
-    mutating func newWorker(routing: [UInt8]) -> UInt64 {
-        let id = nextWorker
-        nextWorker += 1
+    /// The open session of the worker called `name`, if any (the caller ends it before a new one starts:
+    /// a worker restarted under the same name replaces its old session at once).
+    func openSession(named name: String) -> UInt64? { numberByName[name].flatMap { openSession[$0] } }
+
+    /// Registers a new session of the worker called `name` on `routing` (replacing whatever was there).
+    /// A name seen before keeps its number.
+    mutating func newWorker(routing: [UInt8], name: String) -> UInt64 {
+        let n: UInt64
+        if let known = numberByName[name] { n = known } else {
+            n = nextWorkerNumber
+            nextWorkerNumber += 1
+            numberByName[name] = n
+        }
+        let session = (sessions[n] ?? 0) + 1
+        sessions[n] = session
+        let id = WorkerName.sessionID(number: n, session: session)
+        openSession[n] = id
         roles[routing] = .worker(id)
         workerRouting[id] = routing
         return id
+    }
+
+    /// The session ended (lost or left); its number is free for the same name again.
+    mutating func sessionEnded(_ id: UInt64) {
+        let n = WorkerName.number(id)
+        if openSession[n] == id { openSession[n] = nil }
     }
 
     /// The client id of `routing`, allocated on first sight.
@@ -39,17 +65,20 @@ struct PeerTable {
 
     /// Forgets a worker's routing entry (after it said DISCONNECT).
     mutating func forgetWorker(_ id: UInt64) {
+        sessionEnded(id)
         if let r = workerRouting.removeValue(forKey: id), roles[r] == .worker(id) { roles[r] = nil }
     }
 
     var workerIDs: Dictionary<UInt64, [UInt8]>.Keys { workerRouting.keys }
 }
 
-/// The text form of worker ids on the wire and in logs ("w7").
+/// Worker session ids: the worker's number (kept across reconnects) in the high bits, the session count
+/// in the low 24. The text form on the wire and in logs is the number ("w7"); the session is shown apart.
 enum WorkerName {
-    static func text(_ id: UInt64) -> String { "w\(id)" }
-    static func parse(_ text: String) -> UInt64? {
-        guard text.first == "w" else { return nil }
-        return UInt64(text.dropFirst())
-    }
+    static func sessionID(number: UInt64, session: UInt64) -> UInt64 { number << 24 | (session & 0xFF_FFFF) }
+    static func number(_ id: UInt64) -> UInt64 { id >> 24 }
+    static func session(_ id: UInt64) -> UInt32 { UInt32(id & 0xFF_FFFF) }
+    static func text(_ id: UInt64) -> String { "w\(id >> 24)" }
+    /// "w7#2": number and session, for logs about one session.
+    static func sessionText(_ id: UInt64) -> String { "w\(id >> 24)#\(id & 0xFF_FFFF)" }
 }

@@ -18,6 +18,7 @@ extension CoordinatorLoop {
         let names = s.queue.isEmpty ? core.queueNames : [s.queue]
         r.queues = names.compactMap { core.queueCounts($0) }.map(Self.wireCounts)
         if !s.queue.isEmpty && r.queues.isEmpty { r.notFound = [s.queue] }
+        r.unplaceable = core.unplaceableReady().map(WireToCore.unplaceable)
         var ids = s.opIds
         if ids.isEmpty && s.ops {
             let limit = min(Int(s.limit == 0 ? UInt32(Self.defaultStatusLimit) : s.limit), WireLimits.maxBatchRecords)
@@ -48,13 +49,18 @@ extension CoordinatorLoop {
             case .none: break
             }
         }
-        o.workerID = (st.workers.first ?? st.lastWorker).map(WorkerName.text) ?? ""
+        if let w = st.workers.first ?? st.lastWorker {
+            o.workerID = WorkerName.text(w)
+            o.workerSession = WorkerName.session(w)
+        }
         o.attempts = UInt32(st.attempts)
         o.resultSize = UInt64(st.resultSize)
         o.error = st.errorText ?? ""
         o.submittedUs = st.submittedAt
         o.readyUs = st.readyAt ?? 0
+        o.dispatchedUs = st.dispatchedAt ?? 0
         o.startedUs = st.startedAt ?? 0
+        o.attemptErrors = st.attemptErrors
         o.finishedUs = st.finishedAt ?? 0
         o.priority = Int32(st.priority)
         o.parts = UInt32(st.parts)
@@ -67,7 +73,8 @@ extension CoordinatorLoop {
         q.name = c.name
         q.pending = UInt64(c.pending)
         q.ready = UInt64(c.ready)
-        q.executing = UInt64(c.running)
+        q.dispatched = UInt64(c.dispatched)
+        q.executing = UInt64(c.executing)
         q.finished = UInt64(c.finished)
         q.failed = UInt64(c.failed)
         q.cancelled = UInt64(c.cancelled)
@@ -93,6 +100,11 @@ extension CoordinatorLoop {
         case .unknownOperation: r.reasons = ["unknown operation"]
         case .finished(let k): r.reasons = ["finished: \(k)" + (st.errorText.map { " (\($0))" } ?? "")]
         case .running(let ws): r.reasons = ["running on \(ws.map(WorkerName.text).joined(separator: ", "))"]
+        case .dispatched(let ws):
+            r.reasons = ["dispatched to \(ws.map(WorkerName.text).joined(separator: ", ")); waiting there for a free slot"]
+        case .retrying(let n, let until, let last):
+            let wait = max(0, until - now)
+            r.reasons = ["attempt \(n) failed" + (last.map { " (\($0))" } ?? "") + "; the next attempt is dispatched in \(wait / 1000) ms"]
         case .cancelling(let ws): r.reasons = ["cancelled; waiting for \(ws.map(WorkerName.text).joined(separator: ", ")) to stop it"]
         case .waitingForDependencies(let deps):
             r.waitingOn = deps
@@ -119,6 +131,8 @@ extension CoordinatorLoop {
             i.name = w.name
             i.slots = UInt32(w.slots)
             i.inFlight = UInt32(w.inFlight)
+            i.running = UInt32(w.running)
+            i.session = WorkerName.session(w.id)
             i.credit = UInt32(max(0, w.credit))
             i.lastSeenUs = w.lastSeen
             if let info = workerInfo[w.id] {
@@ -175,10 +189,19 @@ extension CoordinatorLoop {
         w.timestampUs = e.at
         switch e.transition {
         case .ready: w.state = .ready
+        case .dispatched(_, let attempt, let worker):
+            w.state = .dispatched
+            w.attempt = UInt32(attempt)
+            w.workerID = WorkerName.text(worker)
         case .executing(_, let attempt, let worker):
             w.state = .executing
             w.attempt = UInt32(attempt)
             w.workerID = WorkerName.text(worker)
+        case .retrying(_, let failed, let error, let until):
+            // Back to pending until its retry delay is over (PROTOCOL.md §5.17).
+            w.state = .pending
+            w.attempt = UInt32(failed)
+            w.message = "attempt \(failed) failed: \(error); retrying in \(max(0, until - e.at) / 1000) ms"
         case .cancelled(let state):
             // The state when it was cancelled: a FINISHED event follows (at once, or when workers stop it).
             w.cancelled = true

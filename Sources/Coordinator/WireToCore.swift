@@ -32,6 +32,7 @@ extension OpState {
         switch self {
         case .pending: .pending
         case .ready: .ready
+        case .dispatched: .dispatched
         case .executing: .executing
         case .finished: .finished
         }
@@ -77,7 +78,9 @@ enum WireToCore {
             lossRetries: w.hasLossRetries ? Int(w.lossRetries) : 3,
             timeoutMicros: w.timeoutUs > 0 ? w.timeoutUs : nil,
             requires: w.requires,
-            barrier: w.barrier)
+            barrier: w.barrier,
+            retryDelayMicros: w.hasRetryDelayUs ? w.retryDelayUs : OperationSpec.defaultRetryDelayMicros,
+            retryDelayMaxMicros: w.hasRetryDelayMaxUs ? w.retryDelayMaxUs : OperationSpec.defaultRetryDelayMaxMicros)
     }
 
     static func queue(_ w: WireQueueSettings) -> QueueSpec {
@@ -87,8 +90,19 @@ enum WireToCore {
                   suspended: w.hasSuspended ? w.suspended : false)
     }
 
-    static func partRef(worker: UInt64, _ opID: String, part: UInt32, attempt: UInt32) -> PartRef {
-        PartRef(worker: worker, op: opID, part: Int(part), attempt: Int(attempt))
+    static func partRef(worker: UInt64, _ opID: String, part: UInt32, attempt: UInt32, at: Int64? = nil) -> PartRef {
+        PartRef(worker: worker, op: opID, part: Int(part), attempt: Int(attempt), at: at)
+    }
+
+    static func unplaceable(_ u: Unplaceable) -> WireUnplaceable {
+        var w = WireUnplaceable()
+        w.kind = u.kind
+        w.requires = u.requires
+        w.missingTags = u.missingTags
+        w.noWorkerKind = u.noWorkerKind
+        w.opIds = u.ops
+        w.opCount = UInt64(u.count)
+        return w
     }
 
     static func dispatchRecord(_ d: Dispatch, name: String?) -> WireDispatchRecord {
@@ -124,6 +138,7 @@ enum WireToCore {
         case .invalidParts(let op, _): e.problem = .invalidField; e.opID = op; e.field = "parts"
         case .invalidRetries(let op, _): e.problem = .invalidField; e.opID = op; e.field = "retries"
         case .invalidTimeout(let op): e.problem = .invalidField; e.opID = op; e.field = "timeout"
+        case .invalidRetryDelay(let op): e.problem = .invalidField; e.opID = op; e.field = "retry_delay"
         case .emptyKind(let op): e.problem = .invalidField; e.opID = op; e.field = "kind"
         case .invalidQueue(let name, _): e.problem = .invalidField; e.field = "queues[\(name)]"
         case .tooManyTags: e.problem = .limit; e.field = "requires"

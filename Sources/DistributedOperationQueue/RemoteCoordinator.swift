@@ -186,7 +186,7 @@ final class Engine: Sendable {
                     for op in g.ops {
                         op.fields.withLock { $0.engine = self }
                         op.fields.withLock { $0.local = true }
-                        op.update(state: .finished, cancelled: false, outcome: .failed("could not be sent: \(error)"),
+                        op.update(state: .finished, authoritative: true, cancelled: false, outcome: .failed("could not be sent: \(error)"),
                                   fraction: nil, worker: "", attempt: 0)
                     }
                 }
@@ -267,14 +267,14 @@ final class Engine: Sendable {
         for e in events {
             guard let op = table.withLock({ $0[e.opID] }) else { continue }
             var outcome: OperationOutcome?
-            var state = RemoteOperation.State(e.state)
+            var state: RemoteOperation.State? = RemoteOperation.State(e.state)
             if e.state == .finished && !e.hasOutcome {
-                state = .pending          // the `cancelled` event of an op that finishes with the next event
+                state = nil               // the `cancelled` event of an op that finishes with the next event
             } else if e.state == .finished {
                 outcome = Self.outcome(fetched[e.opID]?.outcome ?? e.outcome)
                 table.withLock { $0[e.opID] = nil }
             }
-            op.update(state: state, cancelled: e.cancelled, outcome: outcome,
+            op.update(state: state, authoritative: true, cancelled: e.cancelled, outcome: outcome,
                       fraction: e.fraction > 0 ? e.fraction : nil, worker: e.workerID, attempt: Int(e.attempt))
         }
     }
@@ -289,7 +289,7 @@ final class Engine: Sendable {
                 outcome = Self.outcome(s.outcome)
                 table.withLock { $0[id] = nil }
             }
-            op.update(state: RemoteOperation.State(s.state), cancelled: s.cancelled, outcome: outcome,
+            op.update(state: RemoteOperation.State(s.state), authoritative: false, cancelled: s.cancelled, outcome: outcome,
                       fraction: nil, worker: s.workerID, attempt: Int(s.attempts))
         }
     }

@@ -8,14 +8,16 @@ import WireProtocol
 /// place of `main()`. Configure it, set its dependencies, add it to a `RemoteOperationQueue`; its state
 /// follows the coordinator's events.
 public final class RemoteOperation: Sendable, CustomStringConvertible {
-    /// The life cycle (S1); cancellation is the separate `isCancelled` flag.
+    /// The life cycle (S1); cancellation is the separate `isCancelled` flag. `dispatched`: sent to a
+    /// worker, waiting there for a slot; `executing`: its handler runs.
     public enum State: Int, Sendable, Comparable, CustomStringConvertible {
-        case pending, ready, executing, finished
+        case pending, ready, dispatched, executing, finished
         public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
-        public var description: String { ["pending", "ready", "executing", "finished"][rawValue] }
+        public var description: String { ["pending", "ready", "dispatched", "executing", "finished"][rawValue] }
         init(_ w: WireOpState) {
             self = switch w {
             case .ready: .ready
+            case .dispatched: .dispatched
             case .executing: .executing
             case .finished: .finished
             default: .pending
@@ -40,9 +42,15 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
     public let parts: Int
     /// Run after dependencies finish (OperationQueue's rule) or only after they succeed.
     public let dependencyPolicy: DependencyPolicy
-    /// Re-runs after a failure.
+    /// Re-runs after a failure (a timed-out attempt is a failed one).
     public let retries: Int
-    /// Seconds from the first dispatch; then cancelled with reason "timeout".
+    /// Seconds before a failed attempt is retried, doubled after each failed attempt (with jitter);
+    /// nil = the coordinator's default (1 s), 0 = at once.
+    public let retryDelay: Double?
+    /// Cap of the retry delay in seconds; nil = the coordinator's default (60 s).
+    public let retryDelayMax: Double?
+    /// Seconds each attempt may run, from its start; a timed-out attempt fails (and is retried while
+    /// `retries` allow; the final error says "timed out after N attempts").
     public let timeout: Double?
     /// Tags a worker must all have.
     public let requiredTags: [String]
@@ -82,10 +90,12 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
     public convenience init(kind: String, payload: [UInt8] = [], name: String? = nil, id: String? = nil,
                 queuePriority: OperationPriority = .normal, qualityOfService: OperationQoS? = nil,
                 parts: Int = 1, dependencyPolicy: DependencyPolicy = .finished, retries: Int = 0,
-                timeout: Double? = nil, requiredTags: [String] = []) {
+                timeout: Double? = nil, requiredTags: [String] = [], retryDelay: Double? = nil,
+                retryDelayMax: Double? = nil) {
         self.init(kind: kind, payload: payload, name: name, id: id, queuePriority: queuePriority,
                   qualityOfService: qualityOfService, parts: parts, dependencyPolicy: dependencyPolicy,
-                  retries: retries, timeout: timeout, requiredTags: requiredTags, barrier: false)
+                  retries: retries, timeout: timeout, requiredTags: requiredTags, barrier: false,
+                  retryDelay: retryDelay, retryDelayMax: retryDelayMax)
     }
 
     /// Payload given as text (UTF-8).
@@ -95,7 +105,9 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
 
     init(kind: String, payload: [UInt8], name: String?, id: String?, queuePriority: OperationPriority,
          qualityOfService: OperationQoS?, parts: Int, dependencyPolicy: DependencyPolicy, retries: Int,
-         timeout: Double?, requiredTags: [String], barrier: Bool) {
+         timeout: Double?, requiredTags: [String], barrier: Bool, retryDelay: Double? = nil, retryDelayMax: Double? = nil) {
+        self.retryDelay = retryDelay.map { max(0, $0) }
+        self.retryDelayMax = retryDelayMax.map { max(0, $0) }
         self.id = id ?? "\(Self.idPrefix)-\(Self.counter.wrappingAdd(1, ordering: .relaxed).newValue)"
         self.kind = kind
         self.payload = payload
@@ -262,14 +274,17 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
 
     // MARK: driven by the engine
 
-    /// Applies an event or a status record (on the connection thread). Never goes backwards.
-    func update(state: State, cancelled: Bool, outcome: OperationOutcome?, fraction: Double?, worker: String, attempt: Int) {
+    /// Applies an event or a status record (on the connection thread). Events arrive in the coordinator's
+    /// order and may move the state back (a failed attempt waits to be retried: executing → pending); a
+    /// status record only moves it forward; nil keeps it. Nothing leaves `finished`.
+    func update(state: State?, authoritative: Bool, cancelled: Bool, outcome: OperationOutcome?, fraction: Double?,
+                worker: String, attempt: Int) {
         var released: RemoteCoordinator?   // released after the lock: it may be the last reference
         defer { _ = released }
         let (changed, snap, streams, finish, owner) = fields.withLock { f in
             guard f.snapshot.state != .finished else { return (false, f.snapshot, [AsyncStream<Snapshot>.Continuation](), false, f.owner) }
             let before = f.snapshot
-            f.snapshot.state = max(f.snapshot.state, state)
+            if let state { f.snapshot.state = authoritative ? state : max(f.snapshot.state, state) }
             if cancelled { f.snapshot.isCancelled = true }
             if let fraction { f.snapshot.fraction = fraction }
             if !worker.isEmpty { f.worker = worker }
@@ -299,7 +314,7 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
     /// Finishes without ever reaching the coordinator (cancelled before it was added).
     func finishLocally(reason: String) {
         fields.withLock { $0.local = true }
-        update(state: .finished, cancelled: true, outcome: .cancelled(reason), fraction: nil, worker: "", attempt: 0)
+        update(state: .finished, authoritative: true, cancelled: true, outcome: .cancelled(reason), fraction: nil, worker: "", attempt: 0)
     }
 
     private func deliverFinish(owner: RemoteOperationQueue?) {

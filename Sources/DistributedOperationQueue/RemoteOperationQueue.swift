@@ -270,6 +270,8 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
             w.policy = op.dependencyPolicy == .succeeded ? .succeeded : .finished
             w.retries = UInt32(op.retries)
             if let t = op.timeout { w.timeoutUs = Int64(t * 1_000_000) }
+            if let d = op.retryDelay { w.retryDelayUs = Int64(d * 1_000_000) }
+            if let d = op.retryDelayMax { w.retryDelayMaxUs = Int64(d * 1_000_000) }
             w.requires = op.requiredTags
             w.barrier = op.isBarrier
             for d in deps where !skipping.contains(ObjectIdentifier(d)) && !d.isLocal {

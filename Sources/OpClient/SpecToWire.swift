@@ -44,6 +44,8 @@ extension WireOperation {
         retries = UInt32(max(0, s.retries))
         if s.lossRetries != OperationSpec.defaultLossRetries { lossRetries = UInt32(max(0, s.lossRetries)) }
         if let t = s.timeout { timeoutUs = Int64(t * 1_000_000) }
+        if let d = s.retryDelay { retryDelayUs = Int64(d * 1_000_000) }
+        if let d = s.retryDelayMax { retryDelayMaxUs = Int64(d * 1_000_000) }
         requires = s.requires
         barrier = s.barrier
     }

@@ -9,6 +9,7 @@ public enum GraphFile {
     public static let operationFields = [
         "id", "name", "kind", "payload", "command", "env", "cwd", "grace", "after", "priority", "qos",
         "queue", "parts", "policy", "retries", "lossRetries", "timeout", "requires", "barrier",
+        "retryDelay", "retryDelayMax",
     ]
 
     /// Parses `text`; `source` (a path) only labels the error.
@@ -155,6 +156,8 @@ struct GraphFileReader {
             case "retries": op.retries = readInt(value, location, key) ?? 0
             case "lossRetries": op.lossRetries = readInt(value, location, key) ?? OperationSpec.defaultLossRetries
             case "timeout": op.timeout = readNumber(value, location, key)
+            case "retryDelay": op.retryDelay = readNumber(value, location, key)
+            case "retryDelayMax": op.retryDelayMax = readNumber(value, location, key)
             case "requires": op.requires = readStringList(value, location, key) ?? []
             case "barrier": op.barrier = readBool(value, location, key) ?? false
             default: unknownField(key, known: GraphFile.operationFields, location: location, line: keyNode.mark?.line)

@@ -103,6 +103,12 @@ enum GraphValidation {
                     problems.append(GraphProblem(location: location, field: "timeout", line: lineOf(index, "timeout"),
                                                  message: "must be a positive number of seconds, got \(GraphFileReader.format(timeout))"))
                 }
+                for (field, value) in [("retryDelay", op.retryDelay), ("retryDelayMax", op.retryDelayMax)] {
+                    if let v = value, !(v >= 0 && v.isFinite) {
+                        problems.append(GraphProblem(location: location, field: field, line: lineOf(index, field),
+                                                     message: "must be a number of seconds ≥ 0, got \(GraphFileReader.format(v))"))
+                    }
+                }
             }
             if !graph.queues.isEmpty, op.queue != OperationSpec.defaultQueue, queueIndex[op.queue] == nil {
                 let declared = graph.queues.map(\.name).joined(separator: ", ")

@@ -19,11 +19,17 @@ public struct OperationSpec: Sendable, Hashable {
     /// BlockOperation-style parts (≥ 1); the operation is finished when every part is.
     public var parts: Int
     public var policy: DependencyPolicy
-    /// Re-runs after a failure (≥ 0).
+    /// Re-runs after a failure (≥ 0); a timed-out attempt is a failed one.
     public var retries: Int
+    /// Seconds before a failed attempt is retried, doubled after each failed attempt, each delay drawn
+    /// between half and all of it; `nil` = the coordinator's default (1 s); 0 = at once.
+    public var retryDelay: Double?
+    /// Cap of the retry delay in seconds; `nil` = the coordinator's default (60 s).
+    public var retryDelayMax: Double?
     /// Re-dispatches after worker loss (≥ 0).
     public var lossRetries: Int
-    /// Seconds; `nil` = no timeout. When exceeded the operation is cancelled with reason "timeout".
+    /// Seconds each attempt may run, from its start; `nil` = no timeout. A timed-out attempt is stopped and
+    /// counts as failed (retried while `retries` allow; finally failed "timed out after N attempts").
     public var timeout: Double?
     /// Tags a worker must all have to run this operation.
     public var requires: [String]
@@ -48,8 +54,12 @@ public struct OperationSpec: Sendable, Hashable {
         lossRetries: Int = OperationSpec.defaultLossRetries,
         timeout: Double? = nil,
         requires: [String] = [],
-        barrier: Bool = false
+        barrier: Bool = false,
+        retryDelay: Double? = nil,
+        retryDelayMax: Double? = nil
     ) {
+        self.retryDelay = retryDelay
+        self.retryDelayMax = retryDelayMax
         self.id = id
         self.name = name ?? id
         self.queue = queue

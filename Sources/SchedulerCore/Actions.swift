@@ -39,6 +39,7 @@ public enum SubmitProblem: Sendable, Equatable, CustomStringConvertible {
     case invalidParts(op: String, Int)
     case invalidRetries(op: String, Int)
     case invalidTimeout(op: String)
+    case invalidRetryDelay(op: String)
     case emptyKind(op: String)
     case invalidQueue(name: String, reason: String)
     case tooManyTags(String)
@@ -53,6 +54,7 @@ public enum SubmitProblem: Sendable, Equatable, CustomStringConvertible {
         case .invalidParts(let op, let n): return "\(op): parts must be 1...65535, got \(n)"
         case .invalidRetries(let op, let n): return "\(op): retries must be 0...65535, got \(n)"
         case .invalidTimeout(let op): return "\(op): timeout must be > 0"
+        case .invalidRetryDelay(let op): return "\(op): retry delays must be ≥ 0"
         case .emptyKind(let op): return "\(op): empty kind"
         case .invalidQueue(let n, let r): return "queue \(n): \(r)"
         case .tooManyTags(let t): return "tag \(t): more than 64 distinct tags"
@@ -69,8 +71,24 @@ public struct WaitSummary: Sendable, Equatable {
     }
 }
 
+/// Accepted ops that no live worker can run now (they wait: a worker may join later). One per
+/// placement class (kind + required tags).
+public struct Unplaceable: Sendable, Equatable {
+    public var kind: String
+    public var requires: [String]
+    /// Required tags that no live worker with the kind has.
+    public var missingTags: [String]
+    /// No live worker has the kind at all.
+    public var noWorkerKind: Bool
+    /// The first few of the ops (`Unplaceable.sampleSize`), in submission order.
+    public var ops: [String]
+    public var count: Int
+    public static let sampleSize = 10
+}
+
 public enum Reply: Sendable, Equatable {
-    case accepted(count: Int)
+    /// `unplaceable`: accepted ops that no live worker can run (a warning, not an error).
+    case accepted(count: Int, unplaceable: [Unplaceable] = [])
     case rejected([SubmitProblem])
     case ok
     case error(String)
@@ -80,7 +98,14 @@ public enum Reply: Sendable, Equatable {
 /// The KVO analogue: one op transition, sent to each matching watcher.
 public struct OpEvent: Sendable, Equatable {
     public enum Transition: Sendable, Equatable {
-        case ready, executing(part: Int, attempt: Int, worker: UInt64), progress(part: Int, fraction: Double)
+        case ready
+        /// Sent to a worker (prefetched there until a slot frees).
+        case dispatched(part: Int, attempt: Int, worker: UInt64)
+        /// The worker started its handler (STARTED); `isExecuting` from here on.
+        case executing(part: Int, attempt: Int, worker: UInt64)
+        case progress(part: Int, fraction: Double)
+        /// A failed (or timed-out) attempt; the next one is dispatched after `until` (back to pending).
+        case retrying(part: Int, failedAttempt: Int, error: String, until: Int64)
         /// isCancelled became true while the op was in `state` (it may finish in the same step).
         case cancelled(state: OpState)
         case finished(Outcome)

@@ -40,12 +40,12 @@ extension Scheduler {
             if cascade { ops.hot[i].flags |= Flag.cascade }
             if !watchers.isEmpty { publish(op, .cancelled(state: ops.hot[i].state), &out) }
             finishOp(op, .cancelled(reason), &out)
-        case .executing:
+        case .dispatched, .executing:
             if ops.hot[i].flags & Flag.cancelled != 0 { return }
             ops.hot[i].flags |= Flag.cancelled | (cascade ? Flag.cascade : 0)
             reasons[op] = reason
             record(op, .cancelRequested, part: 0, extra: 0)
-            if !watchers.isEmpty { publish(op, .cancelled(state: .executing), &out) }
+            if !watchers.isEmpty { publish(op, .cancelled(state: ops.hot[i].state), &out) }
             ops.hot[i].waitingParts = 0
             if ops.hot[i].inflightParts == 0 { finishOp(op, .cancelled(reason), &out); return }
             for part in 0..<Int(ops.hot[i].parts) {
@@ -59,14 +59,8 @@ extension Scheduler {
 
     mutating func tick(_ out: inout [Action]) {
         if now >= requestedTick { requestedTick = .max }
-        while let top = timeoutHeap.min, top.at <= now {
-            _ = timeoutHeap.popMin()
-            let op = top.target
-            guard ops.hot[Int(op)].state == .executing else { continue }
-            record(op, .timedOut, part: 0, extra: 0)
-            if !watchers.isEmpty { publish(op, .cancelled(state: .executing), &out) }
-            finishOp(op, .cancelled("timeout"), &out)
-        }
+        fireTimeouts(&out)
+        fireRetries(&out)
         checkLiveness(&out)
     }
 
@@ -74,6 +68,7 @@ extension Scheduler {
     mutating func armTick(_ out: inout [Action]) {
         var due = Int64.max
         if let t = timeoutHeap.min { due = t.at }
+        if let t = retryHeap.min, t.at < due { due = t.at }
         if let t = livenessHeap.min, t.at < due { due = t.at }
         if due < requestedTick {
             requestedTick = due

@@ -24,9 +24,39 @@ extension Scheduler {
         return (w, op, key)
     }
 
-    mutating func partStarted(_ ref: PartRef) {
-        guard let (_, op, _) = fenced(ref) else { return }
-        record(op, .started, part: ref.part, extra: Int32(ref.attempt))
+    /// When the worker says the part's event happened, kept between its dispatch and now (so a
+    /// worker's clock can never put it in the future or before the coordinator sent it).
+    func eventTime(_ ref: PartRef, _ op: Int32) -> Int64 {
+        guard let at = ref.at else { return now }
+        return min(now, max(at, ops.dispatchedAt[Int(op)]))
+    }
+
+    /// dispatched → executing: the worker started the part's handler.
+    mutating func partStarted(_ ref: PartRef, _ out: inout [Action]) {
+        guard let (w, op, _) = fenced(ref) else { return }
+        let i = Int(op)
+        if ops.hot[i].parts == 1 {
+            guard ops.hot[i].flags & Flag.attemptStarted == 0 else { return }   // a repeated STARTED
+            ops.hot[i].flags |= Flag.attemptStarted
+        } else {
+            guard multi[op]!.status[ref.part] == .dispatched else { return }
+            multi[op]!.status[ref.part] = .running
+        }
+        workers[Int(w)].running += 1
+        let at = eventTime(ref, op)
+        if ops.hot[i].state == .dispatched {
+            ops.startedAt[i] = at
+            transition(op, to: .executing, .started, part: ref.part, extra: Int32(ref.attempt), at: at)
+        } else {
+            record(op, .started, part: ref.part, extra: Int32(ref.attempt), at: at)
+        }
+        // A timeout bounds each attempt from its start (A4).
+        if !timeouts.isEmpty, let t = timeouts[op] {
+            timeoutHeap.insert(TimerEntry(at: at &+ t, target: op, part: UInt16(ref.part), attempt: UInt16(truncatingIfNeeded: ref.attempt)))
+        }
+        if !watchers.isEmpty {
+            publish(op, .executing(part: ref.part, attempt: ref.attempt, worker: ref.worker), at: at, &out)
+        }
     }
 
     mutating func progress(_ ref: PartRef, _ f: Double, _ out: inout [Action]) {
@@ -37,65 +67,51 @@ extension Scheduler {
     mutating func partFinished(_ ref: PartRef, _ outcome: Outcome, _ grant: Int, _ out: inout [Action]) {
         guard let w = liveWorker(ref.worker) else { return }
         if grant > 0 { giveCredit(w, grant) }
-        guard let (_, op, key) = fencedOp(ref, w) else { return }
+        guard let (_, op, _) = fencedOp(ref, w) else { return }
         let i = Int(op)
-        _ = key
+        let at = eventTime(ref, op)
         inflightClear(op, ref.part)
         ops.hot[i].inflightParts -= 1
-        record(op, .partFinished, part: ref.part, extra: Int32(outcome.kind.rawValue))
+        record(op, .partFinished, part: ref.part, extra: Int32(outcome.kind.rawValue), at: at)
         if ops.hot[i].flags & Flag.cancelled != 0 {
             partDone(op, ref.part, [])
-            if ops.hot[i].inflightParts == 0 { finishOp(op, .cancelled(reasons[op] ?? "cancelled"), &out) }
+            if ops.hot[i].inflightParts == 0 { finishOp(op, .cancelled(reasons[op] ?? "cancelled"), at: at, &out) }
             return
         }
         switch outcome {
         case .succeeded(let bytes):
             ops.hot[i].partsLeft -= 1
             if ops.hot[i].parts == 1 {
-                finishOp(op, outcome, &out)
+                finishOp(op, outcome, at: at, &out)
             } else {
                 partDone(op, ref.part, bytes)
                 if ops.hot[i].partsLeft == 0 {
-                    finishOp(op, .succeeded(multi[op]!.results.flatMap { $0 }), &out)
+                    finishOp(op, .succeeded(multi[op]!.results.flatMap { $0 }), at: at, &out)
                 }
             }
-        case .failed:
-            if ops.hot[i].failRetriesLeft > 0 {
-                ops.hot[i].failRetriesLeft -= 1
-                requeuePart(op, ref.part, why: 2)
-            } else {
-                finishOp(op, outcome, &out)
-            }
+        case .failed(let error):
+            attemptFailed(op, ref.part, attempt: ref.attempt, error: error, timedOut: false, at: at, &out)
         case .cancelled:
             ops.hot[i].flags |= Flag.cancelled
-            finishOp(op, outcome, &out)
+            finishOp(op, outcome, at: at, &out)
         }
     }
 
     mutating func partDone(_ op: Int32, _ part: Int, _ bytes: [UInt8]) {
         guard ops.hot[Int(op)].parts > 1 else { return }
-        multi[op]!.status[part] = 2
+        multi[op]!.status[part] = .done
         if !bytes.isEmpty { multi[op]!.results[part] = bytes }
     }
 
     /// Any state → finished with `outcome`, exactly once. Tells workers still holding parts to stop.
-    mutating func finishOp(_ op: Int32, _ outcome: Outcome, _ out: inout [Action]) {
+    mutating func finishOp(_ op: Int32, _ outcome: Outcome, at: Int64? = nil, _ out: inout [Action]) {
         let i = Int(op)
-        let prev = ops.hot[i].state
-        guard prev != .finished else { return }
+        guard ops.hot[i].state != .finished else { return }
         let q = Int(queueOf(op))
-        switch prev {
-        case .pending: queues[q].pending -= 1
-        case .ready: queues[q].ready -= 1
-        case .executing:
-            let wasAtLimit = queues[q].atLimit
-            queues[q].running -= 1
-            if wasAtLimit { activateAll(Int32(q)) }
-        case .finished: break
-        }
-        ops.hot[i].state = .finished
+        let at = at ?? now
+        transition(op, to: .finished, .finished, extra: Int32(outcome.kind.rawValue), at: at)
         ops.hot[i].outcome = outcome.kind
-        ops.finishedAt[i] = now
+        ops.finishedAt[i] = at
         switch outcome {
         case .succeeded(let bytes):
             queues[q].succeeded += 1
@@ -120,11 +136,12 @@ extension Scheduler {
             ops.hot[i].inflightParts = 0
         }
         ops.hot[i].waitingParts = 0
+        ops.hot[i].flags &= ~Flag.retryWait
         if ops.hot[i].parts > 1 { multi[op] = nil }
         if !timeouts.isEmpty { timeouts[op] = nil }
-        record(op, .finished, part: 0, extra: Int32(outcome.kind.rawValue))
+        if !retryDelays.isEmpty { retryDelays[op] = nil }
         if config.journal { out.append(.journal(.finished(id: ops.ids[i], outcome: outcome))) }
-        if !watchers.isEmpty { publish(op, .finished(outcome), &out) }
+        if !watchers.isEmpty { publish(op, .finished(outcome), at: at, &out) }
         var e = Int(ops.hot[i].epoch)
         epochs[e].unfinished -= 1
         while epochs[e].unfinished == 0 {
@@ -156,15 +173,11 @@ extension Scheduler {
         if ops.hot[di].unfinishedDeps == 0 { makeReady(d, &out) }
     }
 
-    mutating func makeReady(_ d: Int32, _ out: inout [Action]) {
-        let di = Int(d)
-        ops.hot[di].state = .ready
-        ops.readyAt[di] = now
-        let q = Int(queueOf(d))
-        queues[q].pending -= 1
-        queues[q].ready += 1
-        pushReady(d, keepKey: false)
-        record(d, .ready, part: 0, extra: 0)
+    /// → ready: on its lane's heap at its place (priority, then submission order).
+    mutating func makeReady(_ d: Int32, code: StoryCode = .ready, extra: Int32 = 0, _ out: inout [Action]) {
+        transition(d, to: .ready, code, extra: extra)
+        ops.readyAt[Int(d)] = now
+        pushReady(d)
         if !watchers.isEmpty { publish(d, .ready, &out) }
     }
 

@@ -58,24 +58,12 @@ extension Scheduler {
             op = partialOp
         } else {
             op = lanes[bestLane].heap.popMax()!.op
-            startOp(op, q, &out)
+            transition(op, to: .dispatched, nil)   // dispatchPart records the part's dispatch
         }
         dispatchPart(op, cls: lanes[bestLane].cls, &out)
         let i = Int(op)
         if ops.hot[i].waitingParts > 0 && ops.hot[i].flags & Flag.inPartials == 0 { pushPartial(op) }
         return true
-    }
-
-    /// ready → executing (first dispatch).
-    mutating func startOp(_ op: Int32, _ q: Int32, _ out: inout [Action]) {
-        let i = Int(op)
-        ops.hot[i].state = .executing
-        queues[Int(q)].ready -= 1
-        queues[Int(q)].running += 1
-        ops.startedAt[i] = now
-        if let t = timeouts[op] {
-            timeoutHeap.insert(TimerEntry(at: now &+ t, target: op))
-        }
     }
 
     mutating func pickWorker(_ c: Int) -> Int32 {
@@ -97,9 +85,10 @@ extension Scheduler {
         let w = pickWorker(Int(cls))
         var part = 0
         if ops.hot[i].parts > 1 {
-            part = multi[op]!.status.firstIndex(of: 0)!
-            multi[op]!.status[part] = 1
+            part = multi[op]!.status.firstIndex(of: .waiting)!
+            multi[op]!.status[part] = .dispatched
         }
+        ops.dispatchedAt[i] = now
         ops.hot[i].waitingParts -= 1
         ops.hot[i].inflightParts += 1
         takeCredit(w, 1)
@@ -123,7 +112,7 @@ extension Scheduler {
                                       payload: ops.payloads[i], inputs: inputs, priority: Int(ops.hot[i].priority),
                                       qos: QoS(rawValue: laneQoS)!, token: UInt64(op))))
         if !watchers.isEmpty {
-            publish(op, .executing(part: part, attempt: Int(attempt), worker: wid), &out)
+            publish(op, .dispatched(part: part, attempt: Int(attempt), worker: wid), &out)
         }
     }
 }

@@ -25,13 +25,21 @@ extension Scheduler {
         workers[Int(w)].inflightCount += 1
     }
 
-    /// Removes and returns the record (nil if the part is not in flight).
+    /// Removes and returns the record (nil if the part is not in flight). The caller sets a multi-part
+    /// op's part status next (done, waiting, retry delay).
     @discardableResult
     mutating func inflightClear(_ op: Int32, _ part: Int) -> Inflight? {
         guard let f = inflightGet(op, part) else { return nil }
         let i = Int(op)
-        if ops.hot[i].parts == 1 { ops.hot[i].holder = -1 } else { multi[op]!.worker[part] = -1 }
         let wi = Int(f.worker)
+        if isStarted(op, part) { workers[wi].running -= 1 }
+        if ops.hot[i].parts == 1 {
+            ops.hot[i].holder = -1
+            ops.hot[i].flags &= ~Flag.attemptStarted
+        } else {
+            multi[op]!.worker[part] = -1
+            multi[op]!.status[part] = .waiting
+        }
         workers[wi].inflightCount -= 1
         if workers[wi].held.count > 2 * workers[wi].inflightCount + 64 { compactHeld(f.worker) }
         return f

@@ -15,8 +15,11 @@ public struct PartRef: Sendable, Hashable {
     public var attempt: Int
     /// `Dispatch.token` echoed back (optional); checked against `op`, so a wrong token only costs a lookup.
     public var token: UInt64?
-    public init(worker: UInt64, op: String, part: Int, attempt: Int, token: UInt64? = nil) {
-        self.worker = worker; self.op = op; self.part = part; self.attempt = attempt; self.token = token
+    /// When the worker says it happened (STARTED, FINISHED), already on the coordinator's timeline;
+    /// nil = when the shell received it. The core keeps it between the part's dispatch and now.
+    public var at: Int64?
+    public init(worker: UInt64, op: String, part: Int, attempt: Int, token: UInt64? = nil, at: Int64? = nil) {
+        self.worker = worker; self.op = op; self.part = part; self.attempt = attempt; self.token = token; self.at = at
     }
 }
 

@@ -31,10 +31,12 @@ public enum Outcome: Sendable, Equatable {
 
 public enum OutcomeKind: UInt8, Sendable { case none = 0, succeeded, failed, cancelled }
 
-/// S1: pending → ready → executing → finished.
-public enum OpState: UInt8, Sendable { case pending, ready, executing, finished }
+/// S1 (docs/SEMANTICS.md): pending → ready → dispatched → executing → finished. `dispatched`: sent to a
+/// worker, waiting there for a slot; `executing`: a handler runs. Every move is checked against
+/// `OpState.transitions` (Transitions.swift).
+public enum OpState: UInt8, Sendable, CaseIterable { case pending, ready, dispatched, executing, finished }
 
-/// One operation as submitted (field names follow VOCABULARY.md; times in µs).
+/// One operation as submitted (field names follow docs/GRAPHS.md; times in µs).
 public struct OperationSpec: Sendable, Equatable {
     public var id: String
     public var name: String?
@@ -48,18 +50,29 @@ public struct OperationSpec: Sendable, Equatable {
     public var policy: DependencyPolicy
     public var retries: Int
     public var lossRetries: Int
+    /// Per attempt, from its STARTED; a timed-out attempt is a failed attempt (it counts against `retries`).
     public var timeoutMicros: Int64?
     public var requires: [String]
     public var barrier: Bool
+    /// Delay before retrying a failed attempt: doubled after each failed attempt up to
+    /// `retryDelayMaxMicros`, each delay drawn between half and all of it (jitter). 0 = at once.
+    public var retryDelayMicros: Int64
+    public var retryDelayMaxMicros: Int64
+
+    public static let defaultRetryDelayMicros: Int64 = 1_000_000
+    public static let defaultRetryDelayMaxMicros: Int64 = 60_000_000
 
     public init(id: String, name: String? = nil, queue: String = "default", kind: String = "noop",
                 payload: [UInt8] = [], after: [String] = [], priority: Int = 0, qos: QoS? = nil,
                 parts: Int = 1, policy: DependencyPolicy = .finished, retries: Int = 0, lossRetries: Int = 3,
-                timeoutMicros: Int64? = nil, requires: [String] = [], barrier: Bool = false) {
+                timeoutMicros: Int64? = nil, requires: [String] = [], barrier: Bool = false,
+                retryDelayMicros: Int64 = OperationSpec.defaultRetryDelayMicros,
+                retryDelayMaxMicros: Int64 = OperationSpec.defaultRetryDelayMaxMicros) {
         self.id = id; self.name = name; self.queue = queue; self.kind = kind; self.payload = payload
         self.after = after; self.priority = priority; self.qos = qos; self.parts = parts; self.policy = policy
         self.retries = retries; self.lossRetries = lossRetries; self.timeoutMicros = timeoutMicros
         self.requires = requires; self.barrier = barrier
+        self.retryDelayMicros = retryDelayMicros; self.retryDelayMaxMicros = retryDelayMaxMicros
     }
 }
 

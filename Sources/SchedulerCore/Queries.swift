@@ -17,24 +17,30 @@ public struct OpStatus: Sendable, Equatable {
     public var partsFinished: Int
     public var unfinishedDependencies: Int
     public var submittedAt: Int64
-    public var readyAt: Int64?
-    public var startedAt: Int64?
+    public var readyAt: Int64?            // the last time it became ready
+    public var dispatchedAt: Int64?       // the last dispatch to a worker
+    public var startedAt: Int64?          // the last time it became executing (a worker's STARTED)
     public var finishedAt: Int64?
     public var resultSize: Int
     public var errorText: String?         // failure text or cancel reason
+    /// Every failed attempt's error, oldest first (the newest `Scheduler.attemptErrorsKept`).
+    public var attemptErrors: [String]
 }
 
 public struct QueueCounts: Sendable, Equatable {
     public var name: String
     public var pending: Int
     public var ready: Int
-    public var running: Int
+    /// On workers, waiting there for a slot (prefetched).
+    public var dispatched: Int
+    /// A handler runs (S1's isExecuting).
+    public var executing: Int
     public var succeeded: Int
     public var failed: Int
     public var cancelled: Int
     public var finished: Int { succeeded + failed + cancelled }
     /// OperationQueue's `operationCount`: not yet finished.
-    public var operationCount: Int { pending + ready + running }
+    public var operationCount: Int { pending + ready + dispatched + executing }
     public var maxConcurrent: Int
     public var suspended: Bool
     public var qos: QoS
@@ -45,7 +51,11 @@ public struct WorkerSnapshot: Sendable, Equatable {
     public var name: String
     public var slots: Int
     public var credit: Int
+    /// Parts dispatched there and not finished (prefetched ones included).
     public var inFlight: Int
+    /// Of those, parts whose handler runs (≤ slots for a worker that keeps its word).
+    public var running: Int
+    /// Parts ever dispatched there.
     public var dispatched: Int
     public var alive: Bool
     public var lastSeen: Int64
@@ -59,6 +69,10 @@ public enum WhyNotRunning: Sendable, Equatable {
     case running(workers: [UInt64])
     case cancelling(waitingFor: [UInt64])
     case waitingForDependencies([String])
+    /// A failed attempt waits out its retry delay until `until`.
+    case retrying(failedAttempts: Int, until: Int64, lastError: String?)
+    /// Dispatched to these workers; waiting there for a free slot.
+    case dispatched(workers: [UInt64])
     case heldByBarrier(String)
     case barrierWaitingForEarlier(queue: String, count: Int)
     case queueSuspended(String)
@@ -72,6 +86,8 @@ public enum WhyNotRunning: Sendable, Equatable {
 extension Scheduler {
     /// Ops ever accepted (finished ones included; see `QueueCounts.operationCount` for unfinished).
     public var totalOperations: Int { ops.count }
+    /// Workers connected now.
+    public var liveWorkerCount: Int { liveWorkers }
 
     public func status(_ id: String) -> OpStatus? {
         guard let op = lookup(id) else { return nil }
@@ -79,7 +95,7 @@ extension Scheduler {
         let lane = lanes[Int(ops.hot[i].lane)]
         let partsFinished: Int
         if ops.hot[i].state == .finished { partsFinished = ops.hot[i].outcome == .succeeded ? Int(ops.hot[i].parts) : 0 }
-        else if let m = multi[op] { partsFinished = m.status.filter { $0 == 2 }.count }
+        else if let m = multi[op] { partsFinished = m.status.filter { $0 == .done }.count }
         else { partsFinished = 0 }
         return OpStatus(
             id: id, name: names[op] ?? id, queue: queues[Int(lane.queue)].name,
@@ -90,9 +106,10 @@ extension Scheduler {
             parts: Int(ops.hot[i].parts), partsFinished: partsFinished,
             unfinishedDependencies: ops.hot[i].state == .pending ? Int(ops.hot[i].unfinishedDeps) : 0,
             submittedAt: ops.submittedAt[i], readyAt: ops.readyAt[i] == 0 ? nil : ops.readyAt[i],
+            dispatchedAt: ops.dispatchedAt[i] == 0 ? nil : ops.dispatchedAt[i],
             startedAt: ops.startedAt[i] == 0 ? nil : ops.startedAt[i],
             finishedAt: ops.hot[i].state == .finished ? ops.finishedAt[i] : nil,
-            resultSize: results[op]?.count ?? 0, errorText: reasons[op])
+            resultSize: results[op]?.count ?? 0, errorText: reasons[op], attemptErrors: attemptErrors[op] ?? [])
     }
 
     /// One page of op ids in submission order, starting after `after` (an id), optionally of one queue.
@@ -125,8 +142,8 @@ extension Scheduler {
     public func queueCounts(_ name: String) -> QueueCounts? {
         guard let q = queueIndex[name] else { return nil }
         let s = queues[Int(q)]
-        return QueueCounts(name: s.name, pending: Int(s.pending), ready: Int(s.ready), running: Int(s.running),
-                           succeeded: Int(s.succeeded), failed: Int(s.failed), cancelled: Int(s.cancelled),
+        return QueueCounts(name: s.name, pending: Int(s.pending), ready: Int(s.ready),
+                           dispatched: Int(s.dispatched), executing: Int(s.executing), succeeded: Int(s.succeeded), failed: Int(s.failed), cancelled: Int(s.cancelled),
                            maxConcurrent: Int(s.maxConcurrent), suspended: s.suspended, qos: s.qos)
     }
 
@@ -135,7 +152,7 @@ extension Scheduler {
     public func workerSnapshot(includeLost: Bool = false) -> [WorkerSnapshot] {
         workers.filter { includeLost || $0.alive }.map {
             WorkerSnapshot(id: $0.id, name: $0.name, slots: $0.slots, credit: $0.credit, inFlight: $0.inflightCount,
-                           dispatched: $0.dispatched, alive: $0.alive, lastSeen: $0.lastSeen, lostReason: $0.lostReason)
+                           running: $0.running, dispatched: $0.dispatched, alive: $0.alive, lastSeen: $0.lastSeen, lostReason: $0.lostReason)
         }
     }
 
@@ -148,6 +165,11 @@ extension Scheduler {
         case .finished:
             return .finished(ops.hot[i].outcome)
         case .pending:
+            if ops.hot[i].flags & Flag.retryWait != 0 {
+                let until = retryHeap.unordered.filter { $0.target == op && $0.attempt == ops.hot[i].attempt }.map(\.at).min()
+                return .retrying(failedAttempts: Int(ops.hot[i].failures), until: until ?? now,
+                                 lastError: attemptErrors[op]?.last)
+            }
             let s = Int(ops.depStart[i])
             let open = depList[s..<s + Int(ops.depCount[i])].filter { ops.hot[Int($0)].state != .finished }
             if !open.isEmpty { return .waitingForDependencies(open.map { ops.ids[Int($0)] }) }
@@ -157,9 +179,12 @@ extension Scheduler {
             }
             let closed = epochs.firstIndex { $0.closer == op }
             return .barrierWaitingForEarlier(queue: q.name, count: closed.map { Int(epochs[$0].unfinished) } ?? 0)
-        case .executing:
+        case .dispatched, .executing:
             if ops.hot[i].flags & Flag.cancelled != 0 { return .cancelling(waitingFor: holders(op)) }
-            if ops.hot[i].waitingParts == 0 { return .running(workers: holders(op)) }
+            if ops.hot[i].waitingParts == 0 {
+                let started = (0..<Int(ops.hot[i].parts)).contains { isStarted(op, $0) }
+                return started ? .running(workers: holders(op)) : .dispatched(workers: holders(op))
+            }
         case .ready:
             break
         }
@@ -184,5 +209,46 @@ extension Scheduler {
         }
         if c.credit <= 0 { return .noFreeCredit(capableWorkers: capableAlive, ahead: ahead) }
         return .dispatchPending
+    }
+}
+
+extension Scheduler {
+    /// Whether a live worker can run ops of placement class `c` (has the kind and every tag).
+    func hasLiveWorker(_ c: Int32) -> Bool {
+        classes[Int(c)].capable.contains { workers[Int($0)].alive }
+    }
+
+    /// What class `c` lacks, for a warning: tags no live worker with the kind has, or the kind itself.
+    func unplaceable(_ c: Int32, ops sample: [String], count: Int) -> Unplaceable {
+        let pc = classes[Int(c)]
+        let required = tagBits.filter { pc.requires & (1 << UInt64($0.value)) != 0 }.map(\.key).sorted()
+        var offered: UInt64 = 0
+        var kindSeen = false
+        for w in workers where w.alive && w.kinds.contains(pc.kind) {
+            kindSeen = true
+            offered |= w.tags
+        }
+        let missing = required.filter { offered & (1 << UInt64(tagBits[$0]!)) == 0 }
+        return Unplaceable(kind: kindNames[Int(pc.kind)], requires: required, missingTags: missing,
+                           noWorkerKind: !kindSeen, ops: sample, count: count)
+    }
+
+    /// Ready ops that no live worker can run now, by placement class (status and watch show them).
+    public func unplaceableReady() -> [Unplaceable] {
+        var list: [Unplaceable] = []
+        for c in classes.indices where !hasLiveWorker(Int32(c)) {
+            var count = 0
+            var sample: [Int32] = []
+            for l in lanes where l.cls == Int32(c) && l.readyCount > 0 {
+                count += Int(l.readyCount)
+                for e in l.heap.unordered where sample.count < Unplaceable.sampleSize {
+                    let j = Int(e.op)
+                    if ops.hot[j].state == .ready && ops.hot[j].heapKey == e.key { sample.append(e.op) }
+                }
+            }
+            guard count > 0 else { continue }
+            list.append(unplaceable(Int32(c), ops: sample.sorted().map { ops.ids[Int($0)] }, count: count))
+        }
+        return list
     }
 }

@@ -26,7 +26,7 @@ extension Scheduler {
         out.append(.journal(.queueSettings(name: s.name, maxConcurrent: Int(s.maxConcurrent), suspended: s.suspended)))
     }
 
-    /// The op moves to the tail of its new level. With `inherit`, a raise is passed on to every unfinished
+    /// The op takes its place in its new level by submission order (S6). With `inherit`, a raise is passed on to every unfinished
     /// (transitive) dependency with a lower priority, so prerequisites are not left behind.
     mutating func setPriority(_ ref: ClientRef, _ id: String, _ p: Int, _ inherit: Bool, _ out: inout [Action]) {
         guard let op = lookup(id) else { out.append(.reply(ref, .error("unknown operation \(id)"))); return }
@@ -58,6 +58,6 @@ extension Scheduler {
         guard ops.hot[i].state != .finished else { return }
         ops.hot[i].priority = p
         record(op, .priority, part: 0, extra: Int32(p))
-        if ops.hot[i].state == .ready { pushReady(op, keepKey: false) }   // old heap entry goes stale
+        if ops.hot[i].state == .ready { pushReady(op) }   // its old heap entry goes stale
     }
 }

@@ -76,10 +76,10 @@ extension Scheduler {
         for level in 0..<5 where !queues[Int(q)].lanesByQos[level].isEmpty { activate(q, level: level) }
     }
 
-    /// Op becomes (or returns to) ready; `keepKey` keeps its place (re-queue after loss/failure).
-    mutating func pushReady(_ op: Int32, keepKey: Bool) {
+    /// Puts a ready op on its lane's heap, at its place by priority and submission order.
+    mutating func pushReady(_ op: Int32) {
         let i = Int(op)
-        if !keepKey { ops.hot[i].heapKey = newKey(ops.hot[i].priority) }
+        ops.hot[i].heapKey = readyKey(op, ops.hot[i].priority)
         let l = Int(ops.hot[i].lane)
         lanes[l].heap.insert(ReadyEntry(key: ops.hot[i].heapKey, op: op))
         activate(lanes[l].queue, level: Int(lanes[l].qos))
@@ -107,7 +107,7 @@ extension Scheduler {
     mutating func cleanPartials(_ l: Int) -> Int32? {
         while let op = lanes[l].partials.first {
             let i = Int(op)
-            if ops.hot[i].state == .executing && ops.hot[i].waitingParts > 0 && ops.hot[i].flags & Flag.cancelled == 0 { return op }
+            if ops.hot[i].state.occupiesQueue && ops.hot[i].waitingParts > 0 && ops.hot[i].flags & Flag.cancelled == 0 { return op }
             lanes[l].partials.removeFirst()
             ops.hot[i].flags &= ~Flag.inPartials
         }

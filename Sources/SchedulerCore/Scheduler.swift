@@ -12,6 +12,7 @@ public struct FencingCounters: Sendable, Equatable {
 
 /// The coordinator's whole state as a pure, deterministic state machine.
 /// Feed `Input`s to `handle`; carry out the returned `Action`s. Queries never mutate.
+/// Rule numbers in this module's comments (S1–S17, A1–A10) are those of docs/SEMANTICS.md.
 public struct Scheduler: Sendable {
     public let config: SchedulerConfig
     var ops = OpTable()
@@ -20,6 +21,8 @@ public struct Scheduler: Sendable {
     var timeouts: [Int32: Int64] = [:]
     var results: [Int32: [UInt8]] = [:]
     var reasons: [Int32: String] = [:]          // error text or cancel reason
+    var attemptErrors: [Int32: [String]] = [:]  // every failed attempt's error (capped), oldest first
+    var retryDelays: [Int32: RetryDelay] = [:]  // ops with retries and non-default delays
     var multi: [Int32: MultiPart] = [:]
     var depList: [Int32] = []
     var edgeTarget: [Int32] = []
@@ -36,7 +39,7 @@ public struct Scheduler: Sendable {
     var kindNames: [String] = []
     var tagBits: [String: Int] = [:]
     var classes: [PlacementClass] = []
-    var classIndex: [UInt64: Int32] = [:]    // kind << 0 ... see classKey
+    var classIndex: [UInt64: Int32] = [:]    // hash of (kind, required tags); see placementClass
 
     var workers: [WorkerState] = []
     var workerIndex: [UInt64: Int32] = [:]
@@ -44,6 +47,7 @@ public struct Scheduler: Sendable {
     var liveWorkers = 0
 
     var timeoutHeap = Heap<TimerEntry>()
+    var retryHeap = Heap<TimerEntry>()
     var livenessHeap = Heap<TimerEntry>()
     var requestedTick: Int64 = .max
 
@@ -97,7 +101,7 @@ public struct Scheduler: Sendable {
         case .workerJoined(let hello): workerJoined(hello, &out)
         case .credit(let w, let n): creditGrant(w, n)
         case .heartbeat(let w): _ = liveWorker(w)
-        case .partStarted(let ref): partStarted(ref)
+        case .partStarted(let ref): partStarted(ref, &out)
         case .progress(let ref, let f): progress(ref, f, &out)
         case .partFinished(let ref, let outcome, let grant): partFinished(ref, outcome, grant, &out)
         case .workerLost(let w, let reason): workerLostInput(w, reason, &out)
@@ -110,11 +114,6 @@ public struct Scheduler: Sendable {
 
     /// Index of an accepted op.
     func lookup(_ id: String) -> Int32? { idTable.find(id, IdKeys(ids: ops.ids, batch: nil, base: 0)) }
-
-    @inline(__always) mutating func newKey(_ priority: Int8) -> Int64 {
-        nextSeq += 1
-        return (Int64(Int(priority) + 8) << 42) | ((Int64(1) << 42) - 1 - nextSeq)
-    }
 
     func queueName(ofOp op: Int32) -> String { queues[Int(lanes[Int(ops.hot[Int(op)].lane)].queue)].name }
     func queueOf(_ op: Int32) -> Int32 { lanes[Int(ops.hot[Int(op)].lane)].queue }

@@ -10,7 +10,35 @@ enum Flag {
     static let barrier: UInt8 = 4
     static let policySucceeded: UInt8 = 8
     static let inPartials: UInt8 = 16    // listed in its lane's partials deque
-    static let timerArmed: UInt8 = 32
+    /// Single-part ops: the worker holding the current attempt said STARTED (its handler runs).
+    static let attemptStarted: UInt8 = 32
+    /// Single-part ops: pending because a failed attempt waits out its retry delay (counts as one
+    /// open prerequisite in `unfinishedDeps`).
+    static let retryWait: UInt8 = 64
+}
+
+/// Where one part of a multi-part op stands (single-part ops keep this in the op's state and flags).
+enum PartStatus: UInt8 {
+    case waiting        // to be dispatched
+    case dispatched     // on a worker, not started
+    case running        // its handler runs
+    case done
+    case retryWait      // a failed attempt waits out its retry delay
+}
+
+/// Why a part went back to be dispatched again (story entries).
+enum RequeueReason: Int32 {
+    case workerLost = 1
+    case failed = 2
+    case timedOut = 3
+
+    var text: String {
+        switch self {
+        case .workerLost: "worker lost"
+        case .failed: "failed, retrying"
+        case .timedOut: "timed out, retrying"
+        }
+    }
 }
 
 /// The fields touched on every transition, kept together (one cache line per op): at 1M ops, random
@@ -28,6 +56,7 @@ struct OpHot {
     var waitingParts: UInt16           // parts waiting for dispatch
     var inflightParts: UInt16 = 0
     var attempt: UInt16 = 1
+    var failures: UInt16 = 0           // failed or timed-out attempts so far
     var failRetriesLeft: UInt16
     var lossRetriesLeft: UInt16
     var priority: Int8
@@ -46,6 +75,7 @@ struct OpTable {
     var depCount: [Int32] = []
     var submittedAt: [Int64] = []
     var readyAt: [Int64] = []
+    var dispatchedAt: [Int64] = []
     var startedAt: [Int64] = []
     var finishedAt: [Int64] = []
     var lastWorker: [Int32] = []       // worker index that last held a part, -1 none (for status)
@@ -55,7 +85,8 @@ struct OpTable {
     mutating func reserve(_ n: Int) {
         hot.reserveCapacity(n); ids.reserveCapacity(n); payloads.reserveCapacity(n)
         depStart.reserveCapacity(n); depCount.reserveCapacity(n); submittedAt.reserveCapacity(n)
-        readyAt.reserveCapacity(n); startedAt.reserveCapacity(n); finishedAt.reserveCapacity(n)
+        readyAt.reserveCapacity(n); dispatchedAt.reserveCapacity(n); startedAt.reserveCapacity(n)
+        finishedAt.reserveCapacity(n)
         lastWorker.reserveCapacity(n)
     }
 }
@@ -74,6 +105,8 @@ struct Lane {
     let qos: UInt8
     let cls: Int32
     var heap = Heap<ReadyEntry>()
+    /// Ops of this lane in state ready (the heap may also hold stale entries).
+    var readyCount: Int32 = 0
     /// Executing ops with parts still to dispatch (multi-part, retried parts); exempt from the queue limit.
     var partials = Deque<Int32>()
 }
@@ -83,9 +116,10 @@ struct QueueState {
     var maxConcurrent: Int32
     var qos: QoS
     var suspended: Bool
-    var running: Int32 = 0        // ops with a part dispatched and not finished
     var pending: Int32 = 0
     var ready: Int32 = 0
+    var dispatched: Int32 = 0     // on workers, none started yet
+    var executing: Int32 = 0      // a handler ran or runs (a part said STARTED)
     var succeeded: Int32 = 0
     var failed: Int32 = 0
     var cancelled: Int32 = 0
@@ -95,8 +129,10 @@ struct QueueState {
     var barrier: Int32 = -1       // last barrier op
     var members: [Int32] = []     // ops of this queue (finished ones pruned on cancelAll)
     var waiters: [Int32] = []     // wait ids for "whole queue"
-    var unfinished: Int32 { pending + ready + running }
-    var atLimit: Bool { maxConcurrent >= 0 && running >= maxConcurrent }
+    var unfinished: Int32 { pending + ready + dispatched + executing }
+    /// Ops that hold one of the queue's `maxConcurrent` places: dispatched or executing.
+    var occupying: Int32 { dispatched + executing }
+    var atLimit: Bool { maxConcurrent >= 0 && occupying >= maxConcurrent }
 }
 
 /// Ops between two barriers of a queue; the closing barrier waits until `unfinished` is 0.
@@ -132,7 +168,8 @@ struct WorkerState {
     var alive = true
     var lastSeen: Int64
     var held: [UInt64] = []      // partKeys dispatched here; may hold stale keys (see Inflight.swift)
-    var inflightCount = 0
+    var inflightCount = 0        // parts dispatched here and not finished (prefetched ones too)
+    var running = 0              // of those, parts whose handler runs (STARTED)
     var classes: [Int32] = []
     var dispatched: Int = 0
     var lostReason: String?
@@ -142,7 +179,7 @@ struct Inflight { var worker: Int32; var attempt: UInt16 }
 
 /// Per-part bookkeeping of ops with parts > 1.
 struct MultiPart {
-    var status: [UInt8]      // 0 waiting, 1 in flight, 2 done
+    var status: [PartStatus]
     var results: [[UInt8]]
     var worker: [Int32]
     var attempt: [UInt16]
@@ -155,10 +192,20 @@ struct WaitRecord {
     var summary = WaitSummary(succeeded: 0, failed: 0, cancelled: 0)
 }
 
+/// A deadline: a worker's liveness (target = worker), or an attempt's timeout or retry delay
+/// (target = op; part and attempt name the attempt, so a stale entry is recognised and skipped).
 struct TimerEntry: Comparable {
     var at: Int64
     var target: Int32
+    var part: UInt16 = 0
+    var attempt: UInt16 = 0
     static func < (a: TimerEntry, b: TimerEntry) -> Bool { a.at < b.at }
+}
+
+/// Retry delay settings of an op whose settings differ from the defaults.
+struct RetryDelay {
+    var base: Int64
+    var max: Int64
 }
 
 @inline(__always) func partKey(_ op: Int32, _ part: Int) -> UInt64 { UInt64(UInt32(op)) << 16 | UInt64(part) }

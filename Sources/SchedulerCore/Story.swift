@@ -13,6 +13,8 @@ struct StoryRaw {
 
 enum StoryCode: UInt8 {
     case submitted, ready, dispatched, started, partFinished, requeued, cancelRequested, timedOut, finished, priority
+    /// A failed attempt waits out its retry delay (extra: the delay in ms).
+    case retryDelay
 }
 
 public struct StoryEntry: Sendable, Equatable, CustomStringConvertible {
@@ -23,8 +25,9 @@ public struct StoryEntry: Sendable, Equatable, CustomStringConvertible {
         case started(part: Int, attempt: Int)
         case partFinished(part: Int, OutcomeKind)
         case requeued(part: Int, reason: String)
+        case retryDelay(part: Int, milliseconds: Int)
         case cancelRequested
-        case timedOut
+        case timedOut(part: Int, attempt: Int)
         case finished(OutcomeKind)
         case priorityChanged(Int)
     }
@@ -35,11 +38,12 @@ public struct StoryEntry: Sendable, Equatable, CustomStringConvertible {
 }
 
 extension Scheduler {
+    /// Appends one entry to the op's story; `at` is when it happened (default: this input's time).
     @inline(__always)
-    mutating func record(_ op: Int32, _ code: StoryCode, part: Int, extra: Int32) {
+    mutating func record(_ op: Int32, _ code: StoryCode, part: Int, extra: Int32, at: Int64? = nil) {
         let cap = config.storyCapacity
         guard cap > 0 else { return }
-        let entry = StoryRaw(stimulus: stimulus, at: now, op: op, prev: ops.hot[Int(op)].storyHead, extra: extra,
+        let entry = StoryRaw(stimulus: stimulus, at: at ?? now, op: op, prev: ops.hot[Int(op)].storyHead, extra: extra,
                              part: UInt16(truncatingIfNeeded: part), code: code)
         let idx = cap & (cap - 1) == 0 ? storyPos & (cap - 1) : storyPos % cap
         if story.count < cap { story.append(entry) } else { story[idx] = entry }
@@ -79,9 +83,10 @@ extension Scheduler {
         case .dispatched: ev = .dispatched(part: Int(r.part), worker: workers[Int(r.extra)].id)
         case .started: ev = .started(part: Int(r.part), attempt: Int(r.extra))
         case .partFinished: ev = .partFinished(part: Int(r.part), OutcomeKind(rawValue: UInt8(r.extra)) ?? .none)
-        case .requeued: ev = .requeued(part: Int(r.part), reason: r.extra == 1 ? "worker lost" : "failed, retrying")
+        case .requeued: ev = .requeued(part: Int(r.part), reason: RequeueReason(rawValue: r.extra)?.text ?? "?")
+        case .retryDelay: ev = .retryDelay(part: Int(r.part), milliseconds: Int(r.extra))
         case .cancelRequested: ev = .cancelRequested
-        case .timedOut: ev = .timedOut
+        case .timedOut: ev = .timedOut(part: Int(r.part), attempt: Int(r.extra))
         case .finished: ev = .finished(OutcomeKind(rawValue: UInt8(r.extra)) ?? .none)
         case .priority: ev = .priorityChanged(Int(r.extra))
         }

@@ -77,12 +77,16 @@ extension Scheduler {
         }
         var cancelNow: [(Int32, String)] = []
         var cache = InsertCache()
-        for i in 0..<n { insert(specs, i, &cache) }   // all ops exist before edges are wired
+        var unplaceable = UnplaceableTally()
+        for i in 0..<n {   // all ops exist before edges are wired
+            insert(specs, i, &cache)
+            unplaceable.note(base + Int32(i), cache.cls, self)
+        }
         for i in 0..<n {
             wire(base + Int32(i), specs, i, resolved[Int(starts[i])..<Int(starts[i + 1])], &cancelNow, &out)
         }
         for (op, reason) in cancelNow { cancelOp(op, reason, cascade: false, &out) }
-        out.append(.reply(ref, .accepted(count: n)))
+        out.append(.reply(ref, .accepted(count: n, unplaceable: unplaceable.list)))
     }
 
     func validateQueues(_ qspecs: [QueueSpec]) -> [SubmitProblem] {
@@ -114,6 +118,7 @@ extension Scheduler {
         if r < 0 || r > 65535 { problems.append(.invalidRetries(op: name, r)) }
         if lr < 0 || lr > 65535 { problems.append(.invalidRetries(op: name, lr)) }
         if let t = specs[i].timeoutMicros, t <= 0 { problems.append(.invalidTimeout(op: name)) }
+        if specs[i].retryDelayMicros < 0 || specs[i].retryDelayMaxMicros < 0 { problems.append(.invalidRetryDelay(op: name)) }
         if specs[i].kind.isEmpty { problems.append(.emptyKind(op: name)) }
         if specs[i].queue.isEmpty { problems.append(.invalidQueue(name: "", reason: "\(name): empty queue name")) }
         if !specs[i].requires.isEmpty {
@@ -145,13 +150,18 @@ extension Scheduler {
         ops.payloads.append(specs[i].payload)
         ops.submittedAt.append(now)
         ops.readyAt.append(0)
+        ops.dispatchedAt.append(0)
         ops.startedAt.append(0)
         ops.finishedAt.append(0)
         ops.lastWorker.append(-1)
         if let name = specs[i].name, name != specs[i].id { names[op] = name }
         if let t = specs[i].timeoutMicros { timeouts[op] = t }
+        if specs[i].retries > 0 && (specs[i].retryDelayMicros != OperationSpec.defaultRetryDelayMicros
+                                    || specs[i].retryDelayMaxMicros != OperationSpec.defaultRetryDelayMaxMicros) {
+            retryDelays[op] = RetryDelay(base: specs[i].retryDelayMicros, max: specs[i].retryDelayMaxMicros)
+        }
         if parts > 1 {
-            multi[op] = MultiPart(status: Array(repeating: 0, count: parts), results: Array(repeating: [], count: parts),
+            multi[op] = MultiPart(status: Array(repeating: .waiting, count: parts), results: Array(repeating: [], count: parts),
                                   worker: Array(repeating: -1, count: parts), attempt: Array(repeating: 0, count: parts))
         }
         var unfinished: Int32 = 0
@@ -214,5 +224,33 @@ extension Scheduler {
         edgeTarget.append(to)
         edgeNext.append(ops.hot[Int(from)].firstOut)
         ops.hot[Int(from)].firstOut = e
+    }
+}
+
+/// Collects, per placement class, the ops of a submit batch that no live worker can run (a warning in
+/// the reply). Classes repeat in runs, so the last verdict is cached.
+struct UnplaceableTally {
+    private var lastClass: Int32 = -1
+    private var lastPlaceable = true
+    private var byClass: [Int32: Int] = [:]
+    private(set) var list: [Unplaceable] = []
+
+    mutating func note(_ op: Int32, _ cls: Int32, _ s: borrowing Scheduler) {
+        if cls == lastClass && lastPlaceable { return }
+        if cls != lastClass {
+            lastClass = cls
+            lastPlaceable = s.hasLiveWorker(cls)
+            if lastPlaceable { return }
+        }
+        let k: Int
+        if let known = byClass[cls] {
+            k = known
+        } else {
+            k = list.count
+            byClass[cls] = k
+            list.append(s.unplaceable(cls, ops: [], count: 0))
+        }
+        list[k].count += 1
+        if list[k].ops.count < Unplaceable.sampleSize { list[k].ops.append(s.ops.ids[Int(op)]) }
     }
 }

@@ -7,12 +7,14 @@ extension Scheduler {
         func check(_ ok: Bool, _ msg: @autoclosure () -> String) { if !ok { bad.append(msg()) } }
         let n = ops.count
         for (name, c) in [("payloads", ops.payloads.count), ("hot", ops.hot.count), ("depStart", ops.depStart.count),
-                          ("depCount", ops.depCount.count), ("finishedAt", ops.finishedAt.count)] {
+                          ("depCount", ops.depCount.count), ("dispatchedAt", ops.dispatchedAt.count),
+                          ("finishedAt", ops.finishedAt.count)] {
             check(c == n, "column \(name) has \(c) rows, expected \(n)")
         }
         if !bad.isEmpty { return bad }
         // Per-queue counters and epochs.
-        var pending = [Int32](repeating: 0, count: queues.count), ready = pending, running = pending
+        var pending = [Int32](repeating: 0, count: queues.count), ready = pending, dispatched = pending, executing = pending
+        var laneReady = [Int32](repeating: 0, count: lanes.count)
         var ok = pending, failed = pending, cancelled = pending
         var epochOpen = [Int32](repeating: 0, count: epochs.count)
         var implicitIn = [Int32](repeating: 0, count: n)
@@ -34,17 +36,20 @@ extension Scheduler {
         }
         var inflightCount = [Int32](repeating: 0, count: n)
         var perWorker = [Int](repeating: 0, count: workers.count)
+        var runningPerWorker = [Int](repeating: 0, count: workers.count)
         for op in 0..<n {
             for part in 0..<Int(ops.hot[op].parts) {
                 guard let f = inflightGet(Int32(op), part) else { continue }
                 inflightCount[op] += 1
                 perWorker[Int(f.worker)] += 1
+                if isStarted(Int32(op), part) { runningPerWorker[Int(f.worker)] += 1 }
                 check(workers[Int(f.worker)].alive, "in-flight part of \(ops.ids[op]) on lost worker")
                 check(workers[Int(f.worker)].held.contains(partKey(Int32(op), part)), "worker does not list in-flight part of \(ops.ids[op])")
             }
         }
         for (w, c) in perWorker.enumerated() {
             check(workers[w].inflightCount == c, "worker \(workers[w].id): inflightCount \(workers[w].inflightCount) ≠ \(c)")
+            check(workers[w].running == runningPerWorker[w], "worker \(workers[w].id): running \(workers[w].running) ≠ \(runningPerWorker[w]) started parts")
         }
         for i in 0..<n {
             let q = Int(queueOf(Int32(i)))
@@ -55,24 +60,34 @@ extension Scheduler {
             switch ops.hot[i].state {
             case .pending:
                 pending[q] += 1
+                let retrying: Int32 = ops.hot[i].flags & Flag.retryWait != 0 ? 1 : 0
                 check(ops.hot[i].unfinishedDeps > 0, "\(id): pending with no unfinished prerequisite")
-                check(ops.hot[i].unfinishedDeps == implicitIn[i], "\(id): unfinishedDeps \(ops.hot[i].unfinishedDeps) ≠ \(implicitIn[i]) open prerequisites")
+                check(ops.hot[i].unfinishedDeps == implicitIn[i] + retrying, "\(id): unfinishedDeps \(ops.hot[i].unfinishedDeps) ≠ \(implicitIn[i]) open prerequisites + \(retrying) retry delay")
                 check(!cancelledFlag, "\(id): cancelled but still pending")
             case .ready:
                 ready[q] += 1
+                laneReady[Int(ops.hot[i].lane)] += 1
                 check(validHeapEntries[i] == 1, "\(id): ready with \(validHeapEntries[i]) heap entries")
                 check(!cancelledFlag, "\(id): cancelled but still ready")
                 check(implicitIn[i] == 0, "\(id): ready with open prerequisites")
-            case .executing:
-                running[q] += 1
+            case .dispatched, .executing:
+                if ops.hot[i].state == .dispatched { dispatched[q] += 1 } else { executing[q] += 1 }
+                if ops.hot[i].parts == 1 {
+                    check(ops.hot[i].holder >= 0 || cancelledFlag, "\(id): \(ops.hot[i].state) but on no worker")
+                    check((ops.hot[i].state == .executing) == (ops.hot[i].flags & Flag.attemptStarted != 0),
+                          "\(id): state \(ops.hot[i].state) but started flag \(ops.hot[i].flags & Flag.attemptStarted != 0)")
+                } else if ops.hot[i].state == .dispatched {
+                    check(!multi[Int32(i)]!.status.contains(.running), "\(id): dispatched with a running part")
+                }
                 if !cancelledFlag {
                     let s = Int(ops.depStart[i])
                     for d in depList[s..<s + Int(ops.depCount[i])] {
                         check(ops.hot[Int(d)].state == .finished, "\(id): executing before dependency \(ops.ids[Int(d)]) finished")
                     }
                     let done = Int(ops.hot[i].parts) - Int(ops.hot[i].partsLeft)
-                    check(Int(ops.hot[i].waitingParts) + Int(ops.hot[i].inflightParts) + done == Int(ops.hot[i].parts),
-                          "\(id): parts waiting \(ops.hot[i].waitingParts) + in flight \(ops.hot[i].inflightParts) + done \(done) ≠ \(ops.hot[i].parts)")
+                    let delayed = multi[Int32(i)]?.status.filter { $0 == .retryWait }.count ?? 0
+                    check(Int(ops.hot[i].waitingParts) + Int(ops.hot[i].inflightParts) + done + delayed == Int(ops.hot[i].parts),
+                          "\(id): parts waiting \(ops.hot[i].waitingParts) + in flight \(ops.hot[i].inflightParts) + done \(done) + delayed \(delayed) ≠ \(ops.hot[i].parts)")
                     if ops.hot[i].waitingParts > 0 { check(ops.hot[i].flags & Flag.inPartials != 0, "\(id): waiting part not queued") }
                 } else {
                     check(ops.hot[i].inflightParts > 0, "\(id): cancelling with nothing in flight")
@@ -87,16 +102,20 @@ extension Scheduler {
                 check(ops.hot[i].inflightParts == 0, "\(id): finished with parts in flight")
             }
             if ops.hot[i].state != .finished { check(ops.hot[i].outcome == .none, "\(id): outcome before finished") }
+            if ops.hot[i].flags & Flag.retryWait != 0 { check(ops.hot[i].state == .pending, "\(id): retry delay flag while \(ops.hot[i].state)") }
         }
         for (qi, s) in queues.enumerated() {
-            check(s.pending == pending[qi] && s.ready == ready[qi] && s.running == running[qi],
-                  "queue \(s.name): counts p/r/x \(s.pending)/\(s.ready)/\(s.running) ≠ \(pending[qi])/\(ready[qi])/\(running[qi])")
+            check(s.pending == pending[qi] && s.ready == ready[qi] && s.dispatched == dispatched[qi] && s.executing == executing[qi],
+                  "queue \(s.name): counts p/r/d/x \(s.pending)/\(s.ready)/\(s.dispatched)/\(s.executing) ≠ \(pending[qi])/\(ready[qi])/\(dispatched[qi])/\(executing[qi])")
             check(s.succeeded == ok[qi] && s.failed == failed[qi] && s.cancelled == cancelled[qi],
                   "queue \(s.name): finished counts differ")
             for level in 0..<5 {
                 let inRing = rings[level].contains(Int32(qi))
                 check(inRing == (s.inRing & (1 << UInt8(level)) != 0), "queue \(s.name): ring flag at level \(level)")
             }
+        }
+        for (l, lane) in lanes.enumerated() {
+            check(lane.readyCount == laneReady[l], "lane \(l): readyCount \(lane.readyCount) ≠ \(laneReady[l])")
         }
         for c in epochs where c.next >= 0 { epochOpen[Int(c.next)] += 1 }
         for (e, c) in epochs.enumerated() {

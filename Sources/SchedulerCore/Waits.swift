@@ -70,9 +70,10 @@ extension Scheduler {
         out.append(.reply(ref, .ok))
     }
 
-    func publish(_ op: Int32, _ t: OpEvent.Transition, _ out: inout [Action]) {
+    /// `at`: when it happened (default: this input's time).
+    func publish(_ op: Int32, _ t: OpEvent.Transition, at: Int64? = nil, _ out: inout [Action]) {
         let q = queueOf(op)
-        let ev = OpEvent(op: ops.ids[Int(op)], queue: queues[Int(q)].name, at: now, transition: t)
+        let ev = OpEvent(op: ops.ids[Int(op)], queue: queues[Int(q)].name, at: at ?? now, transition: t)
         for w in watchers where w.queue < 0 || w.queue == q { out.append(.publish(watcher: w.client, ev)) }
     }
 }

@@ -101,21 +101,11 @@ extension Scheduler {
                 if ops.hot[i].inflightParts == 0 { finishOp(op, .cancelled(reasons[op] ?? "cancelled"), &out) }
             } else if ops.hot[i].lossRetriesLeft > 0 {
                 ops.hot[i].lossRetriesLeft -= 1
-                requeuePart(op, part, why: 1)
+                requeuePart(op, part, why: .workerLost, delay: 0, &out)
             } else {
                 finishOp(op, .failed("worker lost: \(reason)"), &out)
             }
         }
-    }
-
-    /// A part goes back to waiting with a new attempt number (the op stays executing and counted).
-    mutating func requeuePart(_ op: Int32, _ part: Int, why: Int32) {
-        let i = Int(op)
-        ops.hot[i].attempt &+= 1
-        ops.hot[i].waitingParts += 1
-        if ops.hot[i].parts > 1 { multi[op]!.status[part] = 0 }
-        record(op, .requeued, part: part, extra: why)
-        pushPartial(op)
     }
 
     mutating func checkLiveness(_ out: inout [Action]) {

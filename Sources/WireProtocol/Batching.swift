@@ -50,7 +50,7 @@ extension WireEvent: BatchRecord {
 
 extension WireOperation: BatchRecord {
     public var wireSizeBound: Int {
-        var n = 6 * 16 + id.utf8.count + name.utf8.count + queue.utf8.count + kind.utf8.count + payload.count + 60
+        var n = 6 * 18 + id.utf8.count + name.utf8.count + queue.utf8.count + kind.utf8.count + payload.count + 80
         for a in after { n += 6 + a.utf8.count }
         for r in requires { n += 6 + r.utf8.count }
         return n
@@ -107,11 +107,12 @@ public enum Batcher {
         return .dispatch(m)
     }
 
-    /// One STARTED from the front of `queue`.
-    public static func started(draining queue: inout [WirePartRef]) -> Message? {
+    /// One STARTED from the front of `queue`; `sentUs`: the sender's clock for the records' `at_us`.
+    public static func started(draining queue: inout [WirePartRef], sentUs: Int64 = 0) -> Message? {
         if queue.isEmpty { return nil }
         var m = WireStarted()
         m.parts = drain(&queue)
+        m.sentUs = sentUs
         return .started(m)
     }
 
@@ -125,11 +126,12 @@ public enum Batcher {
 
     /// One FINISHED from the front of `queue`, granting one credit back per record: a finished part
     /// frees its slot, which keeps the worker's pipeline full.
-    public static func finished(draining queue: inout [WireFinishedRecord]) -> Message? {
+    public static func finished(draining queue: inout [WireFinishedRecord], sentUs: Int64 = 0) -> Message? {
         if queue.isEmpty { return nil }
         var m = WireFinished()
         m.records = drain(&queue)
         m.credit = UInt32(m.records.count)
+        m.sentUs = sentUs
         return .finished(m)
     }
 

@@ -19,11 +19,13 @@ extension DispatchedPart {
 }
 
 extension WireFinishedRecord {
-    init(key: PartKey, outcome: OperationOutcome) {
+    /// `at`: when it finished, on this worker's monotonic clock (µs).
+    init(key: PartKey, outcome: OperationOutcome, at: Int64) {
         self.init()
         opID = key.opID
         part = UInt32(key.part)
         attempt = UInt32(key.attempt)
+        atUs = at
         switch outcome {
         case .succeeded(let bytes): succeeded = Data(bytes)
         case .failed(let text): failed = text
@@ -33,10 +35,12 @@ extension WireFinishedRecord {
 }
 
 extension WirePartRef {
-    init(key: PartKey) {
+    /// `at`: when its handler started, on this worker's monotonic clock (µs).
+    init(key: PartKey, at: Int64) {
         self.init()
         opID = key.opID
         part = UInt32(key.part)
         attempt = UInt32(key.attempt)
+        atUs = at
     }
 }

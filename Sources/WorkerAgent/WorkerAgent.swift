@@ -77,17 +77,29 @@ public final class WorkerAgent: Sendable {
     }
 }
 
-/// Where handler threads leave events for the socket thread.
+/// Where handler threads leave events for the socket thread. Each event is stamped where it happens,
+/// with the monotonic clock, under the lock, so stamps follow the events' order and are strictly
+/// increasing (the coordinator shows them as the op's started/finished times).
 final class EventInbox: Sendable {
-    private let list = Mutex<[WorkerEvent]>([])
+    private struct Inbox {
+        var events: [(event: WorkerEvent, at: Int64)] = []
+        var lastStamp: Int64 = 0
+    }
+    private let inbox = Mutex(Inbox())
 
-    func append(_ event: WorkerEvent) { list.withLock { $0.append(event) } }
+    func append(_ event: WorkerEvent) {
+        inbox.withLock { box in
+            let at = max(WorkerSession.now(), box.lastStamp + 1)
+            box.lastStamp = at
+            box.events.append((event, at))
+        }
+    }
 
     /// Everything appended since the last call, in order.
-    func take() -> [WorkerEvent] {
-        list.withLock { l in
-            let taken = l
-            l.removeAll(keepingCapacity: true)
+    func take() -> [(event: WorkerEvent, at: Int64)] {
+        inbox.withLock { box in
+            let taken = box.events
+            box.events.removeAll(keepingCapacity: true)
             return taken
         }
     }

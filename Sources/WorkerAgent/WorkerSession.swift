@@ -143,17 +143,22 @@ final class WorkerSession {
 
     // MARK: outbound
 
-    /// Sends what the local queue reported since the last call, one message per kind.
+    /// Sends what the local queue reported since the last call, one message per kind: FINISHED first,
+    /// then STARTED, so the coordinator never counts more parts running here than there are slots (a
+    /// slot is freed before the part that takes it starts). A part that started and finished since the
+    /// last report goes in FINISHED alone, its start time in `started_at_us`.
     private func reportEvents() {
         let events = agent.events.take()
         guard !events.isEmpty else { return }
         var started: [WirePartRef] = []
+        var startedIndex: [PartKey: Int] = [:]
         var progress: [WireProgressRecord] = []
         var finished: [WireFinishedRecord] = []
-        for event in events where active.contains(event.key) {
+        for (event, at) in events where active.contains(event.key) {
             switch event {
             case .started(let key):
-                started.append(WirePartRef(key: key))
+                startedIndex[key] = started.count
+                started.append(WirePartRef(key: key, at: at))
             case .progress(let key, let fraction, let message):
                 var r = WireProgressRecord()
                 r.opID = key.opID
@@ -164,12 +169,18 @@ final class WorkerSession {
                 progress.append(r)
             case .finished(let key, let outcome):
                 active.remove(key)
-                finished.append(WireFinishedRecord(key: key, outcome: Self.bounded(outcome)))
+                var record = WireFinishedRecord(key: key, outcome: Self.bounded(outcome), at: at)
+                if let i = startedIndex.removeValue(forKey: key) {
+                    record.startedAtUs = started[i].atUs
+                    started[i].opID = ""   // reported with its FINISHED instead
+                }
+                finished.append(record)
             }
         }
-        while let m = Batcher.started(draining: &started) { send(m) }
+        started.removeAll { $0.opID.isEmpty }
+        while let m = Batcher.finished(draining: &finished, sentUs: Self.now()) { send(m) }
+        while let m = Batcher.started(draining: &started, sentUs: Self.now()) { send(m) }
         while let m = Batcher.progress(draining: &progress) { send(m) }
-        while let m = Batcher.finished(draining: &finished) { send(m) }
     }
 
     /// Keeps an outcome within the protocol's limits, so a huge result fails clearly instead of

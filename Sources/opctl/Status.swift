@@ -5,7 +5,14 @@ import WireProtocol
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show queues and operations: state, outcome, worker, attempts, timestamps (µs).")
+        abstract: "Show queues and operations: state, outcome, worker, attempts, timestamps (µs).",
+        discussion: """
+            States (docs/SEMANTICS.md S1): pending, ready, dispatched (sent to a worker, waiting there for a \
+            slot), executing (its handler runs), finished. Times are where each transition happened \
+            (a worker stamps its own start and finish). Without ids, operations are listed in submission \
+            order, --limit of them from --after on; --json says "truncated" and gives "next_after" when \
+            more remain.
+            """)
 
     @OptionGroup var connection: Connection
 
@@ -15,8 +22,11 @@ struct Status: ParsableCommand {
     @Option(help: "Only this queue's operations.")
     var queue: String?
 
-    @Option(help: "At most this many operation records.")
+    @Option(help: "At most this many operation records (fetched in pages).")
     var limit: Int = 1000
+
+    @Option(help: "List operations submitted after this one (the cursor --json prints as next_after).")
+    var after: String?
 
     @Flag(help: "Only the per-queue counts.")
     var queuesOnly = false
@@ -27,24 +37,28 @@ struct Status: ParsableCommand {
     @Flag(help: "Print machine-readable JSON.")
     var json = false
 
+    func validate() throws {
+        if limit < 1 { throw ValidationError("--limit must be ≥ 1") }
+    }
+
     func run() throws {
         let conn = try withCoordinator { try connection.connect() }
-        var s = WireStatus()
-        s.opIds = ids
-        s.queue = queue ?? ""
-        s.ops = !queuesOnly
-        s.limit = UInt32(max(1, limit))
-        s.withResults = results
-        let reply = try withCoordinator { try conn.request(.status(s)) }
-        guard case .statusReply(let r) = reply else { throw ExitCode(3) }
+        let r = try fetch(conn)
         if json {
-            printJSON(["queues": r.queues.map(queueJSON), "operations": r.ops.map { opJSON($0, results: results) },
-                       "not_found": r.notFound, "now_us": r.nowUs,
-                       "coordinator_rss_bytes": r.coordinatorRssBytes, "coordinator_cpu_us": r.coordinatorCpuUs])
+            var d: [String: Any] = [
+                "queues": r.queues.map(queueJSON), "operations": r.ops.map { opJSON($0, results: results) },
+                "not_found": r.notFound, "now_us": r.nowUs, "truncated": !r.nextAfter.isEmpty,
+                "unplaceable": r.unplaceable.map(unplaceableJSON),
+                "coordinator_rss_bytes": r.coordinatorRssBytes, "coordinator_cpu_us": r.coordinatorCpuUs]
+            if !r.nextAfter.isEmpty { d["next_after"] = r.nextAfter }
+            printJSON(d)
         } else {
             printQueues(r.queues)
-            if !r.ops.isEmpty { print(""); printOps(r.ops) }
-            if !r.nextAfter.isEmpty { print("(more operations; use --limit or ids)") }
+            if !r.ops.isEmpty { print(""); printOps(r.ops, attemptErrors: !ids.isEmpty) }
+            if !r.nextAfter.isEmpty {
+                print("(\(r.ops.count) shown; more follow: --limit N, or --after \(r.nextAfter) for the next ones)")
+            }
+            for u in r.unplaceable { print("waiting for a worker: " + unplaceableText(u)) }
             print(""); print(coordinatorLine(r))
         }
         if !r.notFound.isEmpty {
@@ -52,6 +66,66 @@ struct Status: ParsableCommand {
             throw ExitCode(3)
         }
     }
+}
+
+extension Status {
+    /// Every requested record: ids and listings go in pages of at most maxBatchRecords, so --limit is
+    /// honoured whatever its size; the reply carries the last page's cursor.
+    func fetch(_ conn: CoordinatorConnection) throws -> WireStatusReply {
+        let page = WireLimits.maxBatchRecords
+        var merged: WireStatusReply?
+        func request(_ s: WireStatus) throws -> WireStatusReply {
+            let reply = try withCoordinator { try conn.request(.status(s)) }
+            guard case .statusReply(let r) = reply else { throw ExitCode(3) }
+            return r
+        }
+        func add(_ r: WireStatusReply) {
+            guard var m = merged else { merged = r; return }
+            m.ops += r.ops
+            m.notFound += r.notFound
+            m.nextAfter = r.nextAfter
+            merged = m
+        }
+        var s = WireStatus()
+        s.queue = queue ?? ""
+        s.withResults = results
+        if !ids.isEmpty {
+            for start in stride(from: 0, to: ids.count, by: page) {
+                s.opIds = Array(ids[start..<min(ids.count, start + page)])
+                add(try request(s))
+            }
+            return merged!
+        }
+        s.ops = !queuesOnly
+        s.after = after ?? ""
+        var remaining = limit
+        repeat {
+            s.limit = UInt32(min(remaining, page))
+            let r = try request(s)
+            add(r)
+            remaining -= r.ops.count
+            s.after = r.nextAfter
+        } while !queuesOnly && remaining > 0 && !s.after.isEmpty
+        return merged!
+    }
+}
+
+/// One line about ops no connected worker can run (they wait until one joins).
+func unplaceableText(_ u: WireUnplaceable) -> String {
+    var what = "\(u.opCount) operation\(u.opCount == 1 ? "" : "s") (\(u.opIds.prefix(5).joined(separator: ", "))\(u.opCount > 5 ? ", …" : ""))"
+    if u.noWorkerKind {
+        what += " need kind '\(u.kind)', which no connected worker has"
+    } else if !u.missingTags.isEmpty {
+        what += " require tag\(u.missingTags.count == 1 ? "" : "s") \(u.missingTags.joined(separator: ", ")), which no connected worker with kind '\(u.kind)' has"
+    } else {
+        what += " need kind '\(u.kind)' with tags \(u.requires.joined(separator: ", ")), which no single connected worker has"
+    }
+    return what + "; they wait until such a worker joins"
+}
+
+func unplaceableJSON(_ u: WireUnplaceable) -> [String: Any] {
+    ["kind": u.kind, "requires": u.requires, "missing_tags": u.missingTags, "no_worker_kind": u.noWorkerKind,
+     "op_ids": u.opIds, "op_count": u.opCount]
 }
 
 /// "coordinator: RSS 12.3 MiB, CPU 1.52 s" (RSS 0 means the coordinator could not read it).
@@ -65,6 +139,7 @@ func stateName(_ s: WireOpState, cancelled: Bool) -> String {
     switch s {
     case .pending: base = "pending"
     case .ready: base = "ready"
+    case .dispatched: base = "dispatched"
     case .executing: base = "executing"
     case .finished: base = "finished"
     default: base = "unknown"
@@ -103,7 +178,8 @@ func priorityName(_ p: Int32) -> String {
 }
 
 func queueJSON(_ q: WireQueueCounts) -> [String: Any] {
-    ["name": q.name, "pending": q.pending, "ready": q.ready, "executing": q.executing, "finished": q.finished,
+    ["name": q.name, "pending": q.pending, "ready": q.ready, "dispatched": q.dispatched, "executing": q.executing,
+     "finished": q.finished,
      "cancelled": q.cancelled, "failed": q.failed, "suspended": q.suspended, "max_concurrent": q.maxConcurrent,
      "qos": qosName(q.qos)]
 }
@@ -111,36 +187,51 @@ func queueJSON(_ q: WireQueueCounts) -> [String: Any] {
 func opJSON(_ o: WireOpStatus, results: Bool) -> [String: Any] {
     var d: [String: Any] = [
         "id": o.id, "name": o.name, "queue": o.queue, "state": stateName(o.state, cancelled: false),
-        "cancelled": o.cancelled, "outcome": outcomeName(o.outcome), "worker": o.workerID, "attempts": o.attempts,
+        "cancelled": o.cancelled, "outcome": outcomeName(o.outcome), "worker": o.workerID,
+        "worker_session": o.workerSession, "attempts": o.attempts,
         "priority": priorityName(o.priority), "parts": o.parts, "parts_done": o.partsDone,
-        "result_size": o.resultSize, "error": o.error,
-        "submitted_us": o.submittedUs, "ready_us": o.readyUs, "started_us": o.startedUs, "finished_us": o.finishedUs,
+        "result_size": o.resultSize, "error": o.error, "attempt_errors": o.attemptErrors,
+        "submitted_us": o.submittedUs, "ready_us": o.readyUs, "dispatched_us": o.dispatchedUs,
+        "started_us": o.startedUs, "finished_us": o.finishedUs,
     ]
     if results, case .succeeded(let data)? = o.outcome.result { d["result"] = String(decoding: data, as: UTF8.self) }
     return d
 }
 
 func printQueues(_ queues: [WireQueueCounts]) {
-    var rows = [["QUEUE", "PENDING", "READY", "RUNNING", "DONE", "FAILED", "CANCELLED", "LIMIT", "QOS", "STATE"]]
+    var rows = [["QUEUE", "PENDING", "READY", "DISPATCHED", "EXECUTING", "DONE", "FAILED", "CANCELLED", "LIMIT", "QOS", "STATE"]]
     for q in queues {
-        rows.append([q.name, "\(q.pending)", "\(q.ready)", "\(q.executing)", "\(q.finished)", "\(q.failed)",
+        rows.append([q.name, "\(q.pending)", "\(q.ready)", "\(q.dispatched)", "\(q.executing)", "\(q.finished)", "\(q.failed)",
                      "\(q.cancelled)", q.maxConcurrent < 0 ? "-" : "\(q.maxConcurrent)", qosName(q.qos),
                      q.suspended ? "suspended" : "running"])
     }
     printTable(rows)
 }
 
-func printOps(_ ops: [WireOpStatus]) {
+/// The worker column: its id, and the session when it reconnected since ("w3#2").
+func workerText(_ o: WireOpStatus) -> String {
+    if o.workerID.isEmpty { return "-" }
+    return o.workerSession > 1 ? "\(o.workerID)#\(o.workerSession)" : o.workerID
+}
+
+/// - Parameter attemptErrors: also list every failed attempt's error under the table.
+func printOps(_ ops: [WireOpStatus], attemptErrors: Bool = false) {
     // Absolute submission time in µs, the other timestamps relative to it (+µs), so a row reads as a timeline.
-    var rows = [["ID", "STATE", "OUTCOME", "WORKER", "ATT", "QUEUE", "PRIO", "SUBMITTED_US", "READY", "STARTED", "FINISHED", "RESULT", "ERROR"]]
+    var rows = [["ID", "STATE", "OUTCOME", "WORKER", "ATT", "QUEUE", "PRIO", "SUBMITTED_US", "READY", "DISPATCHED",
+                 "STARTED", "FINISHED", "RESULT", "ERROR"]]
     for o in ops {
         func rel(_ t: Int64) -> String { t == 0 ? "-" : "+\(t - o.submittedUs)" }
         rows.append([o.id, stateName(o.state, cancelled: o.cancelled), outcomeName(o.outcome),
-                     o.workerID.isEmpty ? "-" : o.workerID, "\(o.attempts)", o.queue, priorityName(o.priority),
-                     "\(o.submittedUs)", rel(o.readyUs), rel(o.startedUs), rel(o.finishedUs),
+                     workerText(o), "\(o.attempts)", o.queue, priorityName(o.priority),
+                     "\(o.submittedUs)", rel(o.readyUs), rel(o.dispatchedUs), rel(o.startedUs), rel(o.finishedUs),
                      o.resultSize > 0 ? "\(o.resultSize)B" : "-", o.error.isEmpty ? "" : firstLine(o.error)])
     }
     printTable(rows)
+    guard attemptErrors else { return }
+    for o in ops where !o.attemptErrors.isEmpty {
+        print("\n\(o.id): errors of its failed attempts")
+        for e in o.attemptErrors { print("  \(firstLine(e))") }
+    }
 }
 
 func printTable(_ rows: [[String]]) {

@@ -46,6 +46,7 @@ struct Submit: ParsableCommand {
         let conn = try withCoordinator { try connection.connect() }
         if !allowUnknownKinds { try checkKinds(graph, conn) }
         var accepted = 0
+        var warnings: [WireUnplaceable] = []
         for message in graph.submitMessages {
             let reply = try withCoordinator { try conn.request(message) }
             guard case .submitReply(let r) = reply else { throw ExitCode(3) }
@@ -60,10 +61,14 @@ struct Submit: ParsableCommand {
                 throw ExitCode(2)
             }
             accepted += Int(r.acceptedCount)
+            warnings += r.unplaceable
         }
-        if !json { print("submitted \(accepted) operation\(accepted == 1 ? "" : "s") in \(Set(graph.operations.map(\.queue)).count) queue(s)") }
+        if !json {
+            print("submitted \(accepted) operation\(accepted == 1 ? "" : "s") in \(Set(graph.operations.map(\.queue)).count) queue(s)")
+            for w in warnings { printError("opctl: warning: " + unplaceableText(w)) }
+        }
         guard wait else {
-            if json { printJSON(["accepted": true, "count": accepted]) }
+            if json { printJSON(["accepted": true, "count": accepted, "unplaceable": warnings.map(unplaceableJSON)]) }
             return
         }
         let ids = graph.operations.map(\.id)

@@ -49,7 +49,12 @@ enum WaitCommandCore {
         // No ids and no queue: every queue the coordinator knows, one after another, against one deadline.
         var targets: [(ids: [String], queue: String)] = []
         if let queue { targets = [([], queue)] }
-        else if !ids.isEmpty { targets = [(ids, "")] }
+        else if !ids.isEmpty {
+            // One WAIT holds at most maxBatchRecords ids: wait for them page by page.
+            targets = stride(from: 0, to: ids.count, by: WireLimits.maxBatchRecords).map {
+                (Array(ids[$0..<min(ids.count, $0 + WireLimits.maxBatchRecords)]), "")
+            }
+        }
         else {
             let reply = try withCoordinator { try conn.request(.status(WireStatus())) }
             guard case .statusReply(let s) = reply else { throw ExitCode(3) }

@@ -36,15 +36,15 @@ struct Watch: ParsableCommand {
         while true {
             let events = try withCoordinator { try conn.nextEvents(timeout: .milliseconds(Int(interval * 1000))) }
             for e in events { view.record(e) }
-            let (queues, workers) = try snapshot(conn)
+            let (queues, workers, unplaceable) = try snapshot(conn)
             if tty || Date().timeIntervalSince(lastSummary) >= 1 {
-                view.render(queues: queues, workers: workers)
+                view.render(queues: queues, workers: workers, unplaceable: unplaceable)
                 lastSummary = Date()
             }
-            let unfinished = queues.reduce(0) { $0 + $1.pending + $1.ready + $1.executing }
-            let total = queues.reduce(0) { $0 + $1.pending + $1.ready + $1.executing + $1.finished }
+            let unfinished = queues.reduce(0) { $0 + $1.pending + $1.ready + $1.dispatched + $1.executing }
+            let total = unfinished + queues.reduce(0) { $0 + $1.finished }
             if untilDone && unfinished == 0 && total > 0 {
-                view.render(queues: queues, workers: workers, final: true)
+                view.render(queues: queues, workers: workers, unplaceable: unplaceable, final: true)
                 let bad = queues.reduce(0) { $0 + $1.failed + $1.cancelled }
                 throw bad > 0 ? ExitCode(1) : ExitCode.success
             }
@@ -52,13 +52,13 @@ struct Watch: ParsableCommand {
         }
     }
 
-    private func snapshot(_ conn: CoordinatorConnection) throws -> ([WireQueueCounts], [WireWorkerInfo]) {
+    private func snapshot(_ conn: CoordinatorConnection) throws -> ([WireQueueCounts], [WireWorkerInfo], [WireUnplaceable]) {
         var s = WireStatus()
         s.queue = queue ?? ""
         let status = try withCoordinator { try conn.request(.status(s)) }
         let workers = try withCoordinator { try conn.request(.workers) }
         guard case .statusReply(let st) = status, case .workersReply(let w) = workers else { throw ExitCode(3) }
-        return (st.queues, w.workers)
+        return (st.queues, w.workers, st.unplaceable)
     }
 }
 
@@ -74,7 +74,10 @@ struct LiveView {
         let time = Self.clock(e.timestampUs)
         var line = "\(time)  \(e.opID)  \(stateName(e.state, cancelled: e.cancelled))"
         if e.state == .finished { line += " \(outcomeName(e.outcome))" }
-        if !e.workerID.isEmpty && e.state == .executing { line += " on \(e.workerID) (attempt \(e.attempt))" }
+        if !e.workerID.isEmpty && (e.state == .executing || e.state == .dispatched) {
+            line += " on \(e.workerID) (attempt \(e.attempt))"
+        }
+        if !e.message.isEmpty { line += ": \(firstLine(e.message))" }
         if case .failed(let err)? = e.outcome.result { line += ": \(firstLine(err))" }
         if case .cancelled(let why)? = e.outcome.result { line += ": \(why)" }
         if tty {
@@ -85,20 +88,25 @@ struct LiveView {
         }
     }
 
-    mutating func render(queues: [WireQueueCounts], workers: [WireWorkerInfo], final: Bool = false) {
+    mutating func render(queues: [WireQueueCounts], workers: [WireWorkerInfo], unplaceable: [WireUnplaceable] = [],
+                         final: Bool = false) {
         var lines: [String] = []
         // Queues that never had an operation (the implicit "default", say) are noise here.
-        for q in queues where q.pending + q.ready + q.executing + q.finished > 0 || q.suspended {
-            let total = q.pending + q.ready + q.executing + q.finished
+        for q in queues where q.pending + q.ready + q.dispatched + q.executing + q.finished > 0 || q.suspended {
+            let total = q.pending + q.ready + q.dispatched + q.executing + q.finished
             let width = 30
             let filled = total == 0 ? 0 : Int(Double(q.finished) / Double(total) * Double(width))
             let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-            var line = "\(q.name.padding(toLength: 12, withPad: " ", startingAt: 0)) [\(bar)] \(q.finished)/\(total) done, \(q.executing) running, \(q.failed) failed, \(q.cancelled) cancelled"
+            var line = "\(q.name.padding(toLength: 12, withPad: " ", startingAt: 0)) [\(bar)] \(q.finished)/\(total) done, \(q.executing) running, \(q.dispatched) dispatched, \(q.failed) failed, \(q.cancelled) cancelled"
             if q.suspended { line += " (suspended)" }
             lines.append(line)
         }
-        let load = workers.map { "\($0.workerID) \($0.name): \($0.inFlight)/\($0.slots)" }
+        // Running (handlers executing) out of slots; prefetched parts waiting there in brackets.
+        let load = workers.map { w in
+            "\(w.workerID) \(w.name): \(w.running)/\(w.slots)" + (w.inFlight > w.running ? " (+\(w.inFlight - w.running) queued)" : "")
+        }
         lines.append("workers: " + (load.isEmpty ? "none connected" : load.joined(separator: "  ")))
+        for u in unplaceable { lines.append("waiting for a worker: " + unplaceableText(u)) }
         if tty {
             lines += recent.map { "  " + $0 }
             var out = ""

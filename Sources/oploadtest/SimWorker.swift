@@ -36,7 +36,8 @@ final class SimWorker {
     private var queued: [QueuedPart] = []
     /// Parts started and not yet finished.
     private(set) var running: Set<PartKey> = []
-    /// FINISHED records to send at the end of this loop iteration.
+    /// STARTED and FINISHED records to send at the end of this loop iteration (times on the monotonic clock).
+    private var started: [WirePartRef] = []
     private var finished: [WireFinishedRecord] = []
     private var sequence: UInt64 = 0
     var partsFinished = 0
@@ -52,7 +53,7 @@ final class SimWorker {
     }
 
     var isRegistered: Bool { workerID != nil }
-    var hasOutput: Bool { !finished.isEmpty }
+    var hasOutput: Bool { !finished.isEmpty || !started.isEmpty }
 
     func hello(kinds: [String], now: Int64) {
         var h = WireHello()
@@ -72,6 +73,7 @@ final class SimWorker {
         workerID = nil
         queued.removeAll()
         running.removeAll()
+        started.removeAll()
         finished.removeAll()
     }
 
@@ -100,21 +102,21 @@ final class SimWorker {
                 let at = queued.firstIndex { $0.priority < part.priority } ?? queued.endIndex
                 queued.insert(part, at: at)
             }
-            return .start(takeStartable())
+            return .start(takeStartable(now: now))
         case .cancel(let c):
             for r in c.records {
                 let reason = r.reason.isEmpty ? "cancelled" : r.reason
                 queued.removeAll { q in
                     guard q.key.opID == r.opID, q.key.attempt == r.attempt else { return false }
-                    finish(q.key, .cancelled(reason))
+                    finish(q.key, .cancelled(reason), now: now)
                     return true
                 }
                 for key in running where key.opID == r.opID && key.attempt == r.attempt {
                     running.remove(key)
-                    finish(key, .cancelled(reason))
+                    finish(key, .cancelled(reason), now: now)
                 }
             }
-            return .start(takeStartable())
+            return .start(takeStartable(now: now))
         case .disconnect(let d):
             return .ended("coordinator said: \(d.reason)")
         case .reject(let r):
@@ -127,37 +129,56 @@ final class SimWorker {
         return .none
     }
 
-    /// Moves parts from the local queue to free slots.
-    private func takeStartable() -> [QueuedPart] {
+    /// Moves parts from the local queue to free slots (each reported STARTED, as a real worker does).
+    private func takeStartable(now: Int64) -> [QueuedPart] {
         var out: [QueuedPart] = []
         while running.count < slots, !queued.isEmpty {
             let p = queued.removeFirst()
             running.insert(p.key)
             out.append(p)
+            var r = WirePartRef()
+            r.opID = p.key.opID
+            r.part = p.key.part
+            r.attempt = p.key.attempt
+            r.atUs = now
+            started.append(r)
         }
         return out
     }
 
     /// A started part's time is up (or it needed none); returns parts that can start now.
-    func complete(_ key: PartKey, _ outcome: WireFinishedRecord.OneOf_Outcome) -> [QueuedPart] {
+    func complete(_ key: PartKey, _ outcome: WireFinishedRecord.OneOf_Outcome, now: Int64) -> [QueuedPart] {
         guard running.remove(key) != nil else { return [] }   // cancelled meanwhile
-        finish(key, outcome)
-        return takeStartable()
+        finish(key, outcome, now: now)
+        return takeStartable(now: now)
     }
 
-    private func finish(_ key: PartKey, _ outcome: WireFinishedRecord.OneOf_Outcome) {
+    private func finish(_ key: PartKey, _ outcome: WireFinishedRecord.OneOf_Outcome, now: Int64) {
         var r = WireFinishedRecord()
         r.opID = key.opID
         r.part = key.part
         r.attempt = key.attempt
         r.outcome = outcome
+        r.atUs = now
         finished.append(r)
         partsFinished += 1
     }
 
-    /// Sends the FINISHED records of this iteration, one credit back per record.
+    /// Sends the FINISHED, then the STARTED records of this iteration (one credit back per finished one),
+    /// as opworker does: a part that started and finished since the last flush carries its start in
+    /// FINISHED (`started_at_us`), so the coordinator never counts more running parts than slots.
     func flush(now: Int64) {
-        while let m = Batcher.finished(draining: &finished) { send(m, now: now) }
+        if !started.isEmpty && !finished.isEmpty {
+            var startedAt: [PartKey: Int64] = [:]
+            for r in started { startedAt[PartKey(opID: r.opID, part: r.part, attempt: r.attempt)] = r.atUs }
+            for i in finished.indices {
+                let key = PartKey(opID: finished[i].opID, part: finished[i].part, attempt: finished[i].attempt)
+                if let at = startedAt.removeValue(forKey: key) { finished[i].startedAtUs = at }
+            }
+            started.removeAll { startedAt[PartKey(opID: $0.opID, part: $0.part, attempt: $0.attempt)] == nil }
+        }
+        while let m = Batcher.finished(draining: &finished, sentUs: now) { send(m, now: now) }
+        while let m = Batcher.started(draining: &started, sentUs: now) { send(m, now: now) }
     }
 
     func heartbeatIfDue(now: Int64) {

@@ -76,7 +76,7 @@ final class SimulatedWorkers {
             for i in workers.indices where poller.isReadable(i) { try receiveAll(i, now: now) }
             while let t = timers.min, t.deadline <= now {
                 _ = timers.popMin()
-                start(t.worker, workers[t.worker].complete(t.key, t.outcome), now: now)
+                start(t.worker, workers[t.worker].complete(t.key, t.outcome, now: now), now: now)
                 dirty.insert(t.worker)
             }
             for i in dirty { workers[i].flush(now: now) }
@@ -121,7 +121,7 @@ final class SimulatedWorkers {
         while let p = pending.popLast() {
             let plan = SimWorker.plan(p)
             if plan.micros == 0 {
-                pending += workers[i].complete(p.key, plan.outcome)
+                pending += workers[i].complete(p.key, plan.outcome, now: now)
                 dirty.insert(i)
             } else {
                 timers.insert(Timer(deadline: now + plan.micros, worker: i, key: p.key, outcome: plan.outcome))

@@ -1,8 +1,9 @@
+import ClusterTestSupport
 import DistributedOperationQueue
 import Foundation
 import Testing
 
-/// What the Swift API adds to OperationQueue (SEMANTICS.md §2), on real processes.
+/// What the Swift API adds to OperationQueue (docs/SEMANTICS.md §2), on real processes.
 @Suite(.serialized, .timeLimit(.minutes(1)))
 struct DistributedAdditionsTests {
     let cluster: Cluster
@@ -11,6 +12,29 @@ struct DistributedAdditionsTests {
     init() throws {
         cluster = try Cluster(workers: 2, slots: 2)
         coordinator = try cluster.coordinator()
+    }
+
+    /// S1: `isExecuting` means the handler runs. A 1-slot worker with prefetch holds several operations;
+    /// only one of them is executing at a time, the others are `dispatched`.
+    @Test func isExecutingMeansTheHandlerRunsNotThatItWaitsOnAWorker() throws {
+        let local = try LocalCluster(heartbeatMs: 200)
+        defer { local.stop() }
+        try local.startWorker("prefetching", slots: 1, prefetch: 3)
+        let remote = try RemoteCoordinator(endpoint: local.endpoint, timeout: .seconds(5))
+        let q = RemoteOperationQueue(name: "prefetch", coordinator: remote)
+        let ops = (0..<4).map { sleeper(250, "s\($0)") }
+        try q.addOperations(ops, waitUntilFinished: false)
+        var mostExecuting = 0, sawDispatched = false
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline, !ops.allSatisfy(\.isFinished) {
+            mostExecuting = max(mostExecuting, ops.filter(\.isExecuting).count)
+            if ops.contains(where: { $0.state == .dispatched }) { sawDispatched = true }
+            usleep(2_000)
+        }
+        let allFinished = ops.allSatisfy { $0.isFinished }
+        #expect(allFinished)
+        #expect(mostExecuting == 1, "one slot: at most one operation executes")
+        #expect(sawDispatched, "prefetched operations are dispatched, not executing")
     }
 
     @Test func outcomesAndResultsReachTheClientAndDependents() throws {
@@ -43,12 +67,13 @@ struct DistributedAdditionsTests {
 
     @Test func retriesAndTimeout() throws {
         let q = RemoteOperationQueue(name: "retries", coordinator: coordinator)
-        let flaky = RemoteOperation(kind: "fail", payload: Array("boom".utf8), name: "flaky", retries: 2)
-        let slow = RemoteOperation(kind: "sleep", payload: Array("5000".utf8), name: "slow", timeout: 0.3)
+        let flaky = RemoteOperation(kind: "fail", payload: Array("boom".utf8), name: "flaky", retries: 2, retryDelay: 0.05)
+        let slow = RemoteOperation(kind: "sleep", payload: Array("5000".utf8), name: "slow", retries: 1, timeout: 0.3,
+                                   retryDelay: 0)
         try q.addOperations([flaky, slow], waitUntilFinished: false)
         #expect(q.waitUntilAllOperationsAreFinished(timeout: .seconds(10)))
-        #expect(flaky.outcome == .failed("boom") && flaky.lastRun.attempt == 3)
-        #expect(slow.outcome == .cancelled("timeout"))
+        #expect(flaky.outcome == .failed("failed after 3 attempts: boom") && flaky.lastRun.attempt == 3)
+        #expect(slow.outcome == .failed("timed out after 2 attempts (limit 300ms each)") && slow.lastRun.attempt == 2)
     }
 
     @Test func stateChangesAsyncSequenceEndsAtFinished() async throws {

@@ -67,7 +67,7 @@ final class DispatchRulesTests: XCTestCase {
         // The second part of a running op is not held back by the limit it already occupies.
         let d2 = dispatches(h.send(.credit(worker: 1, grant: 5)))
         XCTAssertEqual(d2.map(\.op), ["m"])
-        XCTAssertEqual(h.s.queueCounts("default")?.running, 1)
+        XCTAssertEqual(h.s.queueCounts("default")?.dispatched, 1, "dispatched, not started: it still holds its place")
         h.finish(d[0])
         XCTAssertEqual(dispatches(h.finish(d2[0])).map(\.op), ["x"])
     }
@@ -82,14 +82,15 @@ final class DispatchRulesTests: XCTestCase {
         XCTAssertEqual(dispatches(h.send(.setQueueLimit(h.ref(), queue: "default", maxConcurrent: -1))).map(\.op), ["o3"])
     }
 
-    func testReprioritiseMovesToTailOfNewLevel() {
+    /// S6: within a priority level ops go in submission order, also after a change of priority.
+    func testReprioritiseKeepsSubmissionOrderInTheNewLevel() {
         var h = Harness()
         h.submit([op("h1", p: 4), op("n1"), op("h2", p: 4)], queues: [QueueSpec(name: "default", suspended: true)])
         h.send(.setPriority(h.ref(), id: "n1", priority: 4, inherit: false))
         XCTAssertEqual(h.s.why("n1"), .queueSuspended("default"))
         h.join(1)
         let d = dispatches(h.send(.resume(h.ref(), queue: "default")))
-        XCTAssertEqual(h.drain(d), ["h1", "h2", "n1"])
+        XCTAssertEqual(h.drain(d), ["h1", "n1", "h2"])
     }
 
     func testRaiseIsInheritedByUnfinishedDependencies() {
@@ -111,7 +112,10 @@ final class DispatchRulesTests: XCTestCase {
     func testWhyBehindHigherPriority() {
         var h = Harness()
         h.submit([op("run"), op("a", p: 8), op("b", p: 4), op("c")])
-        XCTAssertEqual(h.join(1).map(\.op), ["a"])
+        let d = h.join(1)
+        XCTAssertEqual(d.map(\.op), ["a"])
+        XCTAssertEqual(h.s.why("a"), .dispatched(workers: [1]))
+        h.start(d[0])
         XCTAssertEqual(h.s.why("a"), .running(workers: [1]))
         XCTAssertEqual(h.s.why("c"), .noFreeCredit(capableWorkers: 1, ahead: 2))
         h.send(.suspend(h.ref(), queue: "default"))
@@ -123,7 +127,7 @@ final class DispatchRulesTests: XCTestCase {
         XCTAssertEqual(h2.s.why("c"), .noFreeCredit(capableWorkers: 1, ahead: 2))
         XCTAssertEqual(h2.s.why("d"), .noFreeCredit(capableWorkers: 1, ahead: 3))
         h2.send(.credit(worker: 1, grant: 1))
-        XCTAssertEqual(h2.s.status("a")?.state, .executing)
+        XCTAssertEqual(h2.s.status("a")?.state, .dispatched)
         XCTAssertEqual(h2.s.why("d"), .noFreeCredit(capableWorkers: 1, ahead: 2))
     }
 }

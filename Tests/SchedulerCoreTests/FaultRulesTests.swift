@@ -23,6 +23,7 @@ final class FaultRulesTests: XCTestCase {
         var h = Harness()
         h.submit([op("a"), op("b", ["a"])])
         let d = h.join(1)
+        h.start(d[0])
         let out = h.send(.cancel(h.ref(), ids: ["a"], cascade: false))
         XCTAssertEqual(cancels(out).map(\.1), ["a"])
         XCTAssertEqual(h.state("a"), .executing)
@@ -51,13 +52,13 @@ final class FaultRulesTests: XCTestCase {
         let d1 = h.join(1)
         XCTAssertEqual(d1.first?.attempt, 1)
         h.send(.workerLost(worker: 1, reason: "gone"))
-        XCTAssertEqual(h.state("a"), .executing)
+        XCTAssertEqual(h.state("a"), .ready, "back in its queue, nothing holds it")
         let d2 = h.join(2)
         XCTAssertEqual(d2.first?.attempt, 2)
         // The lost worker's late report is fenced.
         h.finish(d1[0])
         XCTAssertEqual(h.s.fencing.lostWorker, 1)
-        XCTAssertEqual(h.state("a"), .executing)
+        XCTAssertEqual(h.state("a"), .dispatched)
         h.send(.workerLost(worker: 2, reason: "gone again"))
         XCTAssertEqual(h.s.status("a")?.outcome, .failed)
         XCTAssertEqual(h.s.status("a")?.errorText, "worker lost: gone again")
@@ -65,7 +66,7 @@ final class FaultRulesTests: XCTestCase {
 
     func testStaleAttemptIsFencedAndCounted() {
         var h = Harness()
-        var a = op("a"); a.retries = 1
+        var a = op("a"); a.retries = 1; a.retryDelayMicros = 0
         h.submit([a])
         let d1 = h.join(1, slots: 2)
         let d2 = dispatches(h.finish(d1[0], .failed("first"), grant: 1))
@@ -77,7 +78,7 @@ final class FaultRulesTests: XCTestCase {
         h.send(.partFinished(PartRef(worker: 1, op: "zz", part: 0, attempt: 2), .succeeded([]), grant: 0))
         XCTAssertEqual(h.s.fencing.unknownWorker, 1)
         XCTAssertEqual(h.s.fencing.unknownOp, 1)
-        XCTAssertEqual(h.state("a"), .executing)
+        XCTAssertEqual(h.state("a"), .dispatched)
         h.finish(d2[0])
         XCTAssertEqual(h.s.status("a")?.outcome, .succeeded)
         XCTAssertEqual(h.s.status("a")?.attempts, 2)
@@ -92,23 +93,29 @@ final class FaultRulesTests: XCTestCase {
         XCTAssertEqual(h.s.status("a")?.errorText, "nope")
     }
 
-    func testTimeoutCancelsAndTellsWorker() {
+    /// A timeout bounds each attempt from its STARTED; a timed-out attempt is stopped and fails (A4).
+    func testTimeoutCountsFromStartStopsTheAttemptAndFails() {
         var h = Harness()
-        var a = op("a"); a.timeoutMicros = 500
+        var a = op("a"); a.timeoutMicros = 500_000
         h.submit([a, op("b", ["a"])])
-        let out = h.send(.workerJoined(WorkerHello(worker: 1, name: "w", slots: 1, kinds: ["noop"])))
-        XCTAssertTrue(out.contains(.scheduleTick(at: h.now + 500)))
-        h.now += 499
+        let d = h.join(1, slots: 1)
+        h.now += 2_000_000                  // waiting on the worker does not count
+        h.send(.tick)
+        XCTAssertEqual(h.state("a"), .dispatched)
+        let out = h.start(d[0])
+        XCTAssertTrue(out.contains(.scheduleTick(at: h.now + 500_000)))
+        h.now += 499_999
         h.send(.tick)
         XCTAssertEqual(h.state("a"), .executing)
         h.now += 1
         let t = h.send(.tick)
-        XCTAssertEqual(h.s.status("a")?.errorText, "timeout")
+        XCTAssertEqual(h.s.status("a")?.outcome, .failed)
+        XCTAssertEqual(h.s.status("a")?.errorText, "timed out after 1 attempt (limit 500ms each)")
         XCTAssertEqual(cancels(t).map(\.1), ["a"])
         // b becomes ready; the worker still holds a until it reports (fenced), then gets b.
         XCTAssertEqual(h.state("b"), .ready)
-        let d = dispatches(h.send(.partFinished(PartRef(worker: 1, op: "a", part: 0, attempt: 1), .cancelled("stopped"), grant: 1)))
-        XCTAssertEqual(d.map(\.op), ["b"])
+        let next = dispatches(h.send(.partFinished(PartRef(worker: 1, op: "a", part: 0, attempt: 1), .cancelled("stopped"), grant: 1)))
+        XCTAssertEqual(next.map(\.op), ["b"])
         XCTAssertEqual(h.s.fencing.staleAttempt, 1)
     }
 
@@ -123,7 +130,7 @@ final class FaultRulesTests: XCTestCase {
         let out = h.send(.tick)
         XCTAssertTrue(out.contains { if case .disconnectWorker(1, _) = $0 { return true } else { return false } })
         XCTAssertEqual(h.s.workerSnapshot().map(\.id), [2])
-        XCTAssertEqual(h.state("a"), .executing, "re-queued, waiting for credit")
+        XCTAssertEqual(h.state("a"), .ready, "re-queued, waiting for credit")
         XCTAssertEqual(dispatches(h.send(.credit(worker: 2, grant: 1))).map { ($0.op, $0.attempt) }.first?.1, 2)
     }
 
@@ -182,9 +189,11 @@ final class ClientServiceTests: XCTestCase {
         let r = h.ref()
         all += h.send(.submit(r, ops: [op("a")], queues: []))
         let d = dispatches(all)
+        all += h.start(d[0])
         all += h.finish(d[0], .succeeded([4]))
         let ts = all.compactMap { if case .publish(5, let e) = $0 { return e.transition } else { return nil } }
-        XCTAssertEqual(ts, [.ready, .executing(part: 0, attempt: 1, worker: 1), .finished(.succeeded([4]))])
+        XCTAssertEqual(ts, [.ready, .dispatched(part: 0, attempt: 1, worker: 1), .executing(part: 0, attempt: 1, worker: 1),
+                            .finished(.succeeded([4]))])
     }
 
     /// A watcher sees one FINISHED per op: the cancel event carries the state the op was cancelled in,

@@ -38,8 +38,14 @@ struct Harness {
     }
 
     @discardableResult
-    mutating func finish(_ d: Dispatch, _ outcome: Outcome = .succeeded([]), grant: Int = 1) -> [Action] {
-        send(.partFinished(PartRef(worker: d.worker, op: d.op, part: d.part, attempt: d.attempt), outcome, grant: grant))
+    mutating func finish(_ d: Dispatch, _ outcome: Outcome = .succeeded([]), grant: Int = 1, at: Int64? = nil) -> [Action] {
+        send(.partFinished(PartRef(worker: d.worker, op: d.op, part: d.part, attempt: d.attempt, at: at), outcome, grant: grant))
+    }
+
+    /// The worker says the part's handler started (dispatched → executing).
+    @discardableResult
+    mutating func start(_ d: Dispatch, at: Int64? = nil) -> [Action] {
+        send(.partStarted(PartRef(worker: d.worker, op: d.op, part: d.part, attempt: d.attempt, at: at)))
     }
 
     /// Runs everything to completion on the given dispatches (finishing each, FIFO); returns op ids in dispatch order.

@@ -18,9 +18,11 @@ struct Simulation {
     // model
     var finished: [Int] = []                 // times finished, per spec
     var started: [Bool] = []
-    var running: [String: Set<String>] = [:] // queue -> started, unfinished ops
-    var ready: [String: Set<String>] = [:]   // queue -> ops published ready, not started
+    var running: [String: Set<String>] = [:] // queue -> dispatched or executing ops (they hold a queue place)
+    var ready: [String: Set<String>] = [:]   // queue -> ops published ready, not dispatched
     var held: [UInt64: [Dispatch]] = [:]     // worker -> parts it holds
+    var startedParts: [UInt64: Set<String>] = [:]   // worker -> held parts it said STARTED for ("op/part/attempt")
+    var slots: [UInt64: Int] = [:]
     var credit: [UInt64: Int] = [:]          // granted − dispatched
     var alive: Set<UInt64> = []
     var silent: Set<UInt64> = []
@@ -52,6 +54,8 @@ struct Simulation {
             o.retries = rng.int(3)
             o.lossRetries = rng.int(4)
             if rng.chance(0.05) { o.timeoutMicros = Int64(1_000 + rng.int(50_000)) }
+            o.retryDelayMicros = rng.pick([0, 1_000, 20_000])
+            o.retryDelayMaxMicros = rng.pick([5_000, 100_000])
             if rng.chance(0.02) { o.barrier = true }
             if i > 0 {
                 for _ in 0..<rng.int(4) {
@@ -79,6 +83,10 @@ struct Simulation {
         if validateEvery > 0 && steps % validateEvery == 0 {
             let bad = s.validate()
             if !bad.isEmpty { fail("validate after \(e): \(bad.prefix(3))") }
+            // S1/S8: executing means a handler runs, so never more than a worker's slots.
+            for w in s.workers where w.alive && w.running > (slots[w.id] ?? 0) {
+                fail("worker \(w.id): \(w.running) executing parts on \(slots[w.id] ?? 0) slots")
+            }
         }
     }
 
@@ -96,18 +104,25 @@ struct Simulation {
                 started[i] = true
                 for dep in spec.after where finished[specIndex[dep]!] == 0 { fail("\(d.op) dispatched before \(dep) finished") }
                 checkBarrier(i)
-                let q = spec.queue
+            }
+            let q = spec.queue
+            if !running[q, default: []].contains(d.op) {
+                // It takes a queue place now (first dispatch, or again after it went back to ready/pending).
                 if let lim = limits[q], lim >= 0, running[q, default: []].count >= lim {
                     fail("queue \(q) over its limit \(lim) starting \(d.op)")
                 }
                 running[q, default: []].insert(d.op)
                 ready[q, default: []].remove(d.op)
+                // S6: no ready op of the same lane goes first by priority, nor by submission order at equal priority.
                 let p = s.status(d.op)!.priority
                 for other in ready[q, default: []] {
                     let os = specs[specIndex[other]!]
                     guard let st = s.status(other), st.state == .ready else { continue }
-                    if os.kind == spec.kind && os.requires == spec.requires && st.qos == s.status(d.op)!.qos && st.priority > p {
-                        fail("\(d.op) (priority \(p)) started before ready \(other) (priority \(st.priority))")
+                    guard os.kind == spec.kind && os.requires == spec.requires && st.qos == s.status(d.op)!.qos else { continue }
+                    if st.priority > p {
+                        fail("\(d.op) (priority \(p)) dispatched before ready \(other) (priority \(st.priority))")
+                    } else if st.priority == p && specIndex[other]! < i {
+                        fail("\(d.op) dispatched before ready \(other) of equal priority submitted earlier (FIFO)")
                     }
                 }
             }
@@ -118,9 +133,18 @@ struct Simulation {
             running[specs[i].queue, default: []].remove(id)
             ready[specs[i].queue, default: []].remove(id)
         case .publish(_, let ev):
-            if case .ready = ev.transition { ready[ev.queue, default: []].insert(ev.op) }
+            switch ev.transition {
+            case .ready:
+                // Ready again after a lost worker or a retry delay: it gave its queue place back.
+                running[ev.queue, default: []].remove(ev.op)
+                ready[ev.queue, default: []].insert(ev.op)
+            case .retrying:
+                // A single-part op waits out its delay in pending (no queue place); a multi-part op keeps its place.
+                if specs[specIndex[ev.op]!].parts == 1 { running[ev.queue, default: []].remove(ev.op) }
+            default: break
+            }
         case .disconnectWorker(let w, _):
-            alive.remove(w); held[w] = nil; credit[w] = 0
+            alive.remove(w); held[w] = nil; credit[w] = 0; startedParts[w] = nil
         case .reply(let r, let reply):
             if case .waitDone = reply { openWaits.remove(r.request) }
         default:
@@ -145,6 +169,7 @@ struct Simulation {
         let ts = universal ? tags : tags.filter { _ in rng.chance(0.4) }
         alive.insert(w)
         credit[w] = slots
+        self.slots[w] = slots
         send(.workerJoined(WorkerHello(worker: w, name: "w\(w)", slots: slots, tags: ts, kinds: ks.isEmpty ? ["a"] : ks)))
     }
 
@@ -185,6 +210,7 @@ struct Simulation {
         let w = rng.pick(ws)
         let k = rng.int(held[w]!.count)
         let d = held[w]!.remove(at: k)
+        startedParts[w]?.remove(partName(d))
         let r = rng.int(100)
         let outcome = forced ?? (r < 85 ? .succeeded(rng.chance(0.3) ? [UInt8(r)] : []) : r < 95 ? .failed("err\(r)") : .cancelled("handler gave up"))
         credit[w, default: 0] += 1
@@ -207,9 +233,18 @@ struct Simulation {
         case 650..<680: finishOne()
         case 150..<500: finishOne()
         case 500..<540:
-            if let w = alive.sorted().first(where: { !(held[$0] ?? []).isEmpty && !silent.contains($0) }), let d = held[w]?.first {
-                let ref = PartRef(worker: w, op: d.op, part: d.part, attempt: d.attempt)
-                send(rng.chance(0.5) ? .partStarted(ref) : .progress(ref, fraction: 0.5))
+            // A worker starts a held part only while it has a free slot (as LocalOperationQueue does).
+            if let w = alive.sorted().first(where: { !(held[$0] ?? []).isEmpty && !silent.contains($0) }),
+               let d = held[w]!.first(where: { !startedParts[w, default: []].contains(partName($0)) }) ?? held[w]?.first {
+                let ref = PartRef(worker: w, op: d.op, part: d.part, attempt: d.attempt, at: now - Int64(rng.int(500)))
+                if rng.chance(0.5) {
+                    if !startedParts[w, default: []].contains(partName(d)) && startedParts[w, default: []].count < slots[w, default: 0] {
+                        startedParts[w, default: []].insert(partName(d))
+                        send(.partStarted(ref))
+                    }
+                } else {
+                    send(.progress(ref, fraction: 0.5))
+                }
             }
         case 540..<590:
             if let w = alive.sorted().filter({ !silent.contains($0) }).first { credit[w, default: 0] += 1; send(.credit(worker: w, grant: 1)) }
@@ -217,7 +252,7 @@ struct Simulation {
         case 620..<640:
             if !alive.isEmpty {
                 let w = rng.pick(alive.sorted())
-                if rng.chance(0.7) { alive.remove(w); held[w] = nil; send(.workerLost(worker: w, reason: "sim")) } else { silent.insert(w) }
+                if rng.chance(0.7) { alive.remove(w); held[w] = nil; startedParts[w] = nil; send(.workerLost(worker: w, reason: "sim")) } else { silent.insert(w) }
             }
         case 640..<650:
             if submitted > 0 { send(.cancel(ref(), ids: ["o\(rng.int(submitted))"], cascade: rng.chance(0.3))) }
@@ -269,3 +304,5 @@ struct Simulation {
         return violation
     }
 }
+
+func partName(_ d: Dispatch) -> String { "\(d.op)/\(d.part)/\(d.attempt)" }

@@ -88,6 +88,8 @@ public nonisolated enum WireQoS: SwiftProtobuf.Enum, Swift.CaseIterable {
 }
 
 /// Operation life cycle (S1). Cancellation is the separate `cancelled` flag.
+/// DISPATCHED (added in 1.1): sent to a worker, waiting there for a slot; EXECUTING
+/// means a handler runs (the worker said STARTED).
 public nonisolated enum WireOpState: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
   case unspecified // = 0
@@ -95,6 +97,7 @@ public nonisolated enum WireOpState: SwiftProtobuf.Enum, Swift.CaseIterable {
   case ready // = 2
   case executing // = 3
   case finished // = 4
+  case dispatched // = 5
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -108,6 +111,7 @@ public nonisolated enum WireOpState: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 2: self = .ready
     case 3: self = .executing
     case 4: self = .finished
+    case 5: self = .dispatched
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -119,6 +123,7 @@ public nonisolated enum WireOpState: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .ready: return 2
     case .executing: return 3
     case .finished: return 4
+    case .dispatched: return 5
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -130,6 +135,7 @@ public nonisolated enum WireOpState: SwiftProtobuf.Enum, Swift.CaseIterable {
     .ready,
     .executing,
     .finished,
+    .dispatched,
   ]
 
 }
@@ -541,6 +547,9 @@ public nonisolated struct WirePartRef: Sendable {
   /// required, ≥ 1
   public var attempt: UInt32 = 0
 
+  /// STARTED: when its handler began, on the worker's monotonic clock; 0 = unknown
+  public var atUs: Int64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -554,6 +563,9 @@ public nonisolated struct WireStarted: Sendable {
 
   /// 1 … max batch records
   public var parts: [WirePartRef] = []
+
+  /// the worker's monotonic clock when sent (with at_us; 0 = unknown)
+  public var sentUs: Int64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -642,6 +654,13 @@ public nonisolated struct WireFinishedRecord: Sendable {
     set {outcome = .cancelled(newValue)}
   }
 
+  /// when it finished, on the worker's monotonic clock; 0 = unknown
+  public var atUs: Int64 = 0
+
+  /// When its handler started (same clock), for a part whose start was not reported by STARTED
+  /// because it finished before the worker's next report; 0 = reported by STARTED, or unknown.
+  public var startedAtUs: Int64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// required
@@ -667,6 +686,9 @@ public nonisolated struct WireFinished: Sendable {
 
   /// may be 0
   public var credit: UInt32 = 0
+
+  /// the worker's monotonic clock when sent (with at_us; 0 = unknown)
+  public var sentUs: Int64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -770,65 +792,128 @@ public nonisolated struct WireQueueSettings: Sendable {
   fileprivate var _suspended: Bool? = nil
 }
 
-/// One operation, fields as in VOCABULARY.md.
-public nonisolated struct WireOperation: Sendable {
+/// One operation, fields as in docs/GRAPHS.md.
+public nonisolated struct WireOperation: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// required, unique
-  public var id: String = String()
+  public var id: String {
+    get {_storage._id}
+    set {_uniqueStorage()._id = newValue}
+  }
 
   /// empty = id
-  public var name: String = String()
+  public var name: String {
+    get {_storage._name}
+    set {_uniqueStorage()._name = newValue}
+  }
 
   /// empty = "default"
-  public var queue: String = String()
+  public var queue: String {
+    get {_storage._queue}
+    set {_uniqueStorage()._queue = newValue}
+  }
 
   /// required
-  public var kind: String = String()
+  public var kind: String {
+    get {_storage._kind}
+    set {_uniqueStorage()._kind = newValue}
+  }
 
-  public var payload: Data = Data()
+  public var payload: Data {
+    get {_storage._payload}
+    set {_uniqueStorage()._payload = newValue}
+  }
 
   /// dependency ids
-  public var after: [String] = []
+  public var after: [String] {
+    get {_storage._after}
+    set {_uniqueStorage()._after = newValue}
+  }
 
   /// −8, −4, 0, 4, 8
-  public var priority: Int32 = 0
+  public var priority: Int32 {
+    get {_storage._priority}
+    set {_uniqueStorage()._priority = newValue}
+  }
 
   /// UNSPECIFIED = inherit the queue's
-  public var qos: WireQoS = .unspecified
+  public var qos: WireQoS {
+    get {_storage._qos}
+    set {_uniqueStorage()._qos = newValue}
+  }
 
   /// 0 means 1
-  public var parts: UInt32 = 0
+  public var parts: UInt32 {
+    get {_storage._parts}
+    set {_uniqueStorage()._parts = newValue}
+  }
 
-  public var policy: WireDependencyPolicy = .finished
+  public var policy: WireDependencyPolicy {
+    get {_storage._policy}
+    set {_uniqueStorage()._policy = newValue}
+  }
 
-  public var retries: UInt32 = 0
+  public var retries: UInt32 {
+    get {_storage._retries}
+    set {_uniqueStorage()._retries = newValue}
+  }
 
   /// absent = 3
   public var lossRetries: UInt32 {
-    get {_lossRetries ?? 0}
-    set {_lossRetries = newValue}
+    get {_storage._lossRetries ?? 0}
+    set {_uniqueStorage()._lossRetries = newValue}
   }
   /// Returns true if `lossRetries` has been explicitly set.
-  public var hasLossRetries: Bool {self._lossRetries != nil}
+  public var hasLossRetries: Bool {_storage._lossRetries != nil}
   /// Clears the value of `lossRetries`. Subsequent reads from it will return its default value.
-  public mutating func clearLossRetries() {self._lossRetries = nil}
+  public mutating func clearLossRetries() {_uniqueStorage()._lossRetries = nil}
 
   /// 0 = none, else > 0
-  public var timeoutUs: Int64 = 0
+  public var timeoutUs: Int64 {
+    get {_storage._timeoutUs}
+    set {_uniqueStorage()._timeoutUs = newValue}
+  }
 
   /// tags
-  public var requires: [String] = []
+  public var requires: [String] {
+    get {_storage._requires}
+    set {_uniqueStorage()._requires = newValue}
+  }
 
-  public var barrier: Bool = false
+  public var barrier: Bool {
+    get {_storage._barrier}
+    set {_uniqueStorage()._barrier = newValue}
+  }
+
+  /// Delay before a failed attempt is retried: doubles after each failed attempt, capped at
+  /// retry_delay_max_us, each delay drawn between half and all of it (jitter).
+  public var retryDelayUs: Int64 {
+    get {_storage._retryDelayUs ?? 0}
+    set {_uniqueStorage()._retryDelayUs = newValue}
+  }
+  /// Returns true if `retryDelayUs` has been explicitly set.
+  public var hasRetryDelayUs: Bool {_storage._retryDelayUs != nil}
+  /// Clears the value of `retryDelayUs`. Subsequent reads from it will return its default value.
+  public mutating func clearRetryDelayUs() {_uniqueStorage()._retryDelayUs = nil}
+
+  /// absent = 60 s
+  public var retryDelayMaxUs: Int64 {
+    get {_storage._retryDelayMaxUs ?? 0}
+    set {_uniqueStorage()._retryDelayMaxUs = newValue}
+  }
+  /// Returns true if `retryDelayMaxUs` has been explicitly set.
+  public var hasRetryDelayMaxUs: Bool {_storage._retryDelayMaxUs != nil}
+  /// Clears the value of `retryDelayMaxUs`. Subsequent reads from it will return its default value.
+  public mutating func clearRetryDelayMaxUs() {_uniqueStorage()._retryDelayMaxUs = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _lossRetries: UInt32? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 /// SUBMIT (client → coordinator): accepted or rejected as a whole.
@@ -870,6 +955,34 @@ public nonisolated struct WireSubmitError: Sendable {
   public init() {}
 }
 
+/// Accepted operations that no connected worker can run now (they wait until one joins).
+public nonisolated struct WireUnplaceable: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var kind: String = String()
+
+  /// the tags they require
+  public var requires: [String] = []
+
+  /// required tags no connected worker with the kind has
+  public var missingTags: [String] = []
+
+  /// no connected worker has the kind at all
+  public var noWorkerKind: Bool = false
+
+  /// the first few of them
+  public var opIds: [String] = []
+
+  /// how many
+  public var opCount: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// SUBMIT reply.
 public nonisolated struct WireSubmitReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -883,6 +996,12 @@ public nonisolated struct WireSubmitReply: Sendable {
 
   /// every error found (empty when accepted)
   public var errors: [WireSubmitError] = []
+
+  /// warnings: accepted ops no connected worker can run
+  public var unplaceable: [WireUnplaceable] = []
+
+  /// workers connected when it was accepted
+  public var workers: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1025,6 +1144,9 @@ public nonisolated struct WireQueueCounts: Sendable {
 
   public var qos: WireQoS = .unspecified
 
+  /// sent to workers, not started yet (executing counts started ones only)
+  public var dispatched: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1127,6 +1249,24 @@ public nonisolated struct WireOpStatus: @unchecked Sendable {
     set {_uniqueStorage()._partsDone = newValue}
   }
 
+  /// last dispatch to a worker
+  public var dispatchedUs: Int64 {
+    get {_storage._dispatchedUs}
+    set {_uniqueStorage()._dispatchedUs = newValue}
+  }
+
+  /// every failed attempt's error, oldest first ("attempt 1: …")
+  public var attemptErrors: [String] {
+    get {_storage._attemptErrors}
+    set {_uniqueStorage()._attemptErrors = newValue}
+  }
+
+  /// the session of worker_id that ran it (a worker keeps its id across reconnects)
+  public var workerSession: UInt32 {
+    get {_storage._workerSession}
+    set {_uniqueStorage()._workerSession = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1162,6 +1302,9 @@ public nonisolated struct WireStatusReply: Sendable {
 
   /// coordinator's user + system CPU time so far
   public var coordinatorCpuUs: UInt64 = 0
+
+  /// ready ops no connected worker can run
+  public var unplaceable: [WireUnplaceable] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1237,6 +1380,12 @@ public nonisolated struct WireWorkerInfo: Sendable {
   public var connectedUs: Int64 = 0
 
   public var lastSeenUs: Int64 = 0
+
+  /// parts whose handler runs now (≤ slots); in_flight also counts prefetched ones
+  public var running: UInt32 = 0
+
+  /// 1 for its first connection, +1 for every reconnect
+  public var session: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1456,7 +1605,7 @@ nonisolated extension WireQoS: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension WireOpState: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0OP_STATE_UNSPECIFIED\0\u{1}OP_STATE_PENDING\0\u{1}OP_STATE_READY\0\u{1}OP_STATE_EXECUTING\0\u{1}OP_STATE_FINISHED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0OP_STATE_UNSPECIFIED\0\u{1}OP_STATE_PENDING\0\u{1}OP_STATE_READY\0\u{1}OP_STATE_EXECUTING\0\u{1}OP_STATE_FINISHED\0\u{1}OP_STATE_DISPATCHED\0")
 }
 
 nonisolated extension WireDependencyPolicy: SwiftProtobuf._ProtoNameProviding {
@@ -1832,7 +1981,7 @@ nonisolated extension WireDispatch: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension WirePartRef: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PartRef"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}part\0\u{1}attempt\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}part\0\u{1}attempt\0\u{3}at_us\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1843,6 +1992,7 @@ nonisolated extension WirePartRef: SwiftProtobuf.Message, SwiftProtobuf._Message
       case 1: try { try decoder.decodeSingularStringField(value: &self.opID) }()
       case 2: try { try decoder.decodeSingularUInt32Field(value: &self.part) }()
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
+      case 4: try { try decoder.decodeSingularInt64Field(value: &self.atUs) }()
       default: break
       }
     }
@@ -1858,6 +2008,9 @@ nonisolated extension WirePartRef: SwiftProtobuf.Message, SwiftProtobuf._Message
     if self.attempt != 0 {
       try visitor.visitSingularUInt32Field(value: self.attempt, fieldNumber: 3)
     }
+    if self.atUs != 0 {
+      try visitor.visitSingularInt64Field(value: self.atUs, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1865,6 +2018,7 @@ nonisolated extension WirePartRef: SwiftProtobuf.Message, SwiftProtobuf._Message
     if lhs.opID != rhs.opID {return false}
     if lhs.part != rhs.part {return false}
     if lhs.attempt != rhs.attempt {return false}
+    if lhs.atUs != rhs.atUs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1872,7 +2026,7 @@ nonisolated extension WirePartRef: SwiftProtobuf.Message, SwiftProtobuf._Message
 
 nonisolated extension WireStarted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Started"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}parts\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}parts\0\u{3}sent_us\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1881,6 +2035,7 @@ nonisolated extension WireStarted: SwiftProtobuf.Message, SwiftProtobuf._Message
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.parts) }()
+      case 2: try { try decoder.decodeSingularInt64Field(value: &self.sentUs) }()
       default: break
       }
     }
@@ -1890,11 +2045,15 @@ nonisolated extension WireStarted: SwiftProtobuf.Message, SwiftProtobuf._Message
     if !self.parts.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.parts, fieldNumber: 1)
     }
+    if self.sentUs != 0 {
+      try visitor.visitSingularInt64Field(value: self.sentUs, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: WireStarted, rhs: WireStarted) -> Bool {
     if lhs.parts != rhs.parts {return false}
+    if lhs.sentUs != rhs.sentUs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1992,7 +2151,7 @@ nonisolated extension WireProgress: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension WireFinishedRecord: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".FinishedRecord"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}part\0\u{1}attempt\0\u{1}succeeded\0\u{1}failed\0\u{1}cancelled\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}part\0\u{1}attempt\0\u{1}succeeded\0\u{1}failed\0\u{1}cancelled\0\u{3}at_us\0\u{3}started_at_us\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2027,6 +2186,8 @@ nonisolated extension WireFinishedRecord: SwiftProtobuf.Message, SwiftProtobuf._
           self.outcome = .cancelled(v)
         }
       }()
+      case 7: try { try decoder.decodeSingularInt64Field(value: &self.atUs) }()
+      case 8: try { try decoder.decodeSingularInt64Field(value: &self.startedAtUs) }()
       default: break
       }
     }
@@ -2061,6 +2222,12 @@ nonisolated extension WireFinishedRecord: SwiftProtobuf.Message, SwiftProtobuf._
     }()
     case nil: break
     }
+    if self.atUs != 0 {
+      try visitor.visitSingularInt64Field(value: self.atUs, fieldNumber: 7)
+    }
+    if self.startedAtUs != 0 {
+      try visitor.visitSingularInt64Field(value: self.startedAtUs, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2069,6 +2236,8 @@ nonisolated extension WireFinishedRecord: SwiftProtobuf.Message, SwiftProtobuf._
     if lhs.part != rhs.part {return false}
     if lhs.attempt != rhs.attempt {return false}
     if lhs.outcome != rhs.outcome {return false}
+    if lhs.atUs != rhs.atUs {return false}
+    if lhs.startedAtUs != rhs.startedAtUs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2076,7 +2245,7 @@ nonisolated extension WireFinishedRecord: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension WireFinished: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Finished"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}records\0\u{1}credit\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}records\0\u{1}credit\0\u{3}sent_us\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2086,6 +2255,7 @@ nonisolated extension WireFinished: SwiftProtobuf.Message, SwiftProtobuf._Messag
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.records) }()
       case 2: try { try decoder.decodeSingularUInt32Field(value: &self.credit) }()
+      case 3: try { try decoder.decodeSingularInt64Field(value: &self.sentUs) }()
       default: break
       }
     }
@@ -2098,12 +2268,16 @@ nonisolated extension WireFinished: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if self.credit != 0 {
       try visitor.visitSingularUInt32Field(value: self.credit, fieldNumber: 2)
     }
+    if self.sentUs != 0 {
+      try visitor.visitSingularInt64Field(value: self.sentUs, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: WireFinished, rhs: WireFinished) -> Bool {
     if lhs.records != rhs.records {return false}
     if lhs.credit != rhs.credit {return false}
+    if lhs.sentUs != rhs.sentUs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2279,103 +2453,181 @@ nonisolated extension WireQueueSettings: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension WireOperation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Operation"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}queue\0\u{1}kind\0\u{1}payload\0\u{1}after\0\u{1}priority\0\u{1}qos\0\u{1}parts\0\u{1}policy\0\u{1}retries\0\u{3}loss_retries\0\u{3}timeout_us\0\u{1}requires\0\u{1}barrier\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}queue\0\u{1}kind\0\u{1}payload\0\u{1}after\0\u{1}priority\0\u{1}qos\0\u{1}parts\0\u{1}policy\0\u{1}retries\0\u{3}loss_retries\0\u{3}timeout_us\0\u{1}requires\0\u{1}barrier\0\u{3}retry_delay_us\0\u{3}retry_delay_max_us\0")
+
+  fileprivate class _StorageClass {
+    var _id: String = String()
+    var _name: String = String()
+    var _queue: String = String()
+    var _kind: String = String()
+    var _payload: Data = Data()
+    var _after: [String] = []
+    var _priority: Int32 = 0
+    var _qos: WireQoS = .unspecified
+    var _parts: UInt32 = 0
+    var _policy: WireDependencyPolicy = .finished
+    var _retries: UInt32 = 0
+    var _lossRetries: UInt32? = nil
+    var _timeoutUs: Int64 = 0
+    var _requires: [String] = []
+    var _barrier: Bool = false
+    var _retryDelayUs: Int64? = nil
+    var _retryDelayMaxUs: Int64? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _id = source._id
+      _name = source._name
+      _queue = source._queue
+      _kind = source._kind
+      _payload = source._payload
+      _after = source._after
+      _priority = source._priority
+      _qos = source._qos
+      _parts = source._parts
+      _policy = source._policy
+      _retries = source._retries
+      _lossRetries = source._lossRetries
+      _timeoutUs = source._timeoutUs
+      _requires = source._requires
+      _barrier = source._barrier
+      _retryDelayUs = source._retryDelayUs
+      _retryDelayMaxUs = source._retryDelayMaxUs
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.id) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
-      case 3: try { try decoder.decodeSingularStringField(value: &self.queue) }()
-      case 4: try { try decoder.decodeSingularStringField(value: &self.kind) }()
-      case 5: try { try decoder.decodeSingularBytesField(value: &self.payload) }()
-      case 6: try { try decoder.decodeRepeatedStringField(value: &self.after) }()
-      case 7: try { try decoder.decodeSingularSInt32Field(value: &self.priority) }()
-      case 8: try { try decoder.decodeSingularEnumField(value: &self.qos) }()
-      case 9: try { try decoder.decodeSingularUInt32Field(value: &self.parts) }()
-      case 10: try { try decoder.decodeSingularEnumField(value: &self.policy) }()
-      case 11: try { try decoder.decodeSingularUInt32Field(value: &self.retries) }()
-      case 12: try { try decoder.decodeSingularUInt32Field(value: &self._lossRetries) }()
-      case 13: try { try decoder.decodeSingularInt64Field(value: &self.timeoutUs) }()
-      case 14: try { try decoder.decodeRepeatedStringField(value: &self.requires) }()
-      case 15: try { try decoder.decodeSingularBoolField(value: &self.barrier) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularStringField(value: &_storage._id) }()
+        case 2: try { try decoder.decodeSingularStringField(value: &_storage._name) }()
+        case 3: try { try decoder.decodeSingularStringField(value: &_storage._queue) }()
+        case 4: try { try decoder.decodeSingularStringField(value: &_storage._kind) }()
+        case 5: try { try decoder.decodeSingularBytesField(value: &_storage._payload) }()
+        case 6: try { try decoder.decodeRepeatedStringField(value: &_storage._after) }()
+        case 7: try { try decoder.decodeSingularSInt32Field(value: &_storage._priority) }()
+        case 8: try { try decoder.decodeSingularEnumField(value: &_storage._qos) }()
+        case 9: try { try decoder.decodeSingularUInt32Field(value: &_storage._parts) }()
+        case 10: try { try decoder.decodeSingularEnumField(value: &_storage._policy) }()
+        case 11: try { try decoder.decodeSingularUInt32Field(value: &_storage._retries) }()
+        case 12: try { try decoder.decodeSingularUInt32Field(value: &_storage._lossRetries) }()
+        case 13: try { try decoder.decodeSingularInt64Field(value: &_storage._timeoutUs) }()
+        case 14: try { try decoder.decodeRepeatedStringField(value: &_storage._requires) }()
+        case 15: try { try decoder.decodeSingularBoolField(value: &_storage._barrier) }()
+        case 16: try { try decoder.decodeSingularInt64Field(value: &_storage._retryDelayUs) }()
+        case 17: try { try decoder.decodeSingularInt64Field(value: &_storage._retryDelayMaxUs) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if !self.id.isEmpty {
-      try visitor.visitSingularStringField(value: self.id, fieldNumber: 1)
-    }
-    if !self.name.isEmpty {
-      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
-    }
-    if !self.queue.isEmpty {
-      try visitor.visitSingularStringField(value: self.queue, fieldNumber: 3)
-    }
-    if !self.kind.isEmpty {
-      try visitor.visitSingularStringField(value: self.kind, fieldNumber: 4)
-    }
-    if !self.payload.isEmpty {
-      try visitor.visitSingularBytesField(value: self.payload, fieldNumber: 5)
-    }
-    if !self.after.isEmpty {
-      try visitor.visitRepeatedStringField(value: self.after, fieldNumber: 6)
-    }
-    if self.priority != 0 {
-      try visitor.visitSingularSInt32Field(value: self.priority, fieldNumber: 7)
-    }
-    if self.qos != .unspecified {
-      try visitor.visitSingularEnumField(value: self.qos, fieldNumber: 8)
-    }
-    if self.parts != 0 {
-      try visitor.visitSingularUInt32Field(value: self.parts, fieldNumber: 9)
-    }
-    if self.policy != .finished {
-      try visitor.visitSingularEnumField(value: self.policy, fieldNumber: 10)
-    }
-    if self.retries != 0 {
-      try visitor.visitSingularUInt32Field(value: self.retries, fieldNumber: 11)
-    }
-    try { if let v = self._lossRetries {
-      try visitor.visitSingularUInt32Field(value: v, fieldNumber: 12)
-    } }()
-    if self.timeoutUs != 0 {
-      try visitor.visitSingularInt64Field(value: self.timeoutUs, fieldNumber: 13)
-    }
-    if !self.requires.isEmpty {
-      try visitor.visitRepeatedStringField(value: self.requires, fieldNumber: 14)
-    }
-    if self.barrier != false {
-      try visitor.visitSingularBoolField(value: self.barrier, fieldNumber: 15)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if !_storage._id.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._id, fieldNumber: 1)
+      }
+      if !_storage._name.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._name, fieldNumber: 2)
+      }
+      if !_storage._queue.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._queue, fieldNumber: 3)
+      }
+      if !_storage._kind.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._kind, fieldNumber: 4)
+      }
+      if !_storage._payload.isEmpty {
+        try visitor.visitSingularBytesField(value: _storage._payload, fieldNumber: 5)
+      }
+      if !_storage._after.isEmpty {
+        try visitor.visitRepeatedStringField(value: _storage._after, fieldNumber: 6)
+      }
+      if _storage._priority != 0 {
+        try visitor.visitSingularSInt32Field(value: _storage._priority, fieldNumber: 7)
+      }
+      if _storage._qos != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._qos, fieldNumber: 8)
+      }
+      if _storage._parts != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._parts, fieldNumber: 9)
+      }
+      if _storage._policy != .finished {
+        try visitor.visitSingularEnumField(value: _storage._policy, fieldNumber: 10)
+      }
+      if _storage._retries != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._retries, fieldNumber: 11)
+      }
+      try { if let v = _storage._lossRetries {
+        try visitor.visitSingularUInt32Field(value: v, fieldNumber: 12)
+      } }()
+      if _storage._timeoutUs != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._timeoutUs, fieldNumber: 13)
+      }
+      if !_storage._requires.isEmpty {
+        try visitor.visitRepeatedStringField(value: _storage._requires, fieldNumber: 14)
+      }
+      if _storage._barrier != false {
+        try visitor.visitSingularBoolField(value: _storage._barrier, fieldNumber: 15)
+      }
+      try { if let v = _storage._retryDelayUs {
+        try visitor.visitSingularInt64Field(value: v, fieldNumber: 16)
+      } }()
+      try { if let v = _storage._retryDelayMaxUs {
+        try visitor.visitSingularInt64Field(value: v, fieldNumber: 17)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: WireOperation, rhs: WireOperation) -> Bool {
-    if lhs.id != rhs.id {return false}
-    if lhs.name != rhs.name {return false}
-    if lhs.queue != rhs.queue {return false}
-    if lhs.kind != rhs.kind {return false}
-    if lhs.payload != rhs.payload {return false}
-    if lhs.after != rhs.after {return false}
-    if lhs.priority != rhs.priority {return false}
-    if lhs.qos != rhs.qos {return false}
-    if lhs.parts != rhs.parts {return false}
-    if lhs.policy != rhs.policy {return false}
-    if lhs.retries != rhs.retries {return false}
-    if lhs._lossRetries != rhs._lossRetries {return false}
-    if lhs.timeoutUs != rhs.timeoutUs {return false}
-    if lhs.requires != rhs.requires {return false}
-    if lhs.barrier != rhs.barrier {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._id != rhs_storage._id {return false}
+        if _storage._name != rhs_storage._name {return false}
+        if _storage._queue != rhs_storage._queue {return false}
+        if _storage._kind != rhs_storage._kind {return false}
+        if _storage._payload != rhs_storage._payload {return false}
+        if _storage._after != rhs_storage._after {return false}
+        if _storage._priority != rhs_storage._priority {return false}
+        if _storage._qos != rhs_storage._qos {return false}
+        if _storage._parts != rhs_storage._parts {return false}
+        if _storage._policy != rhs_storage._policy {return false}
+        if _storage._retries != rhs_storage._retries {return false}
+        if _storage._lossRetries != rhs_storage._lossRetries {return false}
+        if _storage._timeoutUs != rhs_storage._timeoutUs {return false}
+        if _storage._requires != rhs_storage._requires {return false}
+        if _storage._barrier != rhs_storage._barrier {return false}
+        if _storage._retryDelayUs != rhs_storage._retryDelayUs {return false}
+        if _storage._retryDelayMaxUs != rhs_storage._retryDelayMaxUs {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2466,9 +2718,64 @@ nonisolated extension WireSubmitError: SwiftProtobuf.Message, SwiftProtobuf._Mes
   }
 }
 
+nonisolated extension WireUnplaceable: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Unplaceable"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}requires\0\u{3}missing_tags\0\u{3}no_worker_kind\0\u{3}op_ids\0\u{3}op_count\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.kind) }()
+      case 2: try { try decoder.decodeRepeatedStringField(value: &self.requires) }()
+      case 3: try { try decoder.decodeRepeatedStringField(value: &self.missingTags) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.noWorkerKind) }()
+      case 5: try { try decoder.decodeRepeatedStringField(value: &self.opIds) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.opCount) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.kind.isEmpty {
+      try visitor.visitSingularStringField(value: self.kind, fieldNumber: 1)
+    }
+    if !self.requires.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.requires, fieldNumber: 2)
+    }
+    if !self.missingTags.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.missingTags, fieldNumber: 3)
+    }
+    if self.noWorkerKind != false {
+      try visitor.visitSingularBoolField(value: self.noWorkerKind, fieldNumber: 4)
+    }
+    if !self.opIds.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.opIds, fieldNumber: 5)
+    }
+    if self.opCount != 0 {
+      try visitor.visitSingularUInt64Field(value: self.opCount, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireUnplaceable, rhs: WireUnplaceable) -> Bool {
+    if lhs.kind != rhs.kind {return false}
+    if lhs.requires != rhs.requires {return false}
+    if lhs.missingTags != rhs.missingTags {return false}
+    if lhs.noWorkerKind != rhs.noWorkerKind {return false}
+    if lhs.opIds != rhs.opIds {return false}
+    if lhs.opCount != rhs.opCount {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension WireSubmitReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SubmitReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}accepted\0\u{3}accepted_count\0\u{1}errors\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}accepted\0\u{3}accepted_count\0\u{1}errors\0\u{1}unplaceable\0\u{1}workers\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2479,6 +2786,8 @@ nonisolated extension WireSubmitReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 1: try { try decoder.decodeSingularBoolField(value: &self.accepted) }()
       case 2: try { try decoder.decodeSingularUInt32Field(value: &self.acceptedCount) }()
       case 3: try { try decoder.decodeRepeatedMessageField(value: &self.errors) }()
+      case 4: try { try decoder.decodeRepeatedMessageField(value: &self.unplaceable) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.workers) }()
       default: break
       }
     }
@@ -2494,6 +2803,12 @@ nonisolated extension WireSubmitReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if !self.errors.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.errors, fieldNumber: 3)
     }
+    if !self.unplaceable.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.unplaceable, fieldNumber: 4)
+    }
+    if self.workers != 0 {
+      try visitor.visitSingularUInt32Field(value: self.workers, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2501,6 +2816,8 @@ nonisolated extension WireSubmitReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.accepted != rhs.accepted {return false}
     if lhs.acceptedCount != rhs.acceptedCount {return false}
     if lhs.errors != rhs.errors {return false}
+    if lhs.unplaceable != rhs.unplaceable {return false}
+    if lhs.workers != rhs.workers {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2717,7 +3034,7 @@ nonisolated extension WireStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
 nonisolated extension WireQueueCounts: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".QueueCounts"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}pending\0\u{1}ready\0\u{1}executing\0\u{1}finished\0\u{1}cancelled\0\u{1}failed\0\u{1}suspended\0\u{3}max_concurrent\0\u{1}qos\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}pending\0\u{1}ready\0\u{1}executing\0\u{1}finished\0\u{1}cancelled\0\u{1}failed\0\u{1}suspended\0\u{3}max_concurrent\0\u{1}qos\0\u{1}dispatched\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2735,6 +3052,7 @@ nonisolated extension WireQueueCounts: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 8: try { try decoder.decodeSingularBoolField(value: &self.suspended) }()
       case 9: try { try decoder.decodeSingularSInt32Field(value: &self.maxConcurrent) }()
       case 10: try { try decoder.decodeSingularEnumField(value: &self.qos) }()
+      case 11: try { try decoder.decodeSingularUInt64Field(value: &self.dispatched) }()
       default: break
       }
     }
@@ -2771,6 +3089,9 @@ nonisolated extension WireQueueCounts: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if self.qos != .unspecified {
       try visitor.visitSingularEnumField(value: self.qos, fieldNumber: 10)
     }
+    if self.dispatched != 0 {
+      try visitor.visitSingularUInt64Field(value: self.dispatched, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2785,6 +3106,7 @@ nonisolated extension WireQueueCounts: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.suspended != rhs.suspended {return false}
     if lhs.maxConcurrent != rhs.maxConcurrent {return false}
     if lhs.qos != rhs.qos {return false}
+    if lhs.dispatched != rhs.dispatched {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2792,7 +3114,7 @@ nonisolated extension WireQueueCounts: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".OpStatus"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}queue\0\u{1}state\0\u{1}cancelled\0\u{1}outcome\0\u{3}worker_id\0\u{1}attempts\0\u{3}result_size\0\u{1}error\0\u{3}submitted_us\0\u{3}ready_us\0\u{3}started_us\0\u{3}finished_us\0\u{1}priority\0\u{1}parts\0\u{3}parts_done\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}queue\0\u{1}state\0\u{1}cancelled\0\u{1}outcome\0\u{3}worker_id\0\u{1}attempts\0\u{3}result_size\0\u{1}error\0\u{3}submitted_us\0\u{3}ready_us\0\u{3}started_us\0\u{3}finished_us\0\u{1}priority\0\u{1}parts\0\u{3}parts_done\0\u{3}dispatched_us\0\u{3}attempt_errors\0\u{3}worker_session\0")
 
   fileprivate class _StorageClass {
     var _id: String = String()
@@ -2812,6 +3134,9 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
     var _priority: Int32 = 0
     var _parts: UInt32 = 0
     var _partsDone: UInt32 = 0
+    var _dispatchedUs: Int64 = 0
+    var _attemptErrors: [String] = []
+    var _workerSession: UInt32 = 0
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -2839,6 +3164,9 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
       _priority = source._priority
       _parts = source._parts
       _partsDone = source._partsDone
+      _dispatchedUs = source._dispatchedUs
+      _attemptErrors = source._attemptErrors
+      _workerSession = source._workerSession
     }
   }
 
@@ -2874,6 +3202,9 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
         case 15: try { try decoder.decodeSingularSInt32Field(value: &_storage._priority) }()
         case 16: try { try decoder.decodeSingularUInt32Field(value: &_storage._parts) }()
         case 17: try { try decoder.decodeSingularUInt32Field(value: &_storage._partsDone) }()
+        case 18: try { try decoder.decodeSingularInt64Field(value: &_storage._dispatchedUs) }()
+        case 19: try { try decoder.decodeRepeatedStringField(value: &_storage._attemptErrors) }()
+        case 20: try { try decoder.decodeSingularUInt32Field(value: &_storage._workerSession) }()
         default: break
         }
       }
@@ -2937,6 +3268,15 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
       if _storage._partsDone != 0 {
         try visitor.visitSingularUInt32Field(value: _storage._partsDone, fieldNumber: 17)
       }
+      if _storage._dispatchedUs != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._dispatchedUs, fieldNumber: 18)
+      }
+      if !_storage._attemptErrors.isEmpty {
+        try visitor.visitRepeatedStringField(value: _storage._attemptErrors, fieldNumber: 19)
+      }
+      if _storage._workerSession != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._workerSession, fieldNumber: 20)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -2963,6 +3303,9 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
         if _storage._priority != rhs_storage._priority {return false}
         if _storage._parts != rhs_storage._parts {return false}
         if _storage._partsDone != rhs_storage._partsDone {return false}
+        if _storage._dispatchedUs != rhs_storage._dispatchedUs {return false}
+        if _storage._attemptErrors != rhs_storage._attemptErrors {return false}
+        if _storage._workerSession != rhs_storage._workerSession {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -2974,7 +3317,7 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queues\0\u{1}ops\0\u{3}next_after\0\u{3}not_found\0\u{3}now_us\0\u{1}fenced\0\u{3}total_operations\0\u{3}coordinator_rss_bytes\0\u{3}coordinator_cpu_us\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queues\0\u{1}ops\0\u{3}next_after\0\u{3}not_found\0\u{3}now_us\0\u{1}fenced\0\u{3}total_operations\0\u{3}coordinator_rss_bytes\0\u{3}coordinator_cpu_us\0\u{1}unplaceable\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2991,6 +3334,7 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 7: try { try decoder.decodeSingularUInt64Field(value: &self.totalOperations) }()
       case 8: try { try decoder.decodeSingularUInt64Field(value: &self.coordinatorRssBytes) }()
       case 9: try { try decoder.decodeSingularUInt64Field(value: &self.coordinatorCpuUs) }()
+      case 10: try { try decoder.decodeRepeatedMessageField(value: &self.unplaceable) }()
       default: break
       }
     }
@@ -3024,6 +3368,9 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if self.coordinatorCpuUs != 0 {
       try visitor.visitSingularUInt64Field(value: self.coordinatorCpuUs, fieldNumber: 9)
     }
+    if !self.unplaceable.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.unplaceable, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3037,6 +3384,7 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.totalOperations != rhs.totalOperations {return false}
     if lhs.coordinatorRssBytes != rhs.coordinatorRssBytes {return false}
     if lhs.coordinatorCpuUs != rhs.coordinatorCpuUs {return false}
+    if lhs.unplaceable != rhs.unplaceable {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3143,7 +3491,7 @@ nonisolated extension WireWorkers: SwiftProtobuf.Message, SwiftProtobuf._Message
 
 nonisolated extension WireWorkerInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WorkerInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}worker_id\0\u{1}name\0\u{1}slots\0\u{1}tags\0\u{1}kinds\0\u{3}in_flight\0\u{1}credit\0\u{3}connected_us\0\u{3}last_seen_us\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}worker_id\0\u{1}name\0\u{1}slots\0\u{1}tags\0\u{1}kinds\0\u{3}in_flight\0\u{1}credit\0\u{3}connected_us\0\u{3}last_seen_us\0\u{1}running\0\u{1}session\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3160,6 +3508,8 @@ nonisolated extension WireWorkerInfo: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 7: try { try decoder.decodeSingularUInt32Field(value: &self.credit) }()
       case 8: try { try decoder.decodeSingularInt64Field(value: &self.connectedUs) }()
       case 9: try { try decoder.decodeSingularInt64Field(value: &self.lastSeenUs) }()
+      case 10: try { try decoder.decodeSingularUInt32Field(value: &self.running) }()
+      case 11: try { try decoder.decodeSingularUInt32Field(value: &self.session) }()
       default: break
       }
     }
@@ -3193,6 +3543,12 @@ nonisolated extension WireWorkerInfo: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if self.lastSeenUs != 0 {
       try visitor.visitSingularInt64Field(value: self.lastSeenUs, fieldNumber: 9)
     }
+    if self.running != 0 {
+      try visitor.visitSingularUInt32Field(value: self.running, fieldNumber: 10)
+    }
+    if self.session != 0 {
+      try visitor.visitSingularUInt32Field(value: self.session, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3206,6 +3562,8 @@ nonisolated extension WireWorkerInfo: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.credit != rhs.credit {return false}
     if lhs.connectedUs != rhs.connectedUs {return false}
     if lhs.lastSeenUs != rhs.lastSeenUs {return false}
+    if lhs.running != rhs.running {return false}
+    if lhs.session != rhs.session {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

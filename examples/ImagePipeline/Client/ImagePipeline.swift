@@ -1,7 +1,7 @@
 import DistributedOperationQueue
 import Foundation
 
-/// The seed tutorial's photo list, distributed: every row needs a `download` and a `sepia` filter that
+/// The photo list of Apple's Operation Queues tutorials, distributed: every row needs a `download` and a `sepia` filter that
 /// depends on it. The rows on screen get high priority; when the user scrolls, the rows that left the
 /// screen are cancelled (work no longer needed) and the new ones are raised. The queues are suspended
 /// while a screenful is set up, then resumed.

@@ -1,0 +1,74 @@
+// The operation state machine (S1, docs/SEMANTICS.md) as one table, the way dask's scheduler keeps its
+// transitions table: every change of an op's state goes through `transition`, which checks the pair
+// against the table (an impossible pair traps), moves the queue's and lane's counters and appends the
+// story entry. docs/ARCHITECTURE.md shows the same table.
+
+extension OpState {
+    /// Every state change the core makes, with what causes it.
+    public static let transitions: [(from: OpState, to: OpState, cause: String)] = [
+        (.pending, .ready, "its last open prerequisite finished, or its retry delay passed"),
+        (.pending, .finished, "cancelled; or a dependency did not succeed under policy `succeeded`"),
+        (.ready, .dispatched, "sent to a worker that has credit"),
+        (.ready, .finished, "cancelled"),
+        (.dispatched, .executing, "the worker said STARTED: its handler runs"),
+        (.dispatched, .ready, "its worker was lost before it started: dispatched again (loss retry)"),
+        (.dispatched, .pending, "the attempt failed before it started: waits out its retry delay"),
+        (.dispatched, .finished, "the worker reported an outcome; or cancelled, or its worker lost, with no retry left"),
+        (.executing, .ready, "its worker was lost: dispatched again (loss retry)"),
+        (.executing, .pending, "the attempt failed or timed out: waits out its retry delay"),
+        (.executing, .finished, "succeeded, failed or timed out with no retry left, cancelled, or worker lost with no loss retry left"),
+    ]
+
+    /// `allowed[from][to]`, built from `transitions`.
+    static let allowed: [[Bool]] = {
+        var t = Array(repeating: Array(repeating: false, count: OpState.allCases.count), count: OpState.allCases.count)
+        for (from, to, _) in transitions { t[Int(from.rawValue)][Int(to.rawValue)] = true }
+        return t
+    }()
+
+    /// Dispatched and executing ops hold one of their queue's `maxConcurrent` places.
+    var occupiesQueue: Bool { self == .dispatched || self == .executing }
+}
+
+extension Scheduler {
+    /// Moves `op` to `new`: checks the pair, keeps the per-queue and per-lane counters, re-activates
+    /// the queue when this frees one of its places, and records `code` in the op's story (nil: the
+    /// caller records a more specific entry itself).
+    mutating func transition(_ op: Int32, to new: OpState, _ code: StoryCode?, part: Int = 0, extra: Int32 = 0,
+                             at: Int64? = nil) {
+        let i = Int(op)
+        let old = ops.hot[i].state
+        precondition(OpState.allowed[Int(old.rawValue)][Int(new.rawValue)],
+                     "impossible transition of \(ops.ids[i]): \(old) → \(new)")
+        let l = Int(ops.hot[i].lane)
+        let q = Int(lanes[l].queue)
+        let wasAtLimit = queues[q].atLimit
+        switch old {
+        case .pending: queues[q].pending -= 1
+        case .ready: queues[q].ready -= 1; lanes[l].readyCount -= 1
+        case .dispatched: queues[q].dispatched -= 1
+        case .executing: queues[q].executing -= 1
+        case .finished: break
+        }
+        switch new {
+        case .pending: queues[q].pending += 1
+        case .ready: queues[q].ready += 1; lanes[l].readyCount += 1
+        case .dispatched: queues[q].dispatched += 1
+        case .executing: queues[q].executing += 1
+        case .finished: break   // counted by outcome in finishOp
+        }
+        ops.hot[i].state = new
+        if wasAtLimit && !queues[q].atLimit { activateAll(Int32(q)) }
+        if let code { record(op, code, part: part, extra: extra, at: at ?? now) }
+    }
+
+    /// Ready-heap key: the max runs first. Priority level, then submission order (S6: FIFO among
+    /// equal priority, whatever order the ops became ready in), then a push counter that only makes
+    /// each push's key unique, so an older heap entry of the same op is recognised as stale.
+    @inline(__always) mutating func readyKey(_ op: Int32, _ priority: Int8) -> Int64 {
+        nextSeq &+= 1
+        let level = Int64((Int(priority) + 8) / 4)              // −8, −4, 0, 4, 8 → 0…4
+        let order = Int64(UInt32.max) - Int64(UInt32(bitPattern: op))
+        return level << 59 | order << 27 | (nextSeq & (1 << 27 - 1))
+    }
+}
