@@ -124,14 +124,17 @@ struct Workers: ParsableCommand {
         let reply = try withCoordinator { try conn.request(.workers) }
         guard case .workersReply(let r) = reply else { throw ExitCode(3) }
         if json {
-            printJSON(r.workers.map { ["id": $0.workerID, "name": $0.name, "slots": $0.slots, "in_flight": $0.inFlight,
+            printJSON(r.workers.map { ["id": $0.workerID, "name": $0.name, "session": $0.session, "slots": $0.slots,
+                                       "running": $0.running, "in_flight": $0.inFlight,
                                        "credit": $0.credit, "tags": $0.tags, "kinds": $0.kinds,
                                        "connected_us": $0.connectedUs, "last_seen_us": $0.lastSeenUs] as [String: Any] })
             return
         }
-        var rows = [["ID", "NAME", "SLOTS", "IN_FLIGHT", "CREDIT", "TAGS", "KINDS"]]
+        // RUNNING: handlers running (≤ SLOTS); IN_FLIGHT also counts operations prefetched there.
+        var rows = [["ID", "SESSION", "NAME", "SLOTS", "RUNNING", "IN_FLIGHT", "CREDIT", "TAGS", "KINDS"]]
         for w in r.workers {
-            rows.append([w.workerID, w.name, "\(w.slots)", "\(w.inFlight)", "\(w.credit)", w.tags.joined(separator: ","), w.kinds.joined(separator: ",")])
+            rows.append([w.workerID, "\(w.session)", w.name, "\(w.slots)", "\(w.running)", "\(w.inFlight)", "\(w.credit)",
+                         w.tags.joined(separator: ","), w.kinds.joined(separator: ",")])
         }
         printTable(rows)
     }

@@ -112,13 +112,14 @@ extension Status {
 
 /// One line about ops no connected worker can run (they wait until one joins).
 func unplaceableText(_ u: WireUnplaceable) -> String {
-    var what = "\(u.opCount) operation\(u.opCount == 1 ? "" : "s") (\(u.opIds.prefix(5).joined(separator: ", "))\(u.opCount > 5 ? ", …" : ""))"
+    let one = u.opCount == 1
+    var what = "\(u.opCount) operation\(one ? "" : "s") (\(u.opIds.prefix(5).joined(separator: ", "))\(u.opCount > 5 ? ", …" : ""))"
     if u.noWorkerKind {
-        what += " need kind '\(u.kind)', which no connected worker has"
+        what += " need\(one ? "s" : "") kind '\(u.kind)', which no connected worker has"
     } else if !u.missingTags.isEmpty {
-        what += " require tag\(u.missingTags.count == 1 ? "" : "s") \(u.missingTags.joined(separator: ", ")), which no connected worker with kind '\(u.kind)' has"
+        what += " require\(one ? "s" : "") tag\(u.missingTags.count == 1 ? "" : "s") \(u.missingTags.joined(separator: ", ")), which no connected worker with kind '\(u.kind)' has"
     } else {
-        what += " need kind '\(u.kind)' with tags \(u.requires.joined(separator: ", ")), which no single connected worker has"
+        what += " need\(one ? "s" : "") kind '\(u.kind)' with tags \(u.requires.joined(separator: ", ")), which no single connected worker has"
     }
     return what + "; they wait until such a worker joins"
 }

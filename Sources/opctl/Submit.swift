@@ -47,6 +47,7 @@ struct Submit: ParsableCommand {
         if !allowUnknownKinds { try checkKinds(graph, conn) }
         var accepted = 0
         var warnings: [WireUnplaceable] = []
+        var workersConnected = 0
         for message in graph.submitMessages {
             let reply = try withCoordinator { try conn.request(message) }
             guard case .submitReply(let r) = reply else { throw ExitCode(3) }
@@ -62,10 +63,16 @@ struct Submit: ParsableCommand {
             }
             accepted += Int(r.acceptedCount)
             warnings += r.unplaceable
+            workersConnected = Int(r.workers)
         }
         if !json {
             print("submitted \(accepted) operation\(accepted == 1 ? "" : "s") in \(Set(graph.operations.map(\.queue)).count) queue(s)")
-            for w in warnings { printError("opctl: warning: " + unplaceableText(w)) }
+            // With no worker at all checkKinds said so already; then every op would be listed here.
+            if workersConnected > 0 {
+                for w in warnings { printError("opctl: warning: " + unplaceableText(w)) }
+            } else if allowUnknownKinds {
+                printError("opctl: warning: no worker is connected yet; the operations wait until one joins")
+            }
         }
         guard wait else {
             if json { printJSON(["accepted": true, "count": accepted, "unplaceable": warnings.map(unplaceableJSON)]) }

@@ -107,6 +107,69 @@ struct CommandLineTests {
         #expect(why.stdout.contains("finished"), "\(why.stdout)")
     }
 
+    /// More operations than one protocol batch (8,192): `submit --wait` waits for all of them, `status
+    /// --limit` pages through all of them, and JSON says when a listing was cut and where to go on.
+    @Test func largeGraphsAreWaitedForAndListedInPages() throws {
+        let c = try LocalCluster()
+        defer { c.stop() }
+        try c.startWorker("a", slots: 4, prefetch: 64)
+        let opctl = Binaries.path("opctl")
+        let env = ["OPCOORD": c.endpoint]
+        let big = try Self.writeGraph("operations:\n" + (0..<9000).map { "  - {id: n\($0), kind: noop}" }.joined(separator: "\n") + "\n",
+                                      in: c.dir, name: "big.yaml")
+        let submitted = try Self.run(opctl, ["submit", big, "--wait", "--timeout", "60"], env: env, timeout: 90)
+        #expect(submitted.status == 0, "\(submitted.stdout)\(submitted.stderr)")
+        #expect(submitted.stdout.contains("9000 succeeded"), "\(submitted.stdout)")
+
+        func listing(_ args: [String]) throws -> [String: Any] {
+            let r = try Self.run(opctl, ["status", "--json"] + args, env: env)
+            #expect(r.status == 0, "\(r.stderr)")
+            return try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        }
+        let all = try listing(["--limit", "20000"])
+        #expect((all["operations"] as? [Any])?.count == 9000)
+        #expect(all["truncated"] as? Bool == false)
+        let first = try listing(["--limit", "5000"])
+        #expect((first["operations"] as? [Any])?.count == 5000)
+        #expect(first["truncated"] as? Bool == true)
+        let cursor = try #require(first["next_after"] as? String)
+        let rest = try listing(["--limit", "5000", "--after", cursor])
+        #expect((rest["operations"] as? [[String: Any]])?.first?["id"] as? String == "n5000")
+        #expect((rest["operations"] as? [Any])?.count == 4000)
+        #expect(rest["truncated"] as? Bool == false)
+    }
+
+    /// What status, submit and watch say about retries, prefetched operations and operations no worker can run.
+    @Test func statusWatchAndSubmitSayWhatHappened() throws {
+        let c = try LocalCluster()
+        defer { c.stop() }
+        try c.startWorker("a", slots: 1, prefetch: 2)
+        let opctl = Binaries.path("opctl")
+        let env = ["OPCOORD": c.endpoint]
+        let graph = try Self.writeGraph("""
+            operations:
+              - {id: flaky, kind: fail, payload: broken, retries: 1, retryDelay: 0.05}
+              - {id: tpu, kind: noop, requires: [tpu]}
+              - {id: s1, kind: sleep, payload: "300"}
+              - {id: s2, kind: sleep, payload: "300"}
+              - {id: s3, kind: sleep, payload: "300"}
+            """, in: c.dir)
+        let submitted = try Self.run(opctl, ["submit", graph], env: env)
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+        #expect(submitted.stderr.contains("warning: 1 operation (tpu) requires tag tpu"), "\(submitted.stderr)")
+        let watch = try Self.run(opctl, ["watch", "--timeout", "3"], env: env, timeout: 20)
+        #expect(watch.status == 4, "gave up at its timeout: \(watch.stderr)")
+        let workerLines = watch.stdout.split(separator: "\n").filter { $0.contains("workers: w1 a: ") }
+        #expect(!workerLines.isEmpty, "\(watch.stdout)")
+        for line in workerLines {
+            #expect(line.contains("a: 0/1") || line.contains("a: 1/1"), "never more running than slots: \(line)")
+        }
+        #expect(watch.stdout.contains("waiting for a worker: 1 operation (tpu) requires tag tpu"), "\(watch.stdout)")
+        let status = try Self.run(opctl, ["status", "flaky"], env: env)
+        #expect(status.stdout.contains("failed after 2 attempts: broken"), "\(status.stdout)")
+        #expect(status.stdout.contains("attempt 1: broken") && status.stdout.contains("attempt 2: broken"), "\(status.stdout)")
+    }
+
     @Test func demoRunsToCompletionAndLeavesNoProcessBehind() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let demo = root.appendingPathComponent("scripts/demo").path
