@@ -80,7 +80,7 @@ extension Scheduler {
         var unplaceable = UnplaceableTally()
         for i in 0..<n {   // all ops exist before edges are wired
             insert(specs, i, &cache)
-            unplaceable.note(base + Int32(i), cache.cls, self)
+            if !unplaceable.isPlaceable(cache.cls) { unplaceable.note(base + Int32(i), cache.cls, self) }
         }
         for i in 0..<n {
             wire(base + Int32(i), specs, i, resolved[Int(starts[i])..<Int(starts[i + 1])], &cancelNow, &out)
@@ -234,6 +234,9 @@ struct UnplaceableTally {
     private var lastPlaceable = true
     private var byClass: [Int32: Int] = [:]
     private(set) var list: [Unplaceable] = []
+
+    /// The common case, inlined into the submit loop: the same class as the last op, and placeable.
+    @inline(__always) func isPlaceable(_ cls: Int32) -> Bool { cls == lastClass && lastPlaceable }
 
     mutating func note(_ op: Int32, _ cls: Int32, _ s: borrowing Scheduler) {
         if cls == lastClass && lastPlaceable { return }

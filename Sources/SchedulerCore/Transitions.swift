@@ -19,12 +19,13 @@ extension OpState {
         (.executing, .finished, "succeeded, failed or timed out with no retry left, cancelled, or worker lost with no loss retry left"),
     ]
 
-    /// `allowed[from][to]`, built from `transitions`.
-    static let allowed: [[Bool]] = {
-        var t = Array(repeating: Array(repeating: false, count: OpState.allCases.count), count: OpState.allCases.count)
-        for (from, to, _) in transitions { t[Int(from.rawValue)][Int(to.rawValue)] = true }
-        return t
-    }()
+    /// `transitions` as bits (bit from × 5 + to; five bits per `from`, pending's lowest), a literal so
+    /// the hot path reads a constant (a test checks it against the table).
+    static let allowedMask: UInt32 = 0b00000_10011_11011_10100_10010
+
+    @inline(__always) func canMove(to new: OpState) -> Bool {
+        Self.allowedMask & (1 << (UInt32(rawValue) &* 5 &+ UInt32(new.rawValue))) != 0
+    }
 
     /// Dispatched and executing ops hold one of their queue's `maxConcurrent` places.
     var occupiesQueue: Bool { self == .dispatched || self == .executing }
@@ -34,15 +35,17 @@ extension Scheduler {
     /// Moves `op` to `new`: checks the pair, keeps the per-queue and per-lane counters, re-activates
     /// the queue when this frees one of its places, and records `code` in the op's story (nil: the
     /// caller records a more specific entry itself).
+    @inline(__always)
     mutating func transition(_ op: Int32, to new: OpState, _ code: StoryCode?, part: Int = 0, extra: Int32 = 0,
                              at: Int64? = nil) {
         let i = Int(op)
         let old = ops.hot[i].state
-        precondition(OpState.allowed[Int(old.rawValue)][Int(new.rawValue)],
-                     "impossible transition of \(ops.ids[i]): \(old) → \(new)")
+        precondition(old.canMove(to: new), "impossible transition of \(ops.ids[i]): \(old) → \(new)")
         let l = Int(ops.hot[i].lane)
         let q = Int(lanes[l].queue)
-        let wasAtLimit = queues[q].atLimit
+        // Only leaving dispatched/executing for another state can free one of the queue's places.
+        let freesPlace = old.occupiesQueue && !new.occupiesQueue
+        let wasAtLimit = freesPlace && queues[q].atLimit
         switch old {
         case .pending: queues[q].pending -= 1
         case .ready: queues[q].ready -= 1; lanes[l].readyCount -= 1

@@ -157,6 +157,16 @@ final class TruthfulStateTests: XCTestCase {
         XCTAssertTrue(h.s.unplaceableReady().isEmpty)
     }
 
+    /// The constant the hot path checks is the table.
+    func testTheTransitionMaskIsTheTable() {
+        for from in OpState.allCases {
+            for to in OpState.allCases {
+                let listed = OpState.transitions.contains { $0.from == from && $0.to == to }
+                XCTAssertEqual(from.canMove(to: to), listed, "\(from) → \(to)")
+            }
+        }
+    }
+
     /// docs/ARCHITECTURE.md's transition table is the code's table, row for row.
     func testTheDocumentedTransitionTableIsTheCodesTable() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
