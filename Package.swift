@@ -97,6 +97,8 @@ var targets: [Target] = [
     .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"]),
     .testTarget(name: "OpSpecTests", dependencies: ["OpSpec"]),
     .testTarget(name: "WorkerRuntimeTests", dependencies: ["WorkerRuntime", "OpSpec"]),
+    // The coordinator shell's pure values (clock conversion, log limiting), without sockets.
+    .testTarget(name: "CoordinatorTests", dependencies: ["Coordinator"]),
     // Real opcoord/opworker/opctl processes over loopback; they must be built first (scripts/test does).
     // Starts real opcoord/opworker processes for the two process-level test targets below.
     .target(name: "ClusterTestSupport", dependencies: ["OpClient", "WireProtocol"], path: "Tests/ClusterTestSupport"),

@@ -130,13 +130,17 @@ extension CoordinatorLoop {
             r.unplaceable = unplaceable.map(WireToCore.unplaceable)
             r.workers = UInt32(core.liveWorkerCount)
             reply(.submitReply(r), to: ref)
-            logger.info("client \(ref.client): batch of \(n) operations accepted")
+            if let suppressed = logLimiter.admit("accepted", burst: 100, now: now) {
+                logger.info("client \(ref.client): batch of \(n) operations accepted\(heldBack(suppressed, "more accepted batches not logged"))")
+            }
         case .rejected(let problems):
             var r = WireSubmitReply()
             r.accepted = false
             r.errors = problems.map(WireToCore.submitProblem)
             reply(.submitReply(r), to: ref)
-            logger.info("client \(ref.client): batch rejected with \(problems.count) problem(s): \(problems.prefix(3).map(\.description).joined(separator: "; "))")
+            if let suppressed = logLimiter.admit("rejected \(ref.client)", now: now) {
+                logger.info("client \(ref.client): batch rejected with \(problems.count) problem(s): \(problems.prefix(3).map { clipped($0.description) }.joined(separator: "; "))\(heldBack(suppressed, "more rejected batches not logged"))")
+            }
         case .ok:
             var a = WireAck()
             a.affected = 1

@@ -38,6 +38,8 @@ final class CoordinatorLoop {
     var workerInfo: [UInt64: (name: String, tags: [String], kinds: [String], connectedAt: Int64)] = [:]
     /// Per worker session: its clock's offset, to place the times it stamps on our timeline.
     var workerClocks: [UInt64: WorkerClock] = [:]
+    /// Repeated warnings about one peer and cause are counted, not logged each time.
+    var logLimiter = LogLimiter()
 
     init(config: CoordinatorConfig, context: Context, waker: Waker, logger: Logger) throws {
         self.config = config
@@ -46,6 +48,8 @@ final class CoordinatorLoop {
         var coreConfig = SchedulerConfig()
         coreConfig.heartbeatIntervalMicros = Int64(config.heartbeatIntervalMs) * 1000
         coreConfig.missedHeartbeats = Int64(config.liveness)
+        coreConfig.maxPrefetch = config.maxPrefetch
+        coreConfig.startTimeoutMicros = config.startTimeoutMs * 1000
         core = Scheduler(config: coreConfig)
         socket = try Socket(context, type: .router)
         // Tell us (EHOSTUNREACH) instead of silently dropping when a peer is gone, so departed
@@ -62,6 +66,8 @@ final class CoordinatorLoop {
         _ = poller.add(socket)
         _ = poller.add(waker)
     }
+
+    static let burstMicros: Int64 = 20_000
 
     func run(stopRequested: () -> Bool) throws {
         while !stopRequested() {
@@ -107,8 +113,12 @@ final class CoordinatorLoop {
 
     // MARK: inbound
 
+    /// Takes up to `receiveBurst` messages, but for at most `burstMicros`: under a flood of costly
+    /// messages the loop still flushes dispatches and heartbeats workers in time (liveness both ways).
     private func receiveBurst() throws {
-        for _ in 0..<config.receiveBurst {
+        let until = WallClock.nowMicros() + Self.burstMicros
+        for n in 0..<config.receiveBurst {
+            if n & 7 == 7, WallClock.nowMicros() > until { return }
             guard let frames = try socket.receiveMultipart(flags: .dontWait) else { return }
             guard frames.count >= 2 else { continue }   // a ROUTER always prepends the routing id
             let routing = frames[0]
@@ -123,7 +133,9 @@ final class CoordinatorLoop {
     /// A message we could not decode: the sender gets an ERROR naming the problem; nothing else changes.
     private func reject(_ error: WireError, frames: [[UInt8]], from routing: [UInt8]) {
         let header = WireCodec.peekHeader(frames)
-        logger.warning("rejected a malformed message from peer \(hex(routing)): \(error)")
+        if let suppressed = logLimiter.admit("malformed \(hex(routing)) \(error.code)", now: now) {
+            logger.warning("rejected a malformed message from peer \(hex(routing)): \(clipped(error.description))\(heldBack(suppressed, "more like it not logged"))")
+        }
         if header?.command == .hello {
             // A registration that fails the checks gets REJECT, so the worker stops instead of retrying.
             var r = WireReject()
@@ -159,7 +171,9 @@ final class CoordinatorLoop {
         if let old = peers.openSession(named: h.name), !lostWorkers.contains(old) {
             // The same worker restarted (or a second one given the same --name): the new session takes
             // its identity, and whatever the old one held runs again.
-            logger.warning("worker \(WorkerName.sessionText(old)) '\(h.name)' replaced by a new connection with the same name")
+            if let suppressed = logLimiter.admit("replaced \(h.name)", now: now) {
+                logger.warning("worker \(WorkerName.sessionText(old)) '\(clipped(h.name))' replaced by a new connection with the same name\(heldBack(suppressed, "more times since the last such line"))")
+            }
             endSession(old, reason: "replaced by a new connection of worker '\(h.name)'", tell: true)
         }
         let id = peers.newWorker(routing: routing, name: h.name)
@@ -167,13 +181,16 @@ final class CoordinatorLoop {
         workerClocks[id] = WorkerClock()
         workerInfo[id] = (h.name, h.tags, h.kinds, now)
         feed(.workerJoined(WorkerHello(worker: id, name: h.name, slots: Int(h.slots), tags: h.tags,
-                                       kinds: h.kinds, credit: 0)))
+                                       kinds: h.kinds, credit: 0, prefetch: h.hasPrefetch ? Int(h.prefetch) : nil)))
         var w = WireWelcome()
         w.workerID = WorkerName.text(id)
         w.heartbeatIntervalMs = config.heartbeatIntervalMs
         w.liveness = config.liveness
         send(.welcome(w), to: routing)
-        logger.info("worker \(WorkerName.sessionText(id)) '\(h.name)' joined: \(h.slots) slots, kinds \(h.kinds.joined(separator: ",")), tags \(h.tags.joined(separator: ","))")
+        // Up to 100 join lines per window (a cluster starting), then a count.
+        if let suppressed = logLimiter.admit("joined", burst: 100, now: now) {
+            logger.info("worker \(WorkerName.sessionText(id)) '\(clipped(h.name))' joined: \(h.slots) slots, kinds \(clipped(h.kinds)), tags \(clipped(h.tags))\(heldBack(suppressed, "more registrations not logged"))")
+        }
     }
 
     /// Ends a worker session that is still live in the core: its parts are re-queued (A3), late messages
@@ -188,6 +205,7 @@ final class CoordinatorLoop {
         lostWorkers.insert(id)
         lastSentToWorker[id] = nil
         workerClocks[id] = nil
+        workerInfo[id] = nil          // what its HELLO said goes with it
         peers.sessionEnded(id)
     }
 
@@ -233,7 +251,9 @@ final class CoordinatorLoop {
         case .disconnect(let d):
             if !lostWorkers.contains(w) {
                 feed(.workerLost(worker: w, reason: "worker left: \(d.reason)"))
-                logger.info("worker \(WorkerName.sessionText(w)) left: \(d.reason)")
+                if let suppressed = logLimiter.admit("left", burst: 100, now: now) {
+                    logger.info("worker \(WorkerName.sessionText(w)) left: \(clipped(d.reason))\(heldBack(suppressed, "more departures not logged"))")
+                }
             }
             peers.forgetWorker(w)
             lostWorkers.remove(w)
@@ -282,7 +302,10 @@ final class CoordinatorLoop {
             lastSentToWorker[w] = nil
             workerClocks[w] = nil
             peers.sessionEnded(w)
-            logger.warning("worker \(WorkerName.sessionText(w)) '\(workerInfo[w]?.name ?? "?")' lost: \(reason)")
+            if let suppressed = logLimiter.admit("lost", burst: 100, now: now) {
+                logger.warning("worker \(WorkerName.sessionText(w)) '\(clipped(workerInfo[w]?.name ?? "?"))' lost: \(reason)\(heldBack(suppressed, "more losses not logged"))")
+            }
+            workerInfo[w] = nil
             var d = WireDisconnect()
             d.reason = reason
             send(.disconnect(d), toWorker: w)

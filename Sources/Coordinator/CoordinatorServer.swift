@@ -14,6 +14,10 @@ public struct CoordinatorConfig: Sendable {
     /// Messages taken off the socket before the outbox is flushed; bounds latency under load
     /// while still letting one flush coalesce many dispatches into one DISPATCH per worker.
     public var receiveBurst = 2048
+    /// A worker holds at most slots + min(its prefetch, this) parts, whatever credit it grants.
+    public var maxPrefetch = 256
+    /// A part dispatched but not started within this long is taken back and dispatched again (ms; 0 = never).
+    public var startTimeoutMs: Int64 = 120_000
 
     public init(bind: String) { self.bind = bind }
 }

@@ -27,11 +27,33 @@ extension CoordinatorLoop {
             ids = page.ids
             r.nextAfter = page.next ?? ""
         }
-        for id in ids {
+        // Every reply stays within the frame limit it imposes on others (PROTOCOL.md §10): at the budget
+        // a listing stops (next_after says where to go on) and named ids are left out (`omitted`).
+        var used = 0
+        for (k, id) in ids.enumerated() {
             guard let st = core.status(id) else { r.notFound.append(id); continue }
-            r.ops.append(opStatus(st, withResult: s.withResults))
+            let o = opStatus(st, withResult: s.withResults)
+            let size = Self.sizeBound(o)
+            if used + size > WireLimits.replyBudget && !r.ops.isEmpty {
+                if s.opIds.isEmpty { r.nextAfter = r.ops[r.ops.count - 1].id } else { r.omitted = Array(ids[k...]) }
+                break
+            }
+            used += size
+            r.ops.append(o)
         }
         return r
+    }
+
+    /// An upper bound of an op record's encoded size, for the reply budget.
+    static func sizeBound(_ o: WireOpStatus) -> Int {
+        var n = 160 + o.id.utf8.count + o.name.utf8.count + o.queue.utf8.count + o.workerID.utf8.count + o.error.utf8.count
+        switch o.outcome.result {
+        case .succeeded(let d)?: n += d.count
+        case .failed(let t)?, .cancelled(let t)?: n += t.utf8.count
+        case nil: break
+        }
+        for e in o.attemptErrors { n += 6 + e.utf8.count }
+        return n
     }
 
     func opStatus(_ st: OpStatus, withResult: Bool) -> WireOpStatus {
@@ -150,12 +172,23 @@ extension CoordinatorLoop {
         r.timedOut = timedOut
         var allFinished = true
         let ids = w.queue.isEmpty ? w.ids : []
+        var used = 0
         for id in ids {
             guard let st = core.status(id) else { r.notFound.append(id); continue }
             guard st.state == .finished else { r.pending.append(id); allFinished = false; continue }
             var o = WireOpOutcome()
             o.opID = id
             o.outcome = opStatus(st, withResult: w.withResults).outcome
+            // Results past the reply budget are left out (and named): fetch them with STATUS.
+            if case .succeeded(let d)? = o.outcome.result, !d.isEmpty {
+                if used + d.count > WireLimits.replyBudget {
+                    o.outcome.succeeded = Data()
+                    r.resultsOmitted.append(id)
+                } else {
+                    used += d.count
+                }
+            }
+            used += 64 + id.utf8.count
             r.outcomes.append(o)
         }
         if !w.queue.isEmpty {

@@ -237,10 +237,10 @@ final class Engine: Sendable {
 
     private func results(_ ids: [String], _ connection: CoordinatorConnection) -> [String: WireOpStatus] {
         var out: [String: WireOpStatus] = [:]
-        var start = 0
-        while start < ids.count {
-            let chunk = Array(ids[start..<min(ids.count, start + 4096)])
-            start += chunk.count
+        var todo = ids[...]
+        while !todo.isEmpty {
+            let chunk = Array(todo.prefix(4096))
+            todo = todo.dropFirst(chunk.count)
             var s = WireStatus()
             s.opIds = chunk
             s.ops = true
@@ -248,6 +248,8 @@ final class Engine: Sendable {
             s.limit = UInt32(chunk.count)
             guard case .statusReply(let r)? = try? connection.request(.status(s)) else { continue }
             for o in r.ops { out[o.id] = o }
+            // Left out at the reply's size budget (large results): asked for again.
+            if !r.omitted.isEmpty && !r.ops.isEmpty { todo = r.omitted[...] + todo }
         }
         return out
     }

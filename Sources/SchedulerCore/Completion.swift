@@ -66,12 +66,13 @@ extension Scheduler {
 
     mutating func partFinished(_ ref: PartRef, _ outcome: Outcome, _ grant: Int, _ out: inout [Action]) {
         guard let w = liveWorker(ref.worker) else { return }
-        if grant > 0 { giveCredit(w, grant) }
-        guard let (_, op, _) = fencedOp(ref, w) else { return }
+        // The grant is applied fenced or not, after the part's place is freed (credit is capped by it).
+        guard let (_, op, _) = fencedOp(ref, w) else { giveCredit(w, grant); return }
         let i = Int(op)
         let at = eventTime(ref, op)
         inflightClear(op, ref.part)
         ops.hot[i].inflightParts -= 1
+        giveCredit(w, grant)
         record(op, .partFinished, part: ref.part, extra: Int32(outcome.kind.rawValue), at: at)
         if ops.hot[i].flags & Flag.cancelled != 0 {
             partDone(op, ref.part, [])

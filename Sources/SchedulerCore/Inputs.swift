@@ -32,8 +32,12 @@ public struct WorkerHello: Sendable, Equatable {
     public var kinds: [String]
     /// Initial credit; nil = slots.
     public var credit: Int?
-    public init(worker: UInt64, name: String, slots: Int, tags: [String] = [], kinds: [String], credit: Int? = nil) {
+    /// Parts it wants beyond its slots (waiting locally); nil = slots. Capped by `SchedulerConfig.maxPrefetch`.
+    public var prefetch: Int?
+    public init(worker: UInt64, name: String, slots: Int, tags: [String] = [], kinds: [String], credit: Int? = nil,
+                prefetch: Int? = nil) {
         self.worker = worker; self.name = name; self.slots = slots; self.tags = tags; self.kinds = kinds; self.credit = credit
+        self.prefetch = prefetch
     }
 }
 

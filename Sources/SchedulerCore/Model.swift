@@ -95,6 +95,12 @@ public struct SchedulerConfig: Sendable {
     public var storyPerOp: Int = 64
     /// Emit journal actions (durability layer consumes them).
     public var journal: Bool = true
+    /// A worker may hold at most slots + prefetch parts (dispatched and unfinished); the prefetch it
+    /// declares is capped here, so a worker cannot hoard the cluster's ready work with credit.
+    public var maxPrefetch: Int = 256
+    /// A part dispatched but not started within this long is taken back and dispatched again (a worker
+    /// that holds work without running it); checked at the worker's liveness ticks. 0 = never.
+    public var startTimeoutMicros: Int64 = 120_000_000
     public var livenessBoundMicros: Int64 { heartbeatIntervalMicros * missedHeartbeats }
     public init() {}
 }

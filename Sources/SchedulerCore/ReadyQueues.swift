@@ -14,19 +14,23 @@ extension Scheduler {
         return q
     }
 
+    /// Kinds are interned when an op uses them; live workers that named the kind in HELLO get it then.
     mutating func internKind(_ k: String) -> Int32 {
         if let i = kindIndex[k] { return i }
         let i = Int32(kindNames.count)
         kindNames.append(k); kindIndex[k] = i
+        for w in workers.indices where workers[w].alive && workers[w].kindNames.contains(k) { workers[w].kinds.insert(i) }
         return i
     }
 
-    /// Tag bit, or nil when 64 distinct tags are already in use.
+    /// Tag bit, or nil when 64 distinct tags are already in use. Interned when an op requires the tag;
+    /// live workers that have it get the bit then.
     mutating func internTag(_ t: String) -> Int? {
         if let b = tagBits[t] { return b }
         guard tagBits.count < 64 else { return nil }
         let b = tagBits.count
         tagBits[t] = b
+        for w in workers.indices where workers[w].alive && workers[w].tagNames.contains(t) { workers[w].tags |= 1 << UInt64(b) }
         return b
     }
 

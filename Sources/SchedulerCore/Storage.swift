@@ -31,12 +31,14 @@ enum RequeueReason: Int32 {
     case workerLost = 1
     case failed = 2
     case timedOut = 3
+    case notStarted = 4
 
     var text: String {
         switch self {
         case .workerLost: "worker lost"
         case .failed: "failed, retrying"
         case .timedOut: "timed out, retrying"
+        case .notStarted: "not started in time, taken back"
         }
     }
 }
@@ -161,8 +163,15 @@ struct WorkerState {
     let id: UInt64
     let name: String
     let slots: Int
-    let tags: UInt64
-    let kinds: Set<Int32>
+    /// Most parts it may hold (dispatched and unfinished): slots + its capped prefetch.
+    let capacity: Int
+    /// Its tags and kinds as bits/indices of those the core has interned (tags and kinds ops use); the
+    /// names themselves are kept until it is lost, so a tag or kind an op uses later is matched then.
+    /// A peer's HELLO therefore never grows the core's tag bits or kind table.
+    var tags: UInt64
+    var kinds: Set<Int32>
+    var tagNames: Set<String>
+    var kindNames: Set<String>
     var credit: Int = 0
     var creditEpoch: UInt32 = 0
     var alive = true

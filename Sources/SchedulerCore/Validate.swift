@@ -125,6 +125,8 @@ extension Scheduler {
         var total = 0
         for w in workers {
             check(w.credit >= 0, "worker \(w.id): negative credit")
+            check(!w.alive || w.credit + w.inflightCount <= w.capacity,
+                  "worker \(w.id): credit \(w.credit) + held \(w.inflightCount) over its capacity \(w.capacity)")
             if w.alive { total += w.credit } else {
                 check(w.credit == 0 && w.inflightCount == 0, "lost worker \(w.id) holds credit or parts")
             }

@@ -5,22 +5,19 @@ import DequeModule
 
 extension Scheduler {
     mutating func workerJoined(_ h: WorkerHello, _ out: inout [Action]) {
-        if workerIndex[h.worker] != nil || h.slots < 0 || (h.credit ?? 0) < 0 {
+        if workerIndex[h.worker] != nil || h.slots < 0 || (h.credit ?? 0) < 0 || (h.prefetch ?? 0) < 0 {
             out.append(.disconnectWorker(worker: h.worker, reason: workerIndex[h.worker] != nil
-                ? "worker id \(h.worker) already used" : "negative slots or credit"))
+                ? "worker id \(h.worker) already used" : "negative slots, credit or prefetch"))
             return
         }
+        // Only tags and kinds that ops use are interned; the others wait as names (see WorkerState).
         var mask: UInt64 = 0
-        for t in h.tags {
-            guard let b = internTag(t) else {
-                out.append(.disconnectWorker(worker: h.worker, reason: "tag \(t): more than 64 distinct tags"))
-                return
-            }
-            mask |= 1 << UInt64(b)
-        }
-        let kinds = Set(h.kinds.map { internKind($0) })
+        for t in h.tags { if let b = tagBits[t] { mask |= 1 << UInt64(b) } }
+        let kinds = Set(h.kinds.compactMap { kindIndex[$0] })
         let w = Int32(workers.count)
-        workers.append(WorkerState(id: h.worker, name: h.name, slots: h.slots, tags: mask, kinds: kinds, lastSeen: now))
+        let capacity = h.slots + min(h.prefetch ?? h.slots, config.maxPrefetch)
+        workers.append(WorkerState(id: h.worker, name: h.name, slots: h.slots, capacity: capacity, tags: mask, kinds: kinds,
+                                   tagNames: Set(h.tags), kindNames: Set(h.kinds), lastSeen: now))
         workerIndex[h.worker] = w
         liveWorkers += 1
         for c in classes.indices where capable(workers[Int(w)], classes[c]) {
@@ -44,9 +41,12 @@ extension Scheduler {
         giveCredit(w, n)
     }
 
-    mutating func giveCredit(_ w: Int32, _ n: Int) {
-        guard n > 0 else { return }
+    /// Adds credit, never beyond what the worker may hold (`capacity` − parts it holds): extra credit
+    /// from a greedy or buggy worker is ignored.
+    mutating func giveCredit(_ w: Int32, _ grant: Int) {
         let wi = Int(w)
+        let n = min(grant, workers[wi].capacity - workers[wi].inflightCount - workers[wi].credit)
+        guard n > 0 else { return }
         let wasZero = workers[wi].credit == 0
         workers[wi].credit += n
         totalCredit += n
@@ -85,6 +85,8 @@ extension Scheduler {
         takeCredit(w, workers[wi].credit)
         workers[wi].alive = false
         workers[wi].lostReason = reason
+        workers[wi].tagNames = []     // what the peer sent is released with it
+        workers[wi].kindNames = []
         liveWorkers -= 1
         let keys = workers[wi].held         // dispatch order: deterministic
         workers[wi].held = []
@@ -120,8 +122,29 @@ extension Scheduler {
                 loseWorker(w, "silent for \(now - workers[Int(w)].lastSeen) µs", &out)
                 out.append(.disconnectWorker(worker: id, reason: "missed \(config.missedHeartbeats) heartbeats"))
             } else {
-                livenessHeap.insert(TimerEntry(at: due, target: w))
+                takeBackUnstarted(w, &out)
+                livenessHeap.insert(TimerEntry(at: min(due, now &+ bound), target: w))
             }
+        }
+    }
+
+    /// Parts held by worker `w` that were dispatched longer than `startTimeoutMicros` ago and have not
+    /// started go back to be dispatched again (attempt + 1, no retry used): a worker cannot sit on work.
+    /// Its later report of them is fenced. O(parts it holds), at its liveness ticks.
+    mutating func takeBackUnstarted(_ w: Int32, _ out: inout [Action]) {
+        let bound = config.startTimeoutMicros
+        guard bound > 0, workers[Int(w)].inflightCount > workers[Int(w)].running else { return }
+        for key in workers[Int(w)].held {
+            let op = Int32(truncatingIfNeeded: key >> 16)
+            let part = Int(key & 0xFFFF)
+            let i = Int(op)
+            guard let f = inflightGet(op, part), f.worker == w, !isStarted(op, part),
+                  ops.hot[i].flags & Flag.cancelled == 0, now - ops.dispatchedAt[i] >= bound else { continue }
+            out.append(.cancelOnWorker(worker: workers[Int(w)].id, op: ops.ids[i], part: part, attempt: Int(f.attempt),
+                                       reason: "not started within \(durationText(bound)); dispatched again"))
+            inflightClear(op, part)
+            ops.hot[i].inflightParts -= 1
+            requeuePart(op, part, why: .notStarted, delay: 0, &out)
         }
     }
 }

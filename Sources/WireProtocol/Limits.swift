@@ -30,6 +30,14 @@ public enum WireLimits {
     public static let maxParts = 65_536
     /// Largest credit in one grant.
     public static let maxCredit: UInt32 = 1_000_000
+    /// HELLO: handler kinds and tags one worker may name, and the bytes of each (a peer's HELLO is
+    /// kept while it is registered, so it is bounded per peer).
+    public static let maxWorkerKinds = 256
+    public static let maxWorkerTags = 64
+    public static let maxWorkerLabelLength = 256
+    /// What a reply (STATUS, WAIT) may carry before it leaves the rest out and says so: well under
+    /// `maxBodySize`, so every reply fits the frame limit it imposes on others.
+    public static let replyBudget = 12 << 20
     /// What the batching helpers aim for per body, leaving room under `maxBodySize`.
     public static let batchBodyBudget = maxBodySize - (64 << 10)
 }

@@ -15,6 +15,11 @@ extension WireCodec {
             try c.ids(m.tags, "tags")
             try c.nonEmpty(m.kinds.count, "kinds")
             try c.ids(m.kinds, "kinds")
+            try c.count(m.kinds.count, WireLimits.maxWorkerKinds, "kinds")
+            try c.count(m.tags.count, WireLimits.maxWorkerTags, "tags")
+            try c.label(m.name, "name")
+            for (i, k) in m.kinds.enumerated() { try c.label(k, "kinds[\(i)]") }
+            for (i, t) in m.tags.enumerated() { try c.label(t, "tags[\(i)]") }
         case .welcome(let m):
             try c.id(m.workerID, "worker_id")
             try c.positive(m.heartbeatIntervalMs, "heartbeat_interval_ms")
@@ -204,6 +209,19 @@ struct Check {
 
     func atMost(_ v: UInt32, _ limit: UInt32, _ field: @autoclosure () -> String) throws(WireError) {
         if v > limit { throw .fieldOutOfRange(command, field: field(), detail: "\(v) > \(limit)") }
+    }
+
+    /// A list a peer's registration keeps (HELLO's kinds and tags): at most `limit` elements.
+    func count(_ n: Int, _ limit: Int, _ field: @autoclosure () -> String) throws(WireError) {
+        if n > limit { throw .fieldOutOfRange(command, field: field(), detail: "\(n) elements, at most \(limit) allowed") }
+    }
+
+    /// A HELLO label (name, kind, tag): at most `maxWorkerLabelLength` UTF-8 bytes.
+    func label(_ s: String, _ field: @autoclosure () -> String) throws(WireError) {
+        let n = s.utf8.count
+        if n > WireLimits.maxWorkerLabelLength {
+            throw .fieldOutOfRange(command, field: field(), detail: "\(n) bytes, at most \(WireLimits.maxWorkerLabelLength) allowed")
+        }
     }
 
     func equal(_ v: UInt32, _ expected: UInt32, _ field: @autoclosure () -> String) throws(WireError) {

@@ -57,6 +57,7 @@ final class WorkerSession {
         hello.slots = UInt32(agent.config.slots)
         hello.tags = agent.config.tags
         hello.kinds = agent.kinds
+        hello.prefetch = UInt32(agent.config.prefetch)
         send(.hello(hello))
 
         while true {

@@ -29,10 +29,18 @@ struct OpCoord: ParsableCommand {
     @Option(help: "Write the bound endpoint to this file once listening (for scripts using port *).")
     var endpointFile: String?
 
+    @Option(help: "Most operations a worker may hold beyond its slots (its --prefetch is capped at this).")
+    var maxPrefetch: Int = 256
+
+    @Option(help: "Seconds an operation may wait on a worker without starting before it is taken back and dispatched again (0 = never).")
+    var startTimeout: Double = 120
+
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
         guard heartbeatMs >= 10 else { throw ValidationError("--heartbeat-ms must be ≥ 10") }
         guard liveness >= 1 else { throw ValidationError("--liveness must be ≥ 1") }
+        guard maxPrefetch >= 0 else { throw ValidationError("--max-prefetch must be ≥ 0") }
+        guard startTimeout >= 0, startTimeout.isFinite else { throw ValidationError("--start-timeout must be ≥ 0 seconds") }
     }
 
     func run() throws {
@@ -43,6 +51,8 @@ struct OpCoord: ParsableCommand {
         var config = CoordinatorConfig(bind: bind)
         config.heartbeatIntervalMs = heartbeatMs
         config.liveness = liveness
+        config.maxPrefetch = maxPrefetch
+        config.startTimeoutMs = Int64(startTimeout * 1000)
         let server: CoordinatorServer
         do {
             server = try CoordinatorServer(config: config, logger: logger)

@@ -90,9 +90,15 @@ extension Status {
         s.queue = queue ?? ""
         s.withResults = results
         if !ids.isEmpty {
-            for start in stride(from: 0, to: ids.count, by: page) {
-                s.opIds = Array(ids[start..<min(ids.count, start + page)])
-                add(try request(s))
+            var todo = ids[...]
+            while !todo.isEmpty {
+                s.opIds = Array(todo.prefix(page))
+                todo = todo.dropFirst(s.opIds.count)
+                var r = try request(s)
+                // Ids left out at the reply's size budget (large results) are asked for again.
+                if !r.omitted.isEmpty && !r.ops.isEmpty { todo = r.omitted[...] + todo }
+                r.omitted = []
+                add(r)
             }
             return merged!
         }

@@ -61,6 +61,7 @@ final class SimWorker {
         h.name = name
         h.slots = UInt32(slots)
         h.kinds = kinds
+        h.prefetch = UInt32(prefetch)
         sessions += 1
         lastReceived = now
         send(.hello(h), now: now)

@@ -29,14 +29,15 @@ public final class LocalCluster: @unchecked Sendable {
     public private(set) var workers: [String: Process] = [:]
     private var stopped = false
 
-    public init(heartbeatMs: Int = 200, liveness: Int = 3) throws {
+    /// `coordinatorArgs`: more opcoord options (e.g. `--start-timeout 1`).
+    public init(heartbeatMs: Int = 200, liveness: Int = 3, coordinatorArgs: [String] = []) throws {
         self.heartbeatMs = heartbeatMs
         self.liveness = liveness
         dir = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("opq-it-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let endpointFile = dir.appendingPathComponent("endpoint").path
         coordinator = try Self.launch("opcoord", ["--bind", "tcp://127.0.0.1:*", "--endpoint-file", endpointFile,
-                                                  "--heartbeat-ms", "\(heartbeatMs)", "--liveness", "\(liveness)"],
+                                                  "--heartbeat-ms", "\(heartbeatMs)", "--liveness", "\(liveness)"] + coordinatorArgs,
                                       log: dir.appendingPathComponent("opcoord.log"))
         let deadline = Date().addingTimeInterval(20)
         var found: String?

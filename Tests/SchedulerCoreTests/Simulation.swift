@@ -38,6 +38,7 @@ struct Simulation {
         var c = SchedulerConfig()
         c.heartbeatIntervalMicros = 10_000
         c.storyCapacity = 4096
+        c.startTimeoutMicros = 200_000      // parts a worker sits on are taken back within the run
         s = Scheduler(config: c)
         generate(maxOps)
     }

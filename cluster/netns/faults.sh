@@ -81,7 +81,8 @@ bound = hb_ms * liveness / 1000.0
 def workers():
     try:
         out = subprocess.run([opctl, "workers", "--json", "--request-timeout", "2"], capture_output=True, text=True, timeout=5).stdout
-        return {w["name"]: w["id"] for w in json.loads(out)}
+        # A worker keeps its id across reconnects; a new session is what says it came back.
+        return {w["name"]: (w["id"], w.get("session", 0)) for w in json.loads(out)}
     except Exception:
         return None
 

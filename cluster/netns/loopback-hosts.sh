@@ -18,16 +18,18 @@ launch() { # HOST
   read -ra opts <"$STATE/opts"
   if [ "$h" -eq 0 ]; then
     local co=() hb=() i
-    # opcoord takes only the liveness options of the shared list.
+    # opcoord takes only its own options of the shared list.
     for ((i = 0; i < ${#opts[@]}; i++)); do
-      case "${opts[$i]}" in --heartbeat-ms|--liveness|--log-level) hb+=("${opts[$i]}" "${opts[$((i + 1))]}"); i=$((i + 1));; esac
+      case "${opts[$i]}" in
+        --heartbeat-ms|--liveness|--log-level|--start-timeout|--max-prefetch) hb+=("${opts[$i]}" "${opts[$((i + 1))]}"); i=$((i + 1));;
+      esac
     done
     co=(--bind 'tcp://127.0.0.1:*' --endpoint-file "$STATE/endpoint" "${hb[@]}")
     "$bin/opcoord" "${co[@]}" >>"$STATE/logs/h0.opcoord.log" 2>&1 &
   else
     local wo=() i
     for ((i = 0; i < ${#opts[@]}; i++)); do
-      case "${opts[$i]}" in --heartbeat-ms|--liveness) i=$((i + 1));; *) wo+=("${opts[$i]}");; esac
+      case "${opts[$i]}" in --heartbeat-ms|--liveness|--start-timeout|--max-prefetch) i=$((i + 1));; *) wo+=("${opts[$i]}");; esac
     done
     "$bin/opworker" --connect "$(cat "$STATE/endpoint")" --name "$PREFIX-h$h" "${wo[@]}" >>"$STATE/logs/h$h.opworker.log" 2>&1 &
   fi

@@ -85,7 +85,8 @@ class Worker:
         self.sock = self.ctx.socket(zmq.DEALER)
         self.sock.setsockopt(zmq.LINGER, 0)
         self.sock.connect(self.endpoint)
-        hello = pb.Hello(protocol_version=1, name=self.name, slots=self.slots, kinds=KINDS)
+        # No look-ahead: it grants credit = slots (PROTOCOL.md §8), so it says prefetch 0.
+        hello = pb.Hello(protocol_version=1, name=self.name, slots=self.slots, kinds=KINDS, prefetch=0)
         self.send("HELLO", hello)
 
     def await_welcome(self, timeout_s):

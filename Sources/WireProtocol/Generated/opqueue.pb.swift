@@ -405,15 +405,28 @@ public nonisolated struct WireHello: Sendable {
   /// required, ≥ 1: parts it can run at once
   public var slots: UInt32 = 0
 
-  /// placement tags (A6)
+  /// placement tags (A6), at most 64, each ≤ 256 bytes
   public var tags: [String] = []
 
-  /// handler kinds it can run, at least one
+  /// handler kinds it can run, 1 … 256, each ≤ 256 bytes
   public var kinds: [String] = []
+
+  /// Parts it accepts beyond its slots, waiting locally (absent = slots). The coordinator never lets a
+  /// worker hold more than slots + min(prefetch, its own maximum), whatever credit it grants.
+  public var prefetch: UInt32 {
+    get {_prefetch ?? 0}
+    set {_prefetch = newValue}
+  }
+  /// Returns true if `prefetch` has been explicitly set.
+  public var hasPrefetch: Bool {self._prefetch != nil}
+  /// Clears the value of `prefetch`. Subsequent reads from it will return its default value.
+  public mutating func clearPrefetch() {self._prefetch = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _prefetch: UInt32? = nil
 }
 
 /// WELCOME (coordinator → worker): registration accepted.
@@ -1306,6 +1319,9 @@ public nonisolated struct WireStatusReply: Sendable {
   /// ready ops no connected worker can run
   public var unplaceable: [WireUnplaceable] = []
 
+  /// Requested op_ids left out because the reply reached its size budget (§10): ask for them again.
+  public var omitted: [String] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1568,6 +1584,10 @@ public nonisolated struct WireWaitReply: Sendable {
 
   public var pendingCount: UInt64 = 0
 
+  /// Finished ops whose result bytes were left out because the reply reached its size budget (§10);
+  /// their outcome says succeeded with empty bytes: fetch the results with STATUS.
+  public var resultsOmitted: [String] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1691,7 +1711,7 @@ nonisolated extension WireOutcome: SwiftProtobuf.Message, SwiftProtobuf._Message
 
 nonisolated extension WireHello: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Hello"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{1}name\0\u{1}slots\0\u{1}tags\0\u{1}kinds\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{1}name\0\u{1}slots\0\u{1}tags\0\u{1}kinds\0\u{1}prefetch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1704,12 +1724,17 @@ nonisolated extension WireHello: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.slots) }()
       case 4: try { try decoder.decodeRepeatedStringField(value: &self.tags) }()
       case 5: try { try decoder.decodeRepeatedStringField(value: &self.kinds) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self._prefetch) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if self.protocolVersion != 0 {
       try visitor.visitSingularUInt32Field(value: self.protocolVersion, fieldNumber: 1)
     }
@@ -1725,6 +1750,9 @@ nonisolated extension WireHello: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     if !self.kinds.isEmpty {
       try visitor.visitRepeatedStringField(value: self.kinds, fieldNumber: 5)
     }
+    try { if let v = self._prefetch {
+      try visitor.visitSingularUInt32Field(value: v, fieldNumber: 6)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1734,6 +1762,7 @@ nonisolated extension WireHello: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     if lhs.slots != rhs.slots {return false}
     if lhs.tags != rhs.tags {return false}
     if lhs.kinds != rhs.kinds {return false}
+    if lhs._prefetch != rhs._prefetch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3317,7 +3346,7 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queues\0\u{1}ops\0\u{3}next_after\0\u{3}not_found\0\u{3}now_us\0\u{1}fenced\0\u{3}total_operations\0\u{3}coordinator_rss_bytes\0\u{3}coordinator_cpu_us\0\u{1}unplaceable\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queues\0\u{1}ops\0\u{3}next_after\0\u{3}not_found\0\u{3}now_us\0\u{1}fenced\0\u{3}total_operations\0\u{3}coordinator_rss_bytes\0\u{3}coordinator_cpu_us\0\u{1}unplaceable\0\u{1}omitted\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3335,6 +3364,7 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 8: try { try decoder.decodeSingularUInt64Field(value: &self.coordinatorRssBytes) }()
       case 9: try { try decoder.decodeSingularUInt64Field(value: &self.coordinatorCpuUs) }()
       case 10: try { try decoder.decodeRepeatedMessageField(value: &self.unplaceable) }()
+      case 11: try { try decoder.decodeRepeatedStringField(value: &self.omitted) }()
       default: break
       }
     }
@@ -3371,6 +3401,9 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if !self.unplaceable.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.unplaceable, fieldNumber: 10)
     }
+    if !self.omitted.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.omitted, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3385,6 +3418,7 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.coordinatorRssBytes != rhs.coordinatorRssBytes {return false}
     if lhs.coordinatorCpuUs != rhs.coordinatorCpuUs {return false}
     if lhs.unplaceable != rhs.unplaceable {return false}
+    if lhs.omitted != rhs.omitted {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3848,7 +3882,7 @@ nonisolated extension WireOpOutcome: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension WireWaitReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WaitReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}finished\0\u{3}timed_out\0\u{1}outcomes\0\u{1}pending\0\u{3}not_found\0\u{3}succeeded_count\0\u{3}failed_count\0\u{3}cancelled_count\0\u{3}pending_count\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}finished\0\u{3}timed_out\0\u{1}outcomes\0\u{1}pending\0\u{3}not_found\0\u{3}succeeded_count\0\u{3}failed_count\0\u{3}cancelled_count\0\u{3}pending_count\0\u{3}results_omitted\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3865,6 +3899,7 @@ nonisolated extension WireWaitReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 7: try { try decoder.decodeSingularUInt64Field(value: &self.failedCount) }()
       case 8: try { try decoder.decodeSingularUInt64Field(value: &self.cancelledCount) }()
       case 9: try { try decoder.decodeSingularUInt64Field(value: &self.pendingCount) }()
+      case 10: try { try decoder.decodeRepeatedStringField(value: &self.resultsOmitted) }()
       default: break
       }
     }
@@ -3898,6 +3933,9 @@ nonisolated extension WireWaitReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if self.pendingCount != 0 {
       try visitor.visitSingularUInt64Field(value: self.pendingCount, fieldNumber: 9)
     }
+    if !self.resultsOmitted.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.resultsOmitted, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3911,6 +3949,7 @@ nonisolated extension WireWaitReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.failedCount != rhs.failedCount {return false}
     if lhs.cancelledCount != rhs.cancelledCount {return false}
     if lhs.pendingCount != rhs.pendingCount {return false}
+    if lhs.resultsOmitted != rhs.resultsOmitted {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
