@@ -1,5 +1,8 @@
 import Foundation
 import Yams
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reads graph files (YAML, or JSON, which is YAML) in the format of docs/GRAPHS.md.
 /// Every problem in a file is reported at once, each with where it is and what is wrong.
@@ -12,8 +15,12 @@ public enum GraphFile {
         "retryDelay", "retryDelayMax",
     ]
 
-    /// Parses `text`; `source` (a path) only labels the error.
+    /// Parses `text`; `source` (a path) only labels the error. A text over `maxFileBytes`, or
+    /// whose aliases add more than `maxAliasNodes` nodes, is refused before a tree is built.
     public static func parse(_ text: String, source: String? = nil) throws(GraphFileError) -> Graph {
+        if let problem = GraphFileLimits.problem(ofSize: text.utf8.count) ?? GraphFileLimits.aliasProblem(in: text) {
+            throw GraphFileError(source: source, problems: [problem])
+        }
         var reader = GraphFileReader()
         let graph = reader.read(text)
         var problems = reader.problems
@@ -28,16 +35,52 @@ public enum GraphFile {
         return graph
     }
 
-    /// Reads and parses the file at `path`.
+    /// Reads and parses the file at `path`. Reads at most `maxFileBytes` + 1 bytes, so a huge
+    /// file, a device or a pipe that never ends is refused at once.
     public static func load(path: String) throws(GraphFileError) -> Graph {
-        let text: String
+        let handle: FileHandle
         do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
+            handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
         } catch {
-            let reason = (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
-            throw GraphFileError(source: path, problems: [GraphProblem(location: "file", message: "cannot read: \(reason)")])
+            throw GraphFileError(source: path, problems: [cannotRead(error)])
         }
-        return try parse(text, source: path)
+        defer { try? handle.close() }
+        return try load(handle, source: path)
+    }
+
+    /// Reads (at most `maxFileBytes` + 1 bytes) and parses what `handle` gives, e.g. standard input.
+    public static func load(_ handle: FileHandle, source: String) throws(GraphFileError) -> Graph {
+        func failure(_ problem: GraphProblem) -> GraphFileError { GraphFileError(source: source, problems: [problem]) }
+        // A regular file too large is refused by its size, unread.
+        var info = stat()
+        if fstat(handle.fileDescriptor, &info) == 0, let problem = GraphFileLimits.problem(ofSize: Int(info.st_size)) {
+            throw failure(problem)
+        }
+        let data: Data
+        do {
+            data = try read(handle, atMost: maxFileBytes + 1)
+        } catch {
+            throw failure(cannotRead(error))
+        }
+        if let problem = GraphFileLimits.problem(ofSize: data.count, readSoFar: true) { throw failure(problem) }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw failure(GraphProblem(location: "file", message: "cannot read: the file is not UTF-8 text"))
+        }
+        return try parse(text, source: source)
+    }
+
+    static func cannotRead(_ error: any Error) -> GraphProblem {
+        let reason = (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
+        return GraphProblem(location: "file", message: "cannot read: \(reason)")
+    }
+
+    /// Up to `limit` bytes: all of the file if it is shorter.
+    static func read(_ handle: FileHandle, atMost limit: Int) throws -> Data {
+        var data = Data()
+        while data.count < limit, let chunk = try handle.read(upToCount: min(limit - data.count, 1 << 20)), !chunk.isEmpty {
+            data.append(chunk)
+        }
+        return data
     }
 }
 

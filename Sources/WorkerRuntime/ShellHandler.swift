@@ -18,6 +18,10 @@ import Glibc
 ///   posix_spawn's SETPGROUP). On cancel, swift-subprocess's teardown sends SIGTERM to the group
 ///   and SIGKILL after the grace period. After the child exits, whatever is left in its group
 ///   (background jobs, a grandchild that ignored SIGTERM) is killed, so no run leaves a process.
+/// - The group dies with the worker: the child is `/bin/sh` running `Lifeline.script`, which starts
+///   a watcher in the group and then `exec`s the command (same pid, argv[0] as given). The watcher
+///   kills the group when the worker process is gone, even after SIGKILL (see `Lifeline` for why
+///   this and not `PR_SET_PDEATHSIG`).
 /// - QoS → nice level of the child's group (`OperationQoS.niceLevel`): userInteractive 0,
 ///   userInitiated 2, default 5, utility 10, background 19; later children inherit it.
 ///   swift-subprocess has no pre-exec hook, so the level is set with `setpriority(PRIO_PGRP)`
@@ -73,9 +77,13 @@ public struct ShellHandler: OperationHandler {
             throw HandlerError("cannot start \(argv[0]): " + (argv[0].contains("/") ? "no executable file there" : "not found in PATH"))
         }
         let nice: Int32? = applyNice ? context.qos.niceLevel : nil
-        // Resolved here so a missing program fails with a clear message; argv[0] stays as given.
-        let executable = Executable.path(.init(program))
-        let arguments = Arguments(executablePathOverride: argv[0], remainingValues: Array(argv.dropFirst()))
+        // Resolved here so a missing program fails with a clear message. The wrapper's `exec` gets
+        // the name as given, so argv[0] stays as given (dash's `exec` has no `-a`); it finds the same
+        // file in the same PATH. A name starting with "-" would read as an option: give the path.
+        let lifeline = try Lifeline.readEnd()
+        let executable = Executable.path("/bin/sh")
+        let arguments = Arguments(["-c", Lifeline.script, Lifeline.shellName, argv[0].hasPrefix("-") ? program : argv[0]]
+                                  + Array(argv.dropFirst()))
         let grace = command.grace.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) } ?? defaultGrace
         var options = PlatformOptions()
         options.processGroupID = 0
@@ -100,7 +108,8 @@ public struct ShellHandler: OperationHandler {
                 environment: .inherit.updating(overrides),
                 workingDirectory: .init(cwd),
                 platformOptions: options,
-                input: .none,
+                // The lifeline's read end; the wrapper gives the command /dev/null instead.
+                input: .fileDescriptor(.init(rawValue: lifeline), closeAfterSpawningProcess: false),
                 output: .sequence,
                 error: .sequence
             ) { execution in

@@ -122,6 +122,20 @@ import Testing
         #expect(await groupGone(pgid))
     }
 
+    /// The command runs behind the lifeline wrapper (it dies with the worker; OrphanTests kills a
+    /// real worker): it still reads /dev/null, keeps its pid as the group's, and does not see the pipe.
+    @Test func theLifelineWrapperIsInvisibleToTheCommand() async throws {
+        let pids = Recorded<Int32>()
+        let handler = ShellHandler(onSpawn: { _, pid in pids.append(pid) })
+        // stdin at end of file at once; no fd 3; $$ and its process group (field 5 of /proc/$$/stat).
+        let script = "cat; echo read-eof; [ -e /proc/$$/fd/3 ] || echo no-fd-3; echo $$ $(cut -d' ' -f5 /proc/$$/stat)"
+        let result = await outcome(of: handler, context("shell", ShellCommand.script(script).encoded()))
+        let spawned = try #require(pids.values.first)
+        #expect(result == .succeeded(bytes("read-eof\nno-fd-3\n\(spawned) \(spawned)\n")),
+                "the command is the spawned process and leads its group")
+        #expect(await groupGone(spawned), "the watcher ends with the run")
+    }
+
     @Test func badPayloadFails() async {
         let result = await outcome(of: ShellHandler(), context("shell", bytes("ls -l")))
         #expect(result.message?.hasPrefix("shell payload is not valid JSON") == true)
