@@ -27,7 +27,8 @@ struct Connection: ParsableArguments {
     @Option(name: .long, help: "Coordinator endpoint (default: $OPCOORD or tcp://127.0.0.1:7600).")
     var coordinator: String?
 
-    @Option(name: .customLong("request-timeout"), help: "Seconds to wait for each reply.")
+    @Option(name: .customLong("request-timeout"),
+            help: "Seconds to wait for each reply; for wait and submit --wait, to reach the coordinator at first (their WAIT lasts until --timeout).")
     var requestTimeout: Double = 10
 
     func connect() throws -> CoordinatorConnection {
