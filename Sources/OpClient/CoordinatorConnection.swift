@@ -5,17 +5,59 @@ import ZeroMQ
 /// A client's connection to the coordinator: one DEALER, requests matched to replies by request id,
 /// and an optional event subscription (WATCH).
 ///
+/// Every request is checked against the protocol's limits before it is sent (`WireCodec.encodeChecked`):
+/// a request the coordinator would refuse, or that libzmq would drop for its size, fails at once with
+/// `ClientError.invalidRequest` naming the operation and the limit. A socket monitor watches the
+/// connection, so a reply that cannot come any more is reported as what happened: the coordinator went
+/// away (`connectionLost`; ZMTP heartbeats also catch one that is frozen or cut off) or sent a frame over
+/// the limit (`replyTooLarge`) — not as a timeout.
+///
 /// Not thread-safe: use it from one thread (like the socket it owns). `opctl` uses one per command;
 /// the Swift API wraps one in a dedicated thread.
 public final class CoordinatorConnection {
     public let endpoint: String
     public let timeout: Duration
     private let context: Context
-    private let socket: Socket
+    private var socket: Socket
+    private var monitor: SocketMonitor
+    private var poller: Poller
     private var nextRequest: UInt32 = 1
     private var watchRequest: UInt32?
+    /// The latest WATCH, re-sent after a reconnection: a restarted coordinator knows no subscription.
+    private var watchSettings: WireWatch?
     /// Events that arrived while waiting for a reply.
     private var pendingEvents: [WireEvent] = []
+    /// Requests sent and not answered yet, with the link's counters when they were sent: a loss after
+    /// that means their reply cannot come.
+    private var outstanding: [UInt32: Sent] = [:]
+    private struct Sent { var command: Command; var losses: Int; var refused: Int }
+
+    /// What the socket monitor has said about the connection.
+    public struct Link: Sendable {
+        /// A connection is established (ZMTP handshake done) and not lost since.
+        public internal(set) var isUp = false
+        /// A TCP connection exists, the ZMTP handshake maybe not done yet.
+        var isConnected = false
+        /// A connection was established at some time.
+        public internal(set) var wasEverUp = false
+        /// Connections that ended from the coordinator's side or the network's (closed, reset, or no
+        /// answer to ZMTP heartbeats), also one closed during its handshake: a coordinator that went
+        /// away as we connected. libzmq reconnects after each.
+        public internal(set) var losses = 0
+        /// Connections this side closed because the coordinator sent a frame over the limit.
+        public internal(set) var refusedFrames = 0
+        /// When the current outage began; nil while up or before the first connection.
+        public internal(set) var downSince: ContinuousClock.Instant?
+    }
+    public private(set) var link = Link()
+
+    /// ZMTP heartbeat: a PING each second; no traffic for 5 s after one closes the connection, which
+    /// the monitor reports like any loss. (The coordinator's libzmq answers PINGs by itself.)
+    static let heartbeatIntervalMs: Int32 = 1000
+    static let heartbeatTimeoutMs: Int32 = 5000
+    /// How long after a disconnect libzmq gets to say it is reconnecting (it does so at once, from
+    /// the same I/O thread); silence means it closed the connection itself and never will.
+    static let reconnectNoticeGrace: Duration = .milliseconds(500)
 
     /// The default endpoint: `$OPCOORD`, else tcp://127.0.0.1:7600.
     public static var defaultEndpoint: String {
@@ -26,42 +68,133 @@ public final class CoordinatorConnection {
         self.endpoint = endpoint
         self.timeout = timeout
         context = try Context()
-        socket = try Socket(context, type: .dealer)
+        (socket, monitor, poller) = try Self.open(context, endpoint)
+    }
+
+    deinit { close() }
+
+    private func close() {
+        monitor.close()
+        socket.close()
+    }
+
+    private static func open(_ context: Context, _ endpoint: String) throws -> (Socket, SocketMonitor, Poller) {
+        let socket = try Socket(context, type: .dealer)
         try socket.set(.maxMessageSize, WireLimits.socketMaxMessageSize)
         try socket.set(.sendHighWaterMark, 0)
         try socket.set(.receiveHighWaterMark, 0)
+        try socket.set(.heartbeatInterval, heartbeatIntervalMs)
+        try socket.set(.heartbeatTimeout, heartbeatTimeoutMs)
+        try socket.set(.reconnectInterval, 100)
+        try socket.set(.reconnectIntervalMax, 1000)
+        // Before connecting, so the first connection's events are seen too.
+        let monitor = try socket.monitor([.handshakeSucceeded, .disconnected, .connectRetried, .connectDelayed, .connected])
         do {
             try socket.connect(endpoint)
         } catch {
+            monitor.close()
+            socket.close()
             throw ClientError.badEndpoint(endpoint, "\(error)")
+        }
+        let poller = Poller()
+        poller.add(socket)
+        poller.add(monitor.socket)
+        return (socket, monitor, poller)
+    }
+
+    // MARK: requests
+
+    /// Sends `message` and returns the reply. An ERROR reply is thrown as `ClientError.server`; see
+    /// `reply(to:until:)` for the other errors, and `timeout` when nothing came in time.
+    public func request(_ message: WireProtocol.Message, timeout: Duration? = nil) throws -> WireProtocol.Message {
+        let id = try send(message)
+        guard let reply = try reply(to: id, until: .now + (timeout ?? self.timeout)) else {
+            outstanding[id] = nil
+            throw ClientError.timeout(message.command, endpoint, connected: link.isUp)
+        }
+        return reply
+    }
+
+    /// Checks `message` against the protocol's limits and field rules, sends it, and returns its
+    /// request id for `reply(to:until:)`. A message that breaks them is not sent: `invalidRequest`.
+    /// While the coordinator is unreachable the message waits in the socket and goes when it is back.
+    public func send(_ message: WireProtocol.Message) throws -> UInt32 {
+        let id = nextRequest
+        let frames: [[UInt8]]
+        do throws(WireError) {
+            frames = try WireCodec.encodeChecked(message, requestID: id)
+        } catch {
+            throw ClientError.invalidRequest(message.command, RequestProblem.describe(error, in: message))
+        }
+        nextRequest = nextRequest == .max ? 1 : nextRequest + 1
+        _ = try pumpMonitor()   // a loss before this send is not this request's
+        guard try socket.sendMultipart(frames) else {
+            throw ClientError.timeout(message.command, endpoint, connected: link.isUp)
+        }
+        outstanding[id] = Sent(command: message.command, losses: link.losses, refused: link.refusedFrames)
+        return id
+    }
+
+    /// Checks `message` as `send` would, without sending it: nil if it may be sent, else what is wrong.
+    public static func problem(with message: WireProtocol.Message) -> ClientError? {
+        do throws(WireError) {
+            _ = try WireCodec.encodeChecked(message)
+            return nil
+        } catch {
+            return .invalidRequest(message.command, RequestProblem.describe(error, in: message))
         }
     }
 
-    deinit { socket.close() }
-
-    /// Sends `message` and returns the reply. An ERROR reply is thrown as `ClientError.server`.
-    public func request(_ message: WireProtocol.Message, timeout: Duration? = nil) throws -> WireProtocol.Message {
-        let id = nextRequest
-        nextRequest = nextRequest == .max ? 1 : nextRequest + 1
-        guard try socket.sendMultipart(WireCodec.encode(message, requestID: id)) else {
-            throw ClientError.timeout(message.command, endpoint)
-        }
-        let deadline = ContinuousClock.now + (timeout ?? self.timeout)
+    /// The reply to request `id`, waiting until `deadline` (nil: no limit); nil when the deadline passed
+    /// first (the request stays outstanding: call again to wait longer). Throws `server` for an ERROR
+    /// reply; `connectionLost` once the connection ended after the request was sent (the reply cannot
+    /// come; ask again when `link.isUp`); `replyTooLarge` or `malformedReply` for a reply this client
+    /// cannot accept.
+    public func reply(to id: UInt32, until deadline: ContinuousClock.Instant?) throws -> WireProtocol.Message? {
+        let sent = outstanding[id] ?? Sent(command: .heartbeat, losses: link.losses, refused: link.refusedFrames)
         while true {
-            guard let envelope = try receive(until: deadline) else {
-                throw ClientError.timeout(message.command, endpoint)
+            if link.refusedFrames > sent.refused {
+                outstanding[id] = nil
+                throw ClientError.replyTooLarge(sent.command, endpoint, size: nil)
             }
+            if link.losses > sent.losses {
+                outstanding[id] = nil
+                throw ClientError.connectionLost(sent.command, endpoint)
+            }
+            guard let arrival = try next(until: deadline) else { return nil }
+            guard case .message(let envelope) = arrival else { continue }   // the link changed: check above
             if envelope.requestID == watchRequest, case .event(let e) = envelope.message {
                 pendingEvents.append(contentsOf: e.events)
                 continue
             }
             guard envelope.requestID == id else { continue }   // a late reply to an earlier request
+            outstanding[id] = nil
             if case .error(let e) = envelope.message { throw ClientError.server(e.code, e.message) }
             return envelope.message
         }
     }
 
-    /// Subscribes to state changes (the KVO analogue); read them with `nextEvents`.
+    /// Waits until a connection to the coordinator is established; false if `deadline` (nil: no
+    /// limit) passed first. libzmq keeps reconnecting by itself meanwhile.
+    public func waitForLink(until deadline: ContinuousClock.Instant?) throws -> Bool {
+        while true {
+            _ = try pumpMonitor()
+            if link.isUp { return true }
+            var left: Duration?
+            if let deadline {
+                left = deadline - .now
+                if left! <= .zero { return false }
+            }
+            let p = Poller()
+            p.add(monitor.socket)
+            try p.poll(timeout: left)
+        }
+    }
+
+    // MARK: events
+
+    /// Subscribes to state changes (the KVO analogue); read them with `nextEvents`. After a lost
+    /// connection the subscription is made again (event sequence numbers then restart at 1).
     public func watch(queue: String? = nil, opIDs: [String] = [], withResults: Bool = false, progress: Bool = false) throws {
         var w = WireWatch()
         w.queue = queue ?? ""
@@ -69,6 +202,7 @@ public final class CoordinatorConnection {
         w.withResults = withResults
         w.progress = progress
         watchRequest = nextRequest
+        watchSettings = w
         _ = try request(.watch(w))
     }
 
@@ -79,43 +213,123 @@ public final class CoordinatorConnection {
             return pendingEvents
         }
         let deadline = ContinuousClock.now + timeout
-        while let envelope = try receive(until: deadline) {
-            if envelope.requestID == watchRequest, case .event(let e) = envelope.message { return e.events }
+        while let arrival = try next(until: deadline) {
+            if case .message(let envelope) = arrival, envelope.requestID == watchRequest, case .event(let e) = envelope.message {
+                return e.events
+            }
         }
         return []
     }
 
-    private func receive(until deadline: ContinuousClock.Instant) throws -> Envelope? {
-        let poller = Poller()
-        _ = poller.add(socket)
+    // MARK: receiving and the monitor
+
+    private enum Arrival {
+        case message(Envelope)
+        /// The monitor reported a lost or refused connection.
+        case linkChanged
+    }
+
+    /// The next message or link change; nil at `deadline`.
+    private func next(until deadline: ContinuousClock.Instant?) throws -> Arrival? {
+        var monitorReady = true   // events may have come while nobody polled
         while true {
+            if monitorReady, try pumpMonitor() { return .linkChanged }
             if let frames = try socket.receiveMultipart(flags: .dontWait) {
                 switch WireCodec.decode(frames) {
-                case .success(let envelope): return envelope
-                case .failure(let error): throw ClientError.malformedReply("\(error)")
+                case .success(let envelope): return .message(envelope)
+                case .failure(let error): try undecodable(frames, error)
                 }
+                continue
             }
-            let left = deadline - ContinuousClock.now
-            if left <= .zero { return nil }
+            var left: Duration?
+            if let deadline {
+                left = deadline - .now
+                if left! <= .zero { return nil }
+            }
             try poller.poll(timeout: left)
+            monitorReady = poller.isReadable(1)
         }
     }
-}
 
-public enum ClientError: Error, CustomStringConvertible {
-    case badEndpoint(String, String)
-    case timeout(Command, String)
-    case server(WireErrorCode, String)
-    case malformedReply(String)
-    case unexpectedReply(Command, expected: String)
-
-    public var description: String {
-        switch self {
-        case .badEndpoint(let e, let why): "cannot use coordinator endpoint '\(e)': \(why)"
-        case .timeout(let c, let e): "no reply to \(c) from the coordinator at \(e) (is opcoord running there? set --coordinator or $OPCOORD)"
-        case .server(let code, let text): "coordinator refused the request (\(code)): \(text)"
-        case .malformedReply(let why): "malformed reply from the coordinator: \(why)"
-        case .unexpectedReply(let c, let expected): "unexpected reply \(c) (expected \(expected))"
+    /// A message that does not decode: an error if it answers an outstanding request (or has no
+    /// readable header); a stale one is dropped.
+    private func undecodable(_ frames: [[UInt8]], _ error: WireError) throws {
+        let requestID = WireCodec.peekHeader(frames)?.requestID
+        var command: Command?
+        if let requestID {
+            guard let sent = outstanding[requestID] else { return }
+            outstanding[requestID] = nil
+            command = sent.command
         }
+        if case .bodyTooLarge(let size, _) = error { throw ClientError.replyTooLarge(command, endpoint, size: size) }
+        throw ClientError.malformedReply(command, "\(error)")
+    }
+
+    /// Handles every monitor event that is ready; true if a connection was lost or refused.
+    private func pumpMonitor() throws -> Bool {
+        var changed = false
+        while let event = try monitor.receive(flags: .dontWait) {
+            switch event.kind {
+            case .handshakeSucceeded:
+                let again = link.wasEverUp
+                link.isUp = true
+                link.wasEverUp = true
+                link.downSince = nil
+                if again { resubscribe() }
+            case .connected:
+                link.isConnected = true
+            case .disconnected:
+                // Only a connection that was made counts; failed attempts are libzmq's business.
+                let wasUp = link.isUp
+                guard wasUp || link.isConnected else { continue }
+                link.isUp = false
+                link.isConnected = false
+                changed = true
+                if try libzmqReconnects() {
+                    link.losses += 1
+                    link.downSince = .now
+                } else if wasUp {
+                    // libzmq closed it over a protocol error (a frame over ZMQ_MAXMSGSIZE) and will
+                    // never reconnect this socket: replace it.
+                    link.refusedFrames += 1
+                    link.downSince = .now
+                    try reopen()
+                }
+                // Else the peer failed the ZMTP handshake (not a coordinator): libzmq gives up, and a
+                // request times out as "could not connect".
+            default:
+                break
+            }
+        }
+        return changed
+    }
+
+    /// After a disconnect, libzmq announces its reconnection at once (connect-retried), unless it
+    /// closed the connection itself over a protocol error. Other events read here only precede that.
+    private func libzmqReconnects() throws -> Bool {
+        let deadline = ContinuousClock.now + Self.reconnectNoticeGrace
+        let p = Poller()
+        p.add(monitor.socket)
+        while true {
+            let reconnecting: MonitorEvents = [.connectRetried, .connectDelayed, .connected]
+            while let event = try monitor.receive(flags: .dontWait) {
+                if reconnecting.contains(event.kind) { return true }
+            }
+            let left = deadline - .now
+            if left <= .zero { return false }
+            try p.poll(timeout: left)
+        }
+    }
+
+    private func reopen() throws {
+        close()
+        (socket, monitor, poller) = try Self.open(context, endpoint)
+    }
+
+    /// The coordinator on the other end of a new connection knows no subscription of ours.
+    private func resubscribe() {
+        guard let w = watchSettings, let id = watchRequest else { return }
+        // Its ACK carries the old request id and is skipped like any stale reply.
+        _ = try? socket.sendMultipart(WireCodec.encode(.watch(w), requestID: id), flags: .dontWait)
     }
 }

@@ -62,9 +62,39 @@ extension WireQueueSettings {
 }
 
 extension Graph {
-    /// SUBMIT messages for the graph: at most `maxBatchRecords` operations each, queues with the first.
-    /// Each message is accepted or rejected as a whole.
+    /// SUBMIT messages for the graph, each within the protocol's limits: at most `maxBatchRecords`
+    /// operations and about `batchBodyBudget` bytes (`Batcher`), and at most `maxElements` list elements
+    /// in all (operations, their dependencies and tags: 8,192 operations with 32 dependencies each would
+    /// be over); queues go with the first. Each message is accepted or rejected as a whole.
     public var submitMessages: [WireProtocol.Message] {
-        Batcher.submits(operations.map(WireOperation.init), queues: queues.map(WireQueueSettings.init))
+        var batches: [[WireOperation]] = []
+        for batch in Batcher.split(operations.map(WireOperation.init)) {
+            batches += Self.splitByElements(batch, reserved: batches.isEmpty ? queues.count : 0)
+        }
+        return batches.enumerated().map { i, ops in
+            var m = WireSubmit()
+            if i == 0 { m.queues = queues.map(WireQueueSettings.init) }
+            m.operations = ops
+            return .submit(m)
+        }
+    }
+
+    /// Consecutive runs of `ops` whose list elements stay within `maxElements` (`reserved` already used).
+    static func splitByElements(_ ops: [WireOperation], reserved: Int) -> [[WireOperation]] {
+        var out: [[WireOperation]] = []
+        var current: [WireOperation] = []
+        var count = reserved
+        for o in ops {
+            let n = 1 + o.after.count + o.requires.count
+            if !current.isEmpty && count + n > WireLimits.maxElements {
+                out.append(current)
+                current = []
+                count = 0
+            }
+            current.append(o)
+            count += n
+        }
+        if !current.isEmpty { out.append(current) }
+        return out
     }
 }

@@ -301,3 +301,47 @@ extension WireSubmitProblem: SwiftProtobufEnumLike {
 extension WireOpState: SwiftProtobufEnumLike {
     var unrecognizedValue: Int? { if case .UNRECOGNIZED(let v) = self { v } else { nil } }
 }
+
+// MARK: checks before sending
+
+extension WireCodec {
+    /// The frames of `message` after every check a receiver's `decode` makes, so a sender finds out
+    /// *before* sending what the peer would refuse (or what libzmq would drop: a frame over the limit
+    /// closes the connection without a word). Checks, in this order: the field rules (`validate`), a
+    /// lower bound of the body size (so that, say, 8,192 payloads of 1 MiB are refused before 8 GiB is
+    /// encoded), then the encoded body's size and the pre-scan's element counts (§3.1 steps 7–8).
+    /// Decoding is unchanged; a message this accepts, `decode` accepts.
+    public static func encodeChecked(_ message: Message, requestID: UInt32 = 0) throws(WireError) -> [[UInt8]] {
+        try validate(message)
+        let atLeast = bodySizeLowerBound(message)
+        if atLeast > WireLimits.maxBodySize { throw .bodyTooLarge(size: atLeast, limit: WireLimits.maxBodySize) }
+        let frames = encode(message, requestID: requestID)
+        let body = frames[1]
+        if body.count > WireLimits.maxBodySize { throw .bodyTooLarge(size: body.count, limit: WireLimits.maxBodySize) }
+        try StructureScan.check(body, command: message.command)
+        return frames
+    }
+
+    /// Bytes the body takes at least: every non-empty string or bytes field costs its length plus a tag
+    /// and a length byte. Counted only for the messages that can grow large (lists and payloads); 0 for
+    /// the rest, whose fields `validate` has already bounded.
+    static func bodySizeLowerBound(_ message: Message) -> Int {
+        func field(_ n: Int) -> Int { n == 0 ? 0 : n + 2 }
+        func list(_ strings: [String]) -> Int { strings.reduce(0) { $0 + $1.utf8.count + 2 } }
+        switch message {
+        case .submit(let m):
+            var n = 0
+            for o in m.operations {
+                n += 2 + field(o.id.utf8.count) + field(o.name.utf8.count) + field(o.queue.utf8.count)
+                    + field(o.kind.utf8.count) + field(o.payload.count) + list(o.after) + list(o.requires)
+            }
+            return n
+        case .status(let m): return list(m.opIds)
+        case .wait(let m): return list(m.opIds)
+        case .cancelOps(let m): return list(m.opIds)
+        case .setPriority(let m): return list(m.opIds)
+        case .watch(let m): return list(m.opIds)
+        default: return 0
+        }
+    }
+}

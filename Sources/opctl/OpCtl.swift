@@ -10,8 +10,13 @@ struct OpCtl: ParsableCommand {
         discussion: """
             The coordinator address comes from --coordinator, else $OPCOORD, else tcp://127.0.0.1:7600.
             Exit status: 0 success; 1 operations failed or were cancelled (submit --wait, wait); \
-            2 a rejected graph (every problem is printed); 3 the coordinator could not be reached or refused \
-            the request; 4 a wait timed out; 64 bad command-line arguments.
+            2 a rejected graph (every problem is printed); 3 the coordinator could not be reached, went away \
+            before it replied, refused the request, or sent a reply that cannot be accepted (over the 16 MiB \
+            frame limit, or malformed); 4 a wait timed out; 64 bad command-line arguments.
+            Every request is checked against the protocol's limits before it is sent (docs/PROTOCOL.md §10): \
+            a payload over 1 MiB, an id over 1024 bytes, more than 8192 ids or operations in one message, or \
+            a message over 16 MiB is refused at once with what and which limit (a graph: exit 2, nothing is \
+            sent; other requests: exit 64) instead of being dropped on the way.
             """,
         subcommands: [Submit.self, Status.self, Why.self, Cancel.self, Suspend.self, Resume.self, Limit.self,
                       Priority.self, Wait.self, Workers.self, Watch.self])
@@ -22,7 +27,8 @@ struct Connection: ParsableArguments {
     @Option(name: .long, help: "Coordinator endpoint (default: $OPCOORD or tcp://127.0.0.1:7600).")
     var coordinator: String?
 
-    @Option(name: .customLong("request-timeout"), help: "Seconds to wait for each reply.")
+    @Option(name: .customLong("request-timeout"),
+            help: "Seconds to wait for each reply; for wait and submit --wait, to reach the coordinator at first (their WAIT lasts until --timeout).")
     var requestTimeout: Double = 10
 
     func connect() throws -> CoordinatorConnection {
@@ -32,14 +38,21 @@ struct Connection: ParsableArguments {
     }
 }
 
-/// Runs `body`, turning client errors into a message on stderr and exit status 3.
+/// Runs `body`, turning client errors into a message on stderr and an exit status (`report`).
 func withCoordinator<T>(_ body: () throws -> T) throws -> T {
     do {
         return try body()
     } catch let error as ClientError {
-        printError("opctl: \(error)")
-        throw ExitCode(3)
+        throw report(error)
     }
+}
+
+/// Prints `error` and returns its exit status: 64 for a request over the protocol's limits (built
+/// from the arguments; it was not sent), else 3.
+func report(_ error: ClientError) -> ExitCode {
+    printError("opctl: \(error)")
+    if case .invalidRequest = error { return ExitCode(64) }
+    return ExitCode(3)
 }
 
 func printError(_ text: String) {

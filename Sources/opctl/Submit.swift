@@ -9,8 +9,10 @@ struct Submit: ParsableCommand {
         abstract: "Submit a graph file (YAML or JSON; see docs/GRAPHS.md).",
         discussion: """
             The graph is checked here first and every problem is printed (unknown fields, unknown \
-            dependencies, cycles with their members, ...); the coordinator checks again and accepts or \
-            rejects each batch of up to 8192 operations as a whole.
+            dependencies, cycles with their members, payloads over 1 MiB and other protocol limits, ...): \
+            nothing is sent unless the whole graph passes. The coordinator checks again and accepts or \
+            rejects each batch (up to 8192 operations and 16 MiB) as a whole. With --wait, every accepted \
+            operation is waited for, also across a lost connection (see `opctl wait --help`).
             """)
 
     @OptionGroup var connection: Connection
@@ -43,12 +45,14 @@ struct Submit: ParsableCommand {
             printError("opctl: graph rejected:\n\(error)")
             throw ExitCode(2)
         }
+        let messages = graph.submitMessages
+        try checkLimits(messages)
         let conn = try withCoordinator { try connection.connect() }
         if !allowUnknownKinds { try checkKinds(graph, conn) }
         var accepted = 0
         var warnings: [WireUnplaceable] = []
         var workersConnected = 0
-        for message in graph.submitMessages {
+        for message in messages {
             let reply = try withCoordinator { try conn.request(message) }
             guard case .submitReply(let r) = reply else { throw ExitCode(3) }
             if !r.accepted {
@@ -81,6 +85,28 @@ struct Submit: ParsableCommand {
         let ids = graph.operations.map(\.id)
         let outcome = try WaitCommandCore.wait(conn, ids: ids, queue: nil, timeout: timeout, json: json)
         throw outcome.exitCode
+    }
+
+    /// Every operation and every SUBMIT against the protocol's limits before anything is sent: a batch
+    /// refused after earlier ones were accepted would leave half a graph on the coordinator.
+    private func checkLimits(_ messages: [Message]) throws {
+        var problems: [String] = []
+        for case .submit(let m) in messages {
+            // Operation by operation first, so that each one over a limit is named.
+            for o in m.operations {
+                var one = WireSubmit()
+                one.operations = [o]
+                if case .invalidRequest(_, let why)? = CoordinatorConnection.problem(with: .submit(one)) { problems.append(why) }
+            }
+            if problems.isEmpty, case .invalidRequest(_, let why)? = CoordinatorConnection.problem(with: .submit(m)) {
+                problems.append(why)
+            }
+        }
+        guard !problems.isEmpty else { return }
+        printError("opctl: graph rejected: over the protocol's limits (docs/PROTOCOL.md §10); nothing was sent:")
+        for p in problems.prefix(20) { printError("  - \(p)") }
+        if problems.count > 20 { printError("  (and \(problems.count - 20) more)") }
+        throw ExitCode(2)
     }
 
     /// A kind no connected worker offers would wait forever: say so before submitting.

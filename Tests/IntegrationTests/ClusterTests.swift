@@ -286,9 +286,18 @@ struct ClusterTests {
             return
         }
         #expect(r.code == .unsupportedVersion, "\(r)")
-        raw.close()
-        // An oversized payload: refused with TOO_LARGE, not a dropped connection.
+        // An oversized payload: refused with TOO_LARGE, not a dropped connection. (CoordinatorConnection
+        // does not send it at all — ClientLimitsTests — so it goes over the raw socket.)
         let huge = op("huge", kind: "echo", payload: String(repeating: "x", count: WireLimits.maxPayloadSize + 1))
+        _ = try raw.sendMultipart(WireCodec.encode(.submit(.with { $0.operations = [huge] }), requestID: 9))
+        try poller.poll(timeout: .seconds(10))
+        let tooLargeFrames = try #require(try raw.receiveMultipart(flags: .dontWait))
+        guard case .success(let tooLargeEnv) = WireCodec.decode(tooLargeFrames), case .error(let tooLarge) = tooLargeEnv.message else {
+            Issue.record("expected an ERROR reply")
+            return
+        }
+        #expect(tooLarge.code == .tooLarge && tooLargeEnv.requestID == 9, "\(tooLarge)")
+        raw.close()
         #expect(throws: (any Error).self) { try c.submit([huge]) }
         // Still serving.
         try c.startWorker("a", slots: 1)
