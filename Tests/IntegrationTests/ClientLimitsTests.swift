@@ -1,6 +1,7 @@
 import ClusterTestSupport
 import Foundation
 import OpClient
+import Synchronization
 import Testing
 import WireProtocol
 import ZeroMQ
@@ -103,12 +104,15 @@ struct ClientLimitsTests {
     /// as that, at once, not as a timeout; the next request is answered on a new socket.
     @Test func aReplyOverTheFrameLimitFromAPeerIsReportedAsSuch() throws {
         let ctx = try Context()
-        let router = try Socket(ctx, type: .router)
-        try router.set(.linger, 0)
-        try router.bind("tcp://127.0.0.1:*")
-        let endpoint = try router.lastEndpoint()
-        // The stand-in: the first request gets 17 MiB back, every later one a WORKERS reply.
+        let bound = Mutex<String?>(nil)
+        // The stand-in owns its socket on its own thread: the first request gets 17 MiB back, the next
+        // one a WORKERS reply.
         let served = Thread {
+            guard let router = try? Socket(ctx, type: .router) else { return }
+            defer { router.close() }
+            try? router.set(.linger, 0)
+            guard (try? router.bind("tcp://127.0.0.1:*")) != nil, let endpoint = try? router.lastEndpoint() else { return }
+            bound.withLock { $0 = endpoint }
             let poller = Poller()
             _ = poller.add(router)
             var answered = 0
@@ -123,10 +127,16 @@ struct ClientLimitsTests {
                 _ = try? router.sendMultipart([frames[0]] + body)
                 answered += 1
             }
-            router.close()
         }
         served.start()
-        let conn = try CoordinatorConnection(endpoint: endpoint, timeout: .seconds(10))
+        var endpoint: String?
+        let ready = ContinuousClock.now + .seconds(5)
+        while endpoint == nil && ContinuousClock.now < ready {
+            endpoint = bound.withLock { $0 }
+            if endpoint == nil { usleep(1_000) }   // the stand-in binds within milliseconds
+        }
+        let standIn = try #require(endpoint)
+        let conn = try CoordinatorConnection(endpoint: standIn, timeout: .seconds(10))
         let start = ContinuousClock.now
         do {
             _ = try conn.request(.status(WireStatus()))
