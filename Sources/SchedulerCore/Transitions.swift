@@ -40,7 +40,7 @@ extension Scheduler {
                              at: Int64? = nil) {
         let i = Int(op)
         let old = ops.hot[i].state
-        precondition(old.canMove(to: new), "impossible transition of \(ops.ids[i]): \(old) → \(new)")
+        if !old.canMove(to: new) { impossibleTransition(op, old, new) }
         let l = Int(ops.hot[i].lane)
         let q = Int(lanes[l].queue)
         // Only leaving dispatched/executing for another state can free one of the queue's places.
@@ -63,6 +63,12 @@ extension Scheduler {
         ops.hot[i].state = new
         if wasAtLimit && !queues[q].atLimit { activateAll(Int32(q)) }
         if let code { record(op, code, part: part, extra: extra, at: at ?? now) }
+    }
+
+    /// An impossible pair is a bug in the core: stop, naming it (kept out of line: the hot path only tests a bit).
+    @inline(never)
+    func impossibleTransition(_ op: Int32, _ old: OpState, _ new: OpState) -> Never {
+        fatalError("impossible transition of \(ops.ids[Int(op)]): \(old) → \(new)")
     }
 
     /// Ready-heap key: the max runs first. Priority level, then submission order (S6: FIFO among
