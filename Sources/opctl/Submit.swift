@@ -36,8 +36,7 @@ struct Submit: ParsableCommand {
         let graph: Graph
         do {
             if file == "-" {
-                let text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-                graph = try GraphFile.parse(text, source: "<stdin>")
+                graph = try GraphFile.load(FileHandle.standardInput, source: "<stdin>")   // read with a bound
             } else {
                 graph = try GraphFile.load(path: file)
             }
