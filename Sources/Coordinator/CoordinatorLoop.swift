@@ -225,30 +225,35 @@ final class CoordinatorLoop {
         switch message {
         case .credit(let c): feed(.credit(worker: w, grant: Int(c.credit)))
         case .started(let s):
-            workerClocks[w]?.observe(sent: s.sentUs, receivedAt: now)
+            // One clock lookup per message, not per record (this is every operation's path).
+            var clock = workerClocks[w]
+            clock?.observe(sent: s.sentUs, receivedAt: now)
             for p in s.parts {
-                let at = workerClocks[w]?.convert(p.atUs, now: now)
+                let at = clock?.convert(p.atUs, now: now)
                 feed(.partStarted(WireToCore.partRef(worker: w, p.opID, part: p.part, attempt: p.attempt, at: at)))
             }
+            if let clock, workerClocks[w] != nil { workerClocks[w] = clock }
         case .progress(let p):
             for r in p.records {
                 let fraction = r.total > 0 ? Double(r.done) / Double(r.total) : r.fraction
                 feed(.progress(WireToCore.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt), fraction: fraction))
             }
         case .finished(let f):
-            workerClocks[w]?.observe(sent: f.sentUs, receivedAt: now)
+            var clock = workerClocks[w]
+            clock?.observe(sent: f.sentUs, receivedAt: now)
             for (i, r) in f.records.enumerated() {
                 // The credit rides on the last record so the core applies it once, fenced or not.
                 let grant = i == f.records.count - 1 ? Int(f.credit) : 0
                 if r.startedAtUs > 0 {
                     // Started and finished between two reports: its start rides on the record.
-                    let started = workerClocks[w]?.convert(r.startedAtUs, now: now)
+                    let started = clock?.convert(r.startedAtUs, now: now)
                     feed(.partStarted(WireToCore.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt, at: started)))
                 }
-                let at = workerClocks[w]?.convert(r.atUs, now: now)
+                let at = clock?.convert(r.atUs, now: now)
                 feed(.partFinished(WireToCore.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt, at: at),
                                    Outcome(wire: r), grant: grant))
             }
+            if let clock, workerClocks[w] != nil { workerClocks[w] = clock }
         case .heartbeat: feed(.heartbeat(worker: w))
         case .disconnect(let d):
             if !lostWorkers.contains(w) {

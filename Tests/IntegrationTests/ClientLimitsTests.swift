@@ -105,6 +105,7 @@ struct ClientLimitsTests {
     @Test func aReplyOverTheFrameLimitFromAPeerIsReportedAsSuch() throws {
         let ctx = try Context()
         let bound = Mutex<String?>(nil)
+        let listening = DispatchSemaphore(value: 0)
         // The stand-in owns its socket on its own thread: the first request gets 17 MiB back, the next
         // one a WORKERS reply.
         let served = Thread {
@@ -113,6 +114,7 @@ struct ClientLimitsTests {
             try? router.set(.linger, 0)
             guard (try? router.bind("tcp://127.0.0.1:*")) != nil, let endpoint = try? router.lastEndpoint() else { return }
             bound.withLock { $0 = endpoint }
+            listening.signal()
             let poller = Poller()
             _ = poller.add(router)
             var answered = 0
@@ -129,13 +131,8 @@ struct ClientLimitsTests {
             }
         }
         served.start()
-        var endpoint: String?
-        let ready = ContinuousClock.now + .seconds(5)
-        while endpoint == nil && ContinuousClock.now < ready {
-            endpoint = bound.withLock { $0 }
-            if endpoint == nil { usleep(1_000) }   // the stand-in binds within milliseconds
-        }
-        let standIn = try #require(endpoint)
+        _ = listening.wait(timeout: .now() + 5)
+        let standIn = try #require(bound.withLock { $0 }, "the stand-in did not bind")
         let conn = try CoordinatorConnection(endpoint: standIn, timeout: .seconds(10))
         let start = ContinuousClock.now
         do {
@@ -238,87 +235,3 @@ private func timed<T>(_ body: () throws -> T) rethrows -> (T, Duration) {
     return (value, ContinuousClock.now - start)
 }
 
-/// A program running in the background, output to files; `finish` waits for it, bounded.
-final class Spawned {
-    let process = Process()
-    private let dir: URL
-    private let started = ContinuousClock.now
-    private(set) var elapsed: Duration = .zero
-
-    init(_ path: String, _ args: [String], env: [String: String]) throws {
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("opq-spawn-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        for name in ["stdout", "stderr"] { _ = FileManager.default.createFile(atPath: dir.appendingPathComponent(name).path, contents: nil) }
-        // As CommandLineTests.run: through env(1), which execs the program (same pid), signals at their defaults.
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["--default-signal=TERM,INT,HUP,PIPE", path] + args
-        process.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }
-        process.standardOutput = try FileHandle(forWritingTo: dir.appendingPathComponent("stdout"))
-        process.standardError = try FileHandle(forWritingTo: dir.appendingPathComponent("stderr"))
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-    }
-
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        try? FileManager.default.removeItem(at: dir)
-    }
-
-    /// Waits until the program has a TCP connection to the cluster's coordinator that the coordinator
-    /// has accepted (from /proc: the program's socket inodes in the kernel's TCP table, and the other
-    /// end owned by a process): it is talking to that coordinator, so what happens to the coordinator
-    /// next happens to a client that was connected to it.
-    func waitUntilConnected(to cluster: LocalCluster, timeout: Double = 20) throws {
-        let port = Int(cluster.endpoint.split(separator: ":").last ?? "") ?? -1
-        try cluster.waitUntil("opctl connected to port \(port)", timeout: timeout) {
-            guard process.isRunning else { throw ClusterError("opctl exited early: \(output("stdout"))\(output("stderr"))") }
-            return Self.hasConnection(pid: process.processIdentifier, toPort: port)
-        }
-    }
-
-    /// Waits for the exit (SIGTERM, then SIGKILL, after `timeout` seconds).
-    func finish(timeout: Double) -> CommandLineTests.Run {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGTERM)
-            let grace = Date().addingTimeInterval(3)
-            while process.isRunning && Date() < grace { usleep(20_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        }
-        process.waitUntilExit()
-        elapsed = ContinuousClock.now - started
-        return CommandLineTests.Run(status: process.terminationStatus, stdout: output("stdout"), stderr: output("stderr"))
-    }
-
-    private func output(_ name: String) -> String {
-        (try? String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8)) ?? ""
-    }
-
-    static func hasConnection(pid: Int32, toPort port: Int) -> Bool {
-        let fdDir = "/proc/\(pid)/fd"
-        var inodes = Set<Substring>()
-        for fd in (try? FileManager.default.contentsOfDirectory(atPath: fdDir)) ?? [] {
-            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(fdDir)/\(fd)"),
-                  target.hasPrefix("socket:[") else { continue }
-            inodes.insert(Substring(target.dropFirst(8).dropLast()))
-        }
-        func portOf(_ address: Substring) -> Int? {
-            address.lastIndex(of: ":").flatMap { Int(address[address.index(after: $0)...], radix: 16) }
-        }
-        // procfs files report size 0: read to the end, not by size.
-        let data: Data = FileHandle(forReadingAtPath: "/proc/net/tcp")?.readDataToEndOfFile() ?? Data()
-        let text = String(decoding: data, as: UTF8.self)
-        // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
-        var rows: [[Substring]] = []
-        for line in text.split(separator: "\n").dropFirst() {
-            let f: [Substring] = line.split(separator: " ")
-            if f.count > 9 && f[3] == "01" { rows.append(f) }
-        }
-        for mine in rows where inodes.contains(mine[9]) && portOf(mine[2]) == port {
-            // The coordinator's end: an inode of 0 means still in the listen backlog, not accepted.
-            for other in rows where other[1] == mine[2] && other[2] == mine[1] && other[9] != "0" { return true }
-        }
-        return false
-    }
-}

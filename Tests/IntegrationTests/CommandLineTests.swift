@@ -14,36 +14,7 @@ struct CommandLineTests {
     /// Runs a program with a bounded wait (SIGTERM, then SIGKILL, after `timeout` seconds). Output goes
     /// to files, not pipes, so a grandchild that keeps a descriptor open cannot make the wait hang.
     static func run(_ path: String, _ args: [String], env: [String: String] = [:], timeout: Double = 60) throws -> Run {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("opq-run-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let outURL = dir.appendingPathComponent("stdout"), errURL = dir.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let p = Process()
-        // Through env(1) with default signal actions: the test runner may ignore signals, and a shell
-        // cannot trap a signal that was ignored when it started (the scripts' cleanup relies on traps).
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["--default-signal=TERM,INT,HUP,PIPE", path] + args
-        var environment = ProcessInfo.processInfo.environment
-        for (k, v) in env { environment[k] = v }
-        p.environment = environment
-        p.standardOutput = try FileHandle(forWritingTo: outURL)
-        p.standardError = try FileHandle(forWritingTo: errURL)
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        let deadline = Date().addingTimeInterval(timeout)
-        while p.isRunning && Date() < deadline { usleep(20_000) }
-        if p.isRunning {
-            kill(p.processIdentifier, SIGTERM)
-            let grace = Date().addingTimeInterval(3)
-            while p.isRunning && Date() < grace { usleep(20_000) }
-            if p.isRunning { kill(p.processIdentifier, SIGKILL) }
-        }
-        p.waitUntilExit()
-        return Run(status: p.terminationStatus,
-                   stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
-                   stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+        try Spawned(path, args, env: env).finish(timeout: timeout)
     }
 
     static func writeGraph(_ text: String, in dir: URL, name: String = "graph.yaml") throws -> String {
