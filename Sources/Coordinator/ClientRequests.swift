@@ -7,11 +7,14 @@ struct AckAccumulator {
     var remaining: Int
     var affected = 0
     var firstError: String?
+    var firstErrorIsNotFound = false
 }
 
 struct WaitRequest {
     var ids: [String]
     var queue: String
+    /// The run plain ids are resolved in; with no ids and no queue, the run awaited as a whole.
+    var run: String
     var withResults: Bool
     var deadline: Int64?
 }
@@ -39,14 +42,17 @@ extension CoordinatorLoop {
     func clientRequest(_ message: Message, ref: ClientRef) {
         switch message {
         case .submit(let s):
-            feed(.submit(ref, ops: s.operations.map(WireToCore.operation), queues: s.queues.map(queueSpec)))
+            let run = RunRequest(name: s.run.isEmpty ? nil : s.run, mode: s.append ? .createOrAppend : .create, submitter: s.submitter)
+            feed(.submit(ref, ops: s.operations.map(WireToCore.operation), queues: s.queues.map(queueSpec), run: run))
         case .cancelOps(let c):
             let reason = c.reason.isEmpty ? "cancelled by client" : c.reason
             if !c.queue.isEmpty {
                 feed(.cancelAll(ref, queue: c.queue, reason: reason))
+            } else if c.opIds.isEmpty {
+                feed(.cancelRun(ref, run: c.run, reason: reason))
             } else {
                 pendingAcks[ref] = AckAccumulator(remaining: 1)
-                feed(.cancel(ref, ids: c.opIds, cascade: c.cascade, reason: reason))
+                feed(.cancel(ref, ids: c.opIds, cascade: c.cascade, reason: reason, run: c.run.isEmpty ? nil : c.run))
             }
         case .queue(let q):
             let s = q.settings
@@ -61,11 +67,21 @@ extension CoordinatorLoop {
             steps.forEach(feed)
         case .setPriority(let p):
             pendingAcks[ref] = AckAccumulator(remaining: p.opIds.count)
-            for id in p.opIds { feed(.setPriority(ref, id: id, priority: Int(p.priority), inherit: p.inherit)) }
+            for id in p.opIds {
+                feed(.setPriority(ref, id: id, priority: Int(p.priority), inherit: p.inherit, run: p.run.isEmpty ? nil : p.run))
+            }
         case .status(let s):
-            reply(.statusReply(statusReply(s)), to: ref)
+            switch statusReply(s) {
+            case .success(let r): reply(.statusReply(r), to: ref)
+            case .failure(let f): replyError(.notFound, "\(f)", ref: ref, command: .status)
+            }
         case .why(let w):
-            reply(whyReply(w.opID), to: ref)
+            reply(whyReply(w.opID, run: w.run), to: ref)
+        case .runs(let q):
+            switch runsReply(q) {
+            case .success(let r): reply(.runsReply(r), to: ref)
+            case .failure(let f): replyError(.notFound, "\(f)", ref: ref, command: .runs)
+            }
         case .workers:
             reply(.workersReply(workersReply()), to: ref)
         case .watch(let w):
@@ -78,12 +94,18 @@ extension CoordinatorLoop {
                 watchers[ref.client] = WatchStream(requestID: UInt32(truncatingIfNeeded: ref.request),
                                                    withResults: w.withResults, progress: w.progress)
                 pendingAcks[ref] = AckAccumulator(remaining: 1)
-                feed(.watch(ref, queue: w.queue.isEmpty ? nil : w.queue))
+                feed(.watch(ref, queue: w.queue.isEmpty ? nil : w.queue, run: w.run.isEmpty ? nil : w.run))
             }
         case .wait(let w):
-            pendingWaits[ref] = WaitRequest(ids: w.opIds, queue: w.queue, withResults: w.withResults,
+            pendingWaits[ref] = WaitRequest(ids: w.opIds, queue: w.queue, run: w.run, withResults: w.withResults,
                                             deadline: w.hasTimeoutUs ? now + w.timeoutUs : nil)
-            if !w.queue.isEmpty { feed(.waitQueue(ref, queue: w.queue)) } else { feed(.wait(ref, ids: w.opIds)) }
+            if !w.queue.isEmpty {
+                feed(.waitQueue(ref, queue: w.queue))
+            } else if w.opIds.isEmpty {
+                feed(.waitRun(ref, run: w.run))
+            } else {
+                feed(.wait(ref, ids: w.opIds, run: w.run.isEmpty ? nil : w.run))
+            }
             expireWaits()
         default:
             break
@@ -109,12 +131,14 @@ extension CoordinatorLoop {
             case .ok: acc.affected += 1
             case .error(let text):
                 if acc.firstError == nil { acc.firstError = text }
+            case .notFound(let text):
+                if acc.firstError == nil { acc.firstError = text; acc.firstErrorIsNotFound = true }
             default: break
             }
             guard acc.remaining <= 0 else { pendingAcks[ref] = acc; return }
             pendingAcks[ref] = nil
             if let e = acc.firstError, acc.affected == 0 {
-                replyError(code(for: e), e, ref: ref, command: nil)
+                replyError(acc.firstErrorIsNotFound ? .notFound : code(for: e), e, ref: ref, command: nil)
             } else {
                 var a = WireAck()
                 a.affected = UInt32(acc.affected)
@@ -123,15 +147,16 @@ extension CoordinatorLoop {
             return
         }
         switch coreReply {
-        case .accepted(let n, let unplaceable):
+        case .accepted(let n, let unplaceable, let run):
             var r = WireSubmitReply()
             r.accepted = true
+            r.run = run
             r.acceptedCount = UInt32(n)
             r.unplaceable = unplaceable.map(WireToCore.unplaceable)
             r.workers = UInt32(core.liveWorkerCount)
             reply(.submitReply(r), to: ref)
             if let suppressed = logLimiter.admit("accepted", burst: 100, now: now) {
-                logger.info("client \(ref.client): batch of \(n) operations accepted\(heldBack(suppressed, "more accepted batches not logged"))")
+                logger.info("client \(ref.client): batch of \(n) operations accepted into run \(run)\(heldBack(suppressed, "more accepted batches not logged"))")
             }
         case .rejected(let problems):
             var r = WireSubmitReply()
@@ -148,6 +173,9 @@ extension CoordinatorLoop {
         case .error(let text):
             pendingWaits[ref] = nil
             replyError(code(for: text), text, ref: ref, command: nil)
+        case .notFound(let text):
+            pendingWaits[ref] = nil
+            replyError(.notFound, text, ref: ref, command: nil)
         case .waitDone:
             guard let w = pendingWaits.removeValue(forKey: ref) else { return }   // already timed out
             reply(.waitReply(waitReply(w, timedOut: false)), to: ref)

@@ -50,6 +50,8 @@ final class CoordinatorLoop {
         coreConfig.missedHeartbeats = Int64(config.liveness)
         coreConfig.maxPrefetch = config.maxPrefetch
         coreConfig.startTimeoutMicros = config.startTimeoutMs * 1000
+        coreConfig.retainMicros = config.retainMicros
+        coreConfig.retainRuns = config.retainRuns
         core = Scheduler(config: coreConfig)
         socket = try Socket(context, type: .router)
         // Tell us (EHOSTUNREACH) instead of silently dropping when a peer is gone, so departed
@@ -86,7 +88,18 @@ final class CoordinatorLoop {
             expireWaits()
             flush()
             if now >= nextHeartbeatSweep { heartbeatIdleWorkers() }
+            if now >= nextPeerSweep { forgetIdlePeers() }
         }
+    }
+
+    /// Bounded peer state (docs/ARCHITECTURE.md, "Bounded state"): clients idle past `clientIdleMicros`
+    /// that are owed nothing, and lost workers' routing after `lostWorkerKeepMicros`, are forgotten.
+    private var nextPeerSweep: Int64 = 0
+    private func forgetIdlePeers() {
+        let busy = Set(pendingWaits.keys.map(\.client)).union(pendingAcks.keys.map(\.client))
+        _ = peers.forgetIdleClients(idleSince: now - config.clientIdleMicros) { busy.contains($0) || watchers[$0] != nil }
+        for w in peers.forgetLostWorkers(lostBefore: now - config.lostWorkerKeepMicros) { lostWorkers.remove(w) }
+        nextPeerSweep = now + max(config.clientIdleMicros / 2, 100_000)
     }
 
     /// Sends HEARTBEAT to every live worker we have not sent anything for an interval.
@@ -156,11 +169,11 @@ final class CoordinatorLoop {
         case .hello(let h): workerHello(h, from: routing)
         case .credit, .started, .progress, .finished, .heartbeat, .disconnect:
             workerMessage(envelope.message, from: routing)
-        case .submit, .cancelOps, .queue, .setPriority, .status, .why, .workers, .watch, .wait:
-            let client = peers.client(for: routing)
+        case .submit, .cancelOps, .queue, .setPriority, .status, .why, .workers, .watch, .wait, .runs:
+            let client = peers.client(for: routing, now: now)
             clientRequest(envelope.message, ref: ClientRef(client: client, request: UInt64(rid)))
         case .welcome, .reject, .dispatch, .cancel, .submitReply, .ack, .statusReply, .whyReply,
-             .workersReply, .event, .waitReply, .error:
+             .workersReply, .event, .waitReply, .runsReply, .error:
             sendError(.unexpected, "\(envelope.message.command) is sent by the coordinator, not to it",
                       requestID: rid, command: envelope.message.command.rawValue, to: routing)
         }
@@ -208,7 +221,7 @@ final class CoordinatorLoop {
         lastSentToWorker[id] = nil
         workerClocks[id] = nil
         workerInfo[id] = nil          // what its HELLO said goes with it
-        peers.sessionEnded(id)
+        peers.workerLost(id, now: now)
     }
 
     private func workerMessage(_ message: Message, from routing: [UInt8]) {
@@ -308,7 +321,7 @@ final class CoordinatorLoop {
             lostWorkers.insert(w)
             lastSentToWorker[w] = nil
             workerClocks[w] = nil
-            peers.sessionEnded(w)
+            peers.workerLost(w, now: now)
             if let suppressed = logLimiter.admit("lost", burst: 100, now: now) {
                 logger.warning("worker \(WorkerName.sessionText(w)) '\(clipped(workerInfo[w]?.name ?? "?"))' lost: \(reason)\(heldBack(suppressed, "more losses not logged"))")
             }

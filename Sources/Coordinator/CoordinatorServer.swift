@@ -18,6 +18,14 @@ public struct CoordinatorConfig: Sendable {
     public var maxPrefetch = 256
     /// A part dispatched but not started within this long is taken back and dispatched again (ms; 0 = never).
     public var startTimeoutMs: Int64 = 120_000
+    /// A finished run is kept this long, then evicted (µs).
+    public var retainMicros: Int64 = 24 * 3_600_000_000
+    /// At most this many finished runs are kept.
+    public var retainRuns = 10_000
+    /// A client silent this long that is owed nothing (no WAIT, WATCH or reply) is forgotten (µs).
+    public var clientIdleMicros: Int64 = 60_000_000
+    /// A lost worker's routing is kept this long for its late messages, then forgotten (µs).
+    public var lostWorkerKeepMicros: Int64 = 300_000_000
 
     public init(bind: String) { self.bind = bind }
 }

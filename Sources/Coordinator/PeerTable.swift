@@ -19,6 +19,13 @@ struct PeerTable {
     private var sessions: [UInt64: UInt64] = [:]
     /// The session each worker number has open now.
     private var openSession: [UInt64: UInt64] = [:]
+    /// When each client last sent something (µs), for forgetting idle ones.
+    private var clientLastSeen: [UInt64: Int64] = [:]
+    /// Lost worker sessions whose routing is kept a while for late messages, by when they were lost.
+    private var lostAt: [UInt64: Int64] = [:]
+
+    var clientCount: Int { clientRouting.count }
+    var routingCount: Int { roles.count }
 
     func role(of routing: [UInt8]) -> Role? { roles[routing] }
 
@@ -53,19 +60,49 @@ struct PeerTable {
         if openSession[n] == id { openSession[n] = nil }
     }
 
-    /// The client id of `routing`, allocated on first sight.
-    mutating func client(for routing: [UInt8]) -> UInt64 {
-        if case .client(let id)? = roles[routing] { return id }
+    /// The client id of `routing`, allocated on first sight; `now` marks it active.
+    mutating func client(for routing: [UInt8], now: Int64) -> UInt64 {
+        if case .client(let id)? = roles[routing] { clientLastSeen[id] = now; return id }
         let id = nextClient
         nextClient += 1
         roles[routing] = .client(id)
         clientRouting[id] = routing
+        clientLastSeen[id] = now
         return id
+    }
+
+    /// Forgets clients silent since before `idleSince` unless `busy` (a WAIT, WATCH or reply still
+    /// owed to it). A client holds no other state here: if it speaks again it is simply a new client.
+    /// Returns how many were forgotten. O(clients).
+    mutating func forgetIdleClients(idleSince: Int64, busy: (UInt64) -> Bool) -> Int {
+        var gone: [UInt64] = []
+        for (id, seen) in clientLastSeen where seen < idleSince && !busy(id) { gone.append(id) }
+        for id in gone {
+            clientLastSeen[id] = nil
+            if let r = clientRouting.removeValue(forKey: id), roles[r] == .client(id) { roles[r] = nil }
+        }
+        return gone.count
+    }
+
+    /// A worker session the core declared lost: its routing stays (late messages are fenced and the
+    /// worker is told to register again) until `forgetLostWorkers` drops it.
+    mutating func workerLost(_ id: UInt64, now: Int64) {
+        sessionEnded(id)
+        lostAt[id] = now
+    }
+
+    /// Drops the routing of sessions lost before `lostBefore`; returns their ids.
+    mutating func forgetLostWorkers(lostBefore: Int64) -> [UInt64] {
+        var gone: [UInt64] = []
+        for (id, at) in lostAt where at < lostBefore { gone.append(id) }
+        for id in gone { forgetWorker(id) }
+        return gone
     }
 
     /// Forgets a worker's routing entry (after it said DISCONNECT).
     mutating func forgetWorker(_ id: UInt64) {
         sessionEnded(id)
+        lostAt[id] = nil
         if let r = workerRouting.removeValue(forKey: id), roles[r] == .worker(id) { roles[r] = nil }
     }
 

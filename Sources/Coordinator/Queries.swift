@@ -8,8 +8,9 @@ import WireProtocol
 extension CoordinatorLoop {
     static let defaultStatusLimit = 1000
 
-    func statusReply(_ s: WireStatus) -> WireStatusReply {
+    func statusReply(_ s: WireStatus) -> Result<WireStatusReply, LookupFailure> {
         var r = WireStatusReply()
+        let run = s.run.isEmpty ? nil : s.run
         r.nowUs = now
         r.fenced = UInt64(core.fencing.total)
         r.totalOperations = UInt64(core.totalOperations)
@@ -20,28 +21,79 @@ extension CoordinatorLoop {
         if !s.queue.isEmpty && r.queues.isEmpty { r.notFound = [s.queue] }
         r.unplaceable = core.unplaceableReady().map(WireToCore.unplaceable)
         var ids = s.opIds
+        var keys: [String?] = []
         if ids.isEmpty && s.ops {
             let limit = min(Int(s.limit == 0 ? UInt32(Self.defaultStatusLimit) : s.limit), WireLimits.maxBatchRecords)
-            let page = core.operationIDs(after: s.after.isEmpty ? nil : s.after, limit: limit,
-                                         queue: s.queue.isEmpty ? nil : s.queue)
+            var filter = OpFilter(run: run, queue: s.queue.isEmpty ? nil : s.queue)
+            if !s.states.isEmpty { filter.states = Set(s.states.compactMap(OpState.init(wire:))) }
+            if !s.worker.isEmpty { filter.workers = workerIDs(named: s.worker) }
+            let page: OpPage
+            switch core.operationIDs(after: s.after.isEmpty ? nil : s.after, limit: limit, filter: filter) {
+            case .success(let p): page = p
+            case .failure(let f): return .failure(f)
+            }
             ids = page.ids
+            keys = page.ids
             r.nextAfter = page.next ?? ""
+            r.matched = UInt64(page.matched)
+        } else {
+            if let run, core.runInfo(run) == nil, let f = core.runLookupFailure(run) { return .failure(f) }
+            keys = ids.map { ref in if case .success(let op) = core.resolve(ref, in: run) { core.key(of: op) } else { nil } }
         }
         // Every reply stays within the frame limit it imposes on others (PROTOCOL.md §10): at the budget
         // a listing stops (next_after says where to go on) and named ids are left out (`omitted`).
         var used = 0
         for (k, id) in ids.enumerated() {
-            guard let st = core.status(id) else { r.notFound.append(id); continue }
+            guard let key = keys[k], let st = core.status(key) else { r.notFound.append(id); continue }
             let o = opStatus(st, withResult: s.withResults)
             let size = Self.sizeBound(o)
             if used + size > WireLimits.replyBudget && !r.ops.isEmpty {
-                if s.opIds.isEmpty { r.nextAfter = r.ops[r.ops.count - 1].id } else { r.omitted = Array(ids[k...]) }
+                if s.opIds.isEmpty { r.nextAfter = keys[k - 1] ?? "" } else { r.omitted = Array(ids[k...]) }
                 break
             }
             used += size
             r.ops.append(o)
         }
-        return r
+        return .success(r)
+    }
+
+    /// Workers whose id ("w3") or name is `text` (a worker keeps its id across reconnects).
+    func workerIDs(named text: String) -> Set<UInt64> {
+        Set(core.workerSnapshot(includeLost: true).filter { WorkerName.text($0.id) == text || $0.name == text }.map(\.id))
+    }
+
+    func runsReply(_ q: WireRuns) -> Result<WireRunsReply, LookupFailure> {
+        let limit = min(Int(q.limit == 0 ? UInt32(Self.defaultStatusLimit) : q.limit), WireLimits.maxBatchRecords)
+        switch core.runInfos(after: q.after.isEmpty ? nil : q.after, limit: limit, only: q.runs.isEmpty ? nil : q.runs) {
+        case .failure(let f): return .failure(f)
+        case .success(let page):
+            var r = WireRunsReply()
+            r.nowUs = now
+            r.runs = page.runs.map(Self.wireRun)
+            r.nextAfter = page.next ?? ""
+            let counts = core.runCounts
+            r.retained = UInt64(counts.retained)
+            r.evicted = UInt64(counts.evicted)
+            return .success(r)
+        }
+    }
+
+    static func wireRun(_ i: RunInfo) -> WireRunInfo {
+        var w = WireRunInfo()
+        w.id = i.name
+        w.submitter = i.submitter
+        w.submittedUs = i.submittedAt
+        w.finishedUs = i.finishedAt ?? 0
+        w.total = UInt64(i.total)
+        w.pending = UInt64(i.pending)
+        w.ready = UInt64(i.ready)
+        w.dispatched = UInt64(i.dispatched)
+        w.executing = UInt64(i.executing)
+        w.succeeded = UInt64(i.succeeded)
+        w.failed = UInt64(i.failed)
+        w.cancelled = UInt64(i.cancelled)
+        w.evictAtUs = i.evictAt ?? 0
+        return w
     }
 
     /// An upper bound of an op record's encoded size, for the reply budget.
@@ -58,7 +110,7 @@ extension CoordinatorLoop {
 
     func opStatus(_ st: OpStatus, withResult: Bool) -> WireOpStatus {
         var o = WireOpStatus()
-        o.id = st.id
+        (o.run, o.id) = core.runAndOp(of: st.id)
         o.name = st.name
         o.queue = st.queue
         o.state = st.state.wire
@@ -106,16 +158,20 @@ extension CoordinatorLoop {
         return q
     }
 
-    func whyReply(_ id: String) -> Message {
-        guard let st = core.status(id) else {
+    func whyReply(_ ref: String, run: String) -> Message {
+        let id: String
+        switch core.resolve(ref, in: run.isEmpty ? nil : run) {
+        case .success(let op): id = core.key(of: op)
+        case .failure(let f):
             var e = WireErrorReply()
             e.code = .notFound
-            e.message = "unknown operation \(id)"
-            e.opID = id
+            e.message = "\(f)"
+            e.opID = ref
             return .error(e)
         }
+        guard let st = core.status(id) else { preconditionFailure("resolved op \(id) has no status") }
         var r = WireWhyReply()
-        r.opID = id
+        (r.run, r.opID) = core.runAndOp(of: id)
         r.state = st.state.wire
         r.cancelled = st.isCancelled
         switch core.why(id) {
@@ -173,11 +229,14 @@ extension CoordinatorLoop {
         var allFinished = true
         let ids = w.queue.isEmpty ? w.ids : []
         var used = 0
-        for id in ids {
-            guard let st = core.status(id) else { r.notFound.append(id); continue }
+        let context = w.run.isEmpty ? nil : w.run
+        for ref in ids {
+            guard case .success(let op) = core.resolve(ref, in: context) else { r.notFound.append(ref); continue }
+            let id = core.key(of: op)
+            guard let st = core.status(id) else { r.notFound.append(ref); continue }
             guard st.state == .finished else { r.pending.append(id); allFinished = false; continue }
             var o = WireOpOutcome()
-            o.opID = id
+            (o.run, o.opID) = core.runAndOp(of: id)
             o.outcome = opStatus(st, withResult: w.withResults).outcome
             // Results past the reply budget are left out (and named): fetch them with STATUS.
             if case .succeeded(let d)? = o.outcome.result, !d.isEmpty {
@@ -191,7 +250,17 @@ extension CoordinatorLoop {
             used += 64 + id.utf8.count
             r.outcomes.append(o)
         }
-        if !w.queue.isEmpty {
+        if w.queue.isEmpty && w.ids.isEmpty {
+            if let i = core.runInfo(w.run) {
+                allFinished = i.unfinished == 0
+                r.succeededCount = UInt64(i.succeeded)
+                r.failedCount = UInt64(i.failed)
+                r.cancelledCount = UInt64(i.cancelled)
+                r.pendingCount = UInt64(i.unfinished)
+            } else {
+                r.notFound = [w.run]
+            }
+        } else if !w.queue.isEmpty {
             if let c = core.queueCounts(w.queue) {
                 allFinished = c.operationCount == 0
                 r.succeededCount = UInt64(c.succeeded)
@@ -218,7 +287,7 @@ extension CoordinatorLoop {
 
     func publishedEvent(_ e: OpEvent, withResult: Bool) -> WireEvent {
         var w = WireEvent()
-        w.opID = e.op
+        (w.run, w.opID) = core.runAndOp(of: e.op)
         w.timestampUs = e.at
         switch e.transition {
         case .ready: w.state = .ready

@@ -37,6 +37,18 @@ extension OpState {
         case .finished: .finished
         }
     }
+
+    /// nil for UNSPECIFIED or an unknown value.
+    init?(wire: WireOpState) {
+        switch wire {
+        case .pending: self = .pending
+        case .ready: self = .ready
+        case .dispatched: self = .dispatched
+        case .executing: self = .executing
+        case .finished: self = .finished
+        default: return nil
+        }
+    }
 }
 
 extension Outcome {
@@ -142,6 +154,9 @@ enum WireToCore {
         case .emptyKind(let op): e.problem = .invalidField; e.opID = op; e.field = "kind"
         case .invalidQueue(let name, _): e.problem = .invalidField; e.field = "queues[\(name)]"
         case .tooManyTags: e.problem = .limit; e.field = "requires"
+        case .invalidId(let op, _): e.problem = .invalidField; e.opID = op; e.field = "id"
+        case .invalidRun: e.problem = .invalidField; e.field = "run"
+        case .unavailableDependency(let op, let dep, _): e.problem = .unknownDependency; e.opID = op; e.related = [dep]
         }
         return e
     }

@@ -68,6 +68,9 @@ final class Engine: Sendable {
 
     let endpoint: String
     let fetchResults: Bool
+    /// The run this client's operations join (docs/GRAPHS.md, "Runs"): one per coordinator connection,
+    /// created by its first submit. Ids are unique within it; other runs' events are ignored.
+    let run = Batcher.uniqueRunName(prefix: "api-")
     /// Completion blocks, waiter wake-ups and queue bookkeeping, in finish order.
     let callbacks = DispatchQueue(label: "opqueue.remote.callbacks")
     private let commands = Mutex<(list: [Command], stopped: Bool)>(([], false))
@@ -243,6 +246,7 @@ final class Engine: Sendable {
             todo = todo.dropFirst(chunk.count)
             var s = WireStatus()
             s.opIds = chunk
+            s.run = run
             s.ops = true
             s.withResults = true
             s.limit = UInt32(chunk.count)
@@ -255,6 +259,7 @@ final class Engine: Sendable {
     }
 
     private func apply(_ events: [WireEvent], _ connection: CoordinatorConnection) {
+        let events = events.filter { $0.run == run }
         let tracked = table.withLock { t in Set(events.compactMap { t[$0.opID] != nil ? $0.opID : nil }) }
         guard !tracked.isEmpty else { return }
         var fetched: [String: WireOpStatus] = [:]

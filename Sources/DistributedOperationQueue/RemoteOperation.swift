@@ -150,6 +150,7 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
         guard let engine else { return }
         var p = WireSetPriority()
         p.opIds = [id]
+        p.run = engine.run
         p.priority = Int32(priority.rawValue)
         p.inherit = inherit
         try engine.ack(.setPriority(p))
@@ -212,6 +213,7 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
         guard let engine = cancelLocally() else { return }
         var c = WireCancelOps()
         c.opIds = [id]
+        c.run = engine.run
         try? engine.ack(.cancelOps(c))
     }
 

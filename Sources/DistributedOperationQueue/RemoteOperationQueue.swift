@@ -294,7 +294,7 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
                 }
                 engine.register(ops)
                 for op in ops { op.fields.withLock { $0.engine = engine; $0.coordinator = self.coordinator } }
-                for message in Batcher.submits(wire, queues: settings.map { [$0] } ?? []) {
+                for message in Batcher.submits(wire, queues: settings.map { [$0] } ?? [], run: engine.run, appendAll: true) {
                     let reply = try connection.request(message)
                     guard case .submitReply(let r) = reply else { throw RemoteOperationError.connection("no SUBMIT-REPLY") }
                     guard r.accepted else { throw RemoteOperationError.rejected(r.errors.map { Self.problem($0, names) }) }
@@ -312,6 +312,7 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
         for op in ops where op.isCancelled {
             var c = WireCancelOps()
             c.opIds = [op.id]
+            c.run = engine.run
             try? engine.ack(.cancelOps(c))
         }
     }

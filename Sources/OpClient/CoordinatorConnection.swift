@@ -195,9 +195,11 @@ public final class CoordinatorConnection {
 
     /// Subscribes to state changes (the KVO analogue); read them with `nextEvents`. After a lost
     /// connection the subscription is made again (event sequence numbers then restart at 1).
-    public func watch(queue: String? = nil, opIDs: [String] = [], withResults: Bool = false, progress: Bool = false) throws {
+    public func watch(queue: String? = nil, run: String = "", opIDs: [String] = [], withResults: Bool = false,
+                      progress: Bool = false) throws {
         var w = WireWatch()
         w.queue = queue ?? ""
+        w.run = run
         w.opIds = opIDs
         w.withResults = withResults
         w.progress = progress

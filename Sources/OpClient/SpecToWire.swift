@@ -66,7 +66,11 @@ extension Graph {
     /// operations and about `batchBodyBudget` bytes (`Batcher`), and at most `maxElements` list elements
     /// in all (operations, their dependencies and tags: 8,192 operations with 32 dependencies each would
     /// be over); queues go with the first. Each message is accepted or rejected as a whole.
-    public var submitMessages: [WireProtocol.Message] {
+    public var submitMessages: [WireProtocol.Message] { submitMessages(run: "") }
+
+    /// `submitMessages` into run `run` (empty: the coordinator names it from the first reply; the
+    /// caller then sets `run` and `append` on the later ones).
+    public func submitMessages(run: String, submitter: String = "") -> [WireProtocol.Message] {
         var batches: [[WireOperation]] = []
         for batch in Batcher.split(operations.map(WireOperation.init)) {
             batches += Self.splitByElements(batch, reserved: batches.isEmpty ? queues.count : 0)
@@ -75,6 +79,9 @@ extension Graph {
             var m = WireSubmit()
             if i == 0 { m.queues = queues.map(WireQueueSettings.init) }
             m.operations = ops
+            m.run = run
+            m.append = i > 0
+            m.submitter = submitter
             return .submit(m)
         }
     }

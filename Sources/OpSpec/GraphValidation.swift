@@ -72,6 +72,9 @@ enum GraphValidation {
             } else if op.id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
                 problems.append(GraphProblem(location: location, field: "id", line: lineOf(index, "id"),
                                              message: "id contains a control character"))
+            } else if op.id.contains("/") {
+                problems.append(GraphProblem(location: location, field: "id", line: lineOf(index, "id"),
+                                             message: "id contains '/', which separates run and operation in RUN/OP"))
             } else if let first = indexOfID[op.id] {
                 problems.append(GraphProblem(location: location, field: "id", line: lineOf(index, "id"),
                                              message: "duplicate id \"\(op.id)\" (first at operations[\(first)])"))
@@ -121,7 +124,8 @@ enum GraphValidation {
                 if !seen.insert(dependency).inserted {
                     problems.append(GraphProblem(location: location, field: field, line: lineOf(index, "after"),
                                                  message: "dependency \"\(dependency)\" is listed twice"))
-                } else if indexOfID[dependency] == nil {
+                } else if indexOfID[dependency] == nil && !dependency.contains("/") {
+                    // RUN/OP names another run's operation: the coordinator checks it.
                     problems.append(GraphProblem(location: location, field: field, line: lineOf(index, "after"),
                                                  message: "unknown dependency \"\(dependency)\"" + suggestion(dependency, Array(indexOfID.keys))))
                 }

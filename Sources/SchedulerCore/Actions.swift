@@ -43,6 +43,10 @@ public enum SubmitProblem: Sendable, Equatable, CustomStringConvertible {
     case emptyKind(op: String)
     case invalidQueue(name: String, reason: String)
     case tooManyTags(String)
+    case invalidId(op: String, reason: String)
+    case invalidRun(name: String, reason: String)
+    /// A dependency "RUN/OP" names a run that is not retained.
+    case unavailableDependency(op: String, dependency: String, reason: String)
 
     public var description: String {
         switch self {
@@ -58,6 +62,9 @@ public enum SubmitProblem: Sendable, Equatable, CustomStringConvertible {
         case .emptyKind(let op): return "\(op): empty kind"
         case .invalidQueue(let n, let r): return "queue \(n): \(r)"
         case .tooManyTags(let t): return "tag \(t): more than 64 distinct tags"
+        case .invalidId(let op, let r): return "\(op): \(r)"
+        case .invalidRun(_, let r): return r
+        case .unavailableDependency(let op, let d, let r): return "\(op): dependency \(d): \(r)"
         }
     }
 }
@@ -88,10 +95,12 @@ public struct Unplaceable: Sendable, Equatable {
 
 public enum Reply: Sendable, Equatable {
     /// `unplaceable`: accepted ops that no live worker can run (a warning, not an error).
-    case accepted(count: Int, unplaceable: [Unplaceable] = [])
+    case accepted(count: Int, unplaceable: [Unplaceable] = [], run: String = "")
     case rejected([SubmitProblem])
     case ok
     case error(String)
+    /// An op, run or queue the request names is not there (unknown, or evicted: the text says which).
+    case notFound(String)
     case waitDone(WaitSummary)
 }
 
@@ -120,6 +129,7 @@ public enum JournalRecord: Sendable, Equatable {
     case submitted(ops: [OperationSpec], queues: [QueueSpec])
     case cancelRequested(ids: [String], cascade: Bool)
     case cancelAll(queue: String)
+    case cancelRun(run: String)
     case queueSettings(name: String, maxConcurrent: Int, suspended: Bool)
     case priorityChanged(id: String, priority: Int, inherit: Bool)
     case finished(id: String, outcome: Outcome)

@@ -1,17 +1,14 @@
 // S4/S5/S10, A2, A4: cancel (optionally cascading), cancel-all, timeouts.
 
 extension Scheduler {
-    mutating func cancelRequest(_ ref: ClientRef, _ ids: [String], _ cascade: Bool, _ reason: String, _ out: inout [Action]) {
-        var unknown: [String] = []
-        var found: [Int32] = []
-        for id in ids {
-            if let op = lookup(id) { found.append(op) } else { unknown.append(id) }
+    mutating func cancelRequest(_ ref: ClientRef, _ ids: [String], _ cascade: Bool, _ reason: String, _ run: String?,
+                                _ out: inout [Action]) {
+        let found: [Int32]
+        switch resolveAll(ids, in: run) {
+        case .success(let f): found = f
+        case .failure(let f): out.append(.reply(ref, .notFound(f.text))); return
         }
-        if !unknown.isEmpty {
-            out.append(.reply(ref, .error("unknown operation(s): " + unknown.joined(separator: ", "))))
-            return
-        }
-        if config.journal { out.append(.journal(.cancelRequested(ids: ids, cascade: cascade))) }
+        if config.journal { out.append(.journal(.cancelRequested(ids: found.map { ops.ids[Int($0)] }, cascade: cascade))) }
         for op in found { cancelOp(op, reason, cascade: cascade, &out) }
         out.append(.reply(ref, .ok))
     }
@@ -62,6 +59,7 @@ extension Scheduler {
         fireTimeouts(&out)
         fireRetries(&out)
         checkLiveness(&out)
+        evictRuns()
     }
 
     /// Asks for a tick at the earliest deadline when it is earlier than the one already asked for.
@@ -70,6 +68,7 @@ extension Scheduler {
         if let t = timeoutHeap.min { due = t.at }
         if let t = retryHeap.min, t.at < due { due = t.at }
         if let t = livenessHeap.min, t.at < due { due = t.at }
+        if let t = nextEviction, t < due { due = t }
         if due < requestedTick {
             requestedTick = due
             out.append(.scheduleTick(at: due))

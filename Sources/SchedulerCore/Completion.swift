@@ -125,6 +125,7 @@ extension Scheduler {
             ops.hot[i].flags |= Flag.cancelled
             reasons[op] = r
         }
+        runOpFinished(op, outcome.kind, at: at, &out)
         if ops.hot[i].inflightParts > 0 {
             let reason: String
             if case .cancelled(let r) = outcome { reason = r } else { reason = "operation finished" }
@@ -200,10 +201,10 @@ extension Scheduler {
                 if ops.hot[di].state == .finished { continue }
                 if ops.hot[di].state == .pending { ops.hot[di].unfinishedDeps -= 1 }
                 if cascade {
-                    cancelOp(t, "dependency \(ops.ids[i]) cancelled", cascade: true, &out)
+                    cancelOp(t, "dependency \(inputName(op, of: t)) cancelled", cascade: true, &out)
                 } else if kind != .succeeded && ops.hot[di].flags & Flag.policySucceeded != 0 {
                     let what = kind == .failed ? "failed" : "was cancelled"
-                    cancelOp(t, "dependency \(ops.ids[i]) \(what)", cascade: false, &out)
+                    cancelOp(t, "dependency \(inputName(op, of: t)) \(what)", cascade: false, &out)
                 } else if ops.hot[di].state == .pending && ops.hot[di].unfinishedDeps == 0 {
                     makeReady(t, &out)
                 }

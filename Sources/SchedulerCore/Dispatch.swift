@@ -103,7 +103,7 @@ extension Scheduler {
             inputs.reserveCapacity(dc)
             let s = Int(ops.depStart[i])
             for d in depList[s..<s + dc] where ops.hot[Int(d)].outcome == .succeeded {
-                inputs.append((ops.ids[Int(d)], results.isEmpty ? [] : results[d] ?? []))
+                inputs.append((inputName(d, of: op), results.isEmpty ? [] : results[d] ?? []))
             }
         }
         let laneQoS = lanes[Int(ops.hot[i].lane)].qos
@@ -114,5 +114,13 @@ extension Scheduler {
         if !watchers.isEmpty {
             publish(op, .dispatched(part: part, attempt: Int(attempt), worker: wid), &out)
         }
+    }
+
+    /// A dependency as `op` sees it: by its bare id in the same run, as "RUN/OP" from another run
+    /// (handler inputs, and the reasons of cancelled dependents).
+    func inputName(_ d: Int32, of op: Int32) -> String {
+        let key = ops.ids[Int(d)]
+        guard ops.hot[Int(d)].run == ops.hot[Int(op)].run, let (_, bare) = RunNames.split(key) else { return key }
+        return String(bare)
     }
 }

@@ -3,13 +3,13 @@
 // line per probe, and FNV-1a instead of SipHash. The hash is unkeyed and deterministic: ids come from
 // authenticated clients only (A7).
 
-/// Where keys live: accepted ops' ids, plus a batch being submitted (indices ≥ base).
+/// Where keys live: accepted ops' keys, plus a batch being submitted (indices ≥ base).
 struct IdKeys {
     var ids: [String]
-    var batch: UnsafeBufferPointer<OperationSpec>?
+    var batch: UnsafeBufferPointer<String>?
     var base: Int32
     @inline(__always) func key(_ i: Int32) -> String {
-        if let b = batch, i >= base { return b[Int(i - base)].id }
+        if let b = batch, i >= base { return b[Int(i - base)] }
         return ids[Int(i)]
     }
 }
@@ -105,6 +105,17 @@ struct IdTable {
             var p = Int(UInt32(truncatingIfNeeded: s >> 32)) & mask
             while slots[p] != 0 { p = (p + 1) & mask }
             slots[p] = s
+        }
+    }
+}
+
+extension IdTable {
+    /// Rewrites every stored index through `f` (compaction renumbers ops; no key is dropped here).
+    mutating func remap(_ f: (Int32) -> Int32) {
+        for p in slots.indices where slots[p] != 0 {
+            let s = slots[p]
+            let i = Int32(truncatingIfNeeded: s & 0xFFFF_FFFF) - 1
+            slots[p] = s & 0xFFFF_FFFF_0000_0000 | UInt64(UInt32(f(i) + 1))
         }
     }
 }

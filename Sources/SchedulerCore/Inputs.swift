@@ -43,17 +43,24 @@ public struct WorkerHello: Sendable, Equatable {
 
 public enum Event: Sendable {
     // clients
-    case submit(ClientRef, ops: [OperationSpec], queues: [QueueSpec])
-    /// `reason` becomes the outcome's text: cancelled(reason) (A1).
-    case cancel(ClientRef, ids: [String], cascade: Bool, reason: String = "cancelled")
+    /// Op ids are unique within the run; `after` names ops of the same run ("OP") or "RUN/OP".
+    case submit(ClientRef, ops: [OperationSpec], queues: [QueueSpec], run: RunRequest = .unnamed)
+    /// `reason` becomes the outcome's text: cancelled(reason) (A1). Ids are "RUN/OP", or bare ids
+    /// resolved in `run` (else in the newest retained run that has them).
+    case cancel(ClientRef, ids: [String], cascade: Bool, reason: String = "cancelled", run: String? = nil)
+    /// Cancels every unfinished op of a run.
+    case cancelRun(ClientRef, run: String, reason: String = "cancelled")
     case cancelAll(ClientRef, queue: String, reason: String = "cancelled")
     case suspend(ClientRef, queue: String)
     case resume(ClientRef, queue: String)
     case setQueueLimit(ClientRef, queue: String, maxConcurrent: Int)
-    case setPriority(ClientRef, id: String, priority: Int, inherit: Bool)
-    case wait(ClientRef, ids: [String])
+    case setPriority(ClientRef, id: String, priority: Int, inherit: Bool, run: String? = nil)
+    case wait(ClientRef, ids: [String], run: String? = nil)
     case waitQueue(ClientRef, queue: String)
-    case watch(ClientRef, queue: String?)
+    /// Until the run has no unfinished op; the reply counts its outcomes only.
+    case waitRun(ClientRef, run: String)
+    /// Events of one queue and/or one run (nil = any).
+    case watch(ClientRef, queue: String?, run: String? = nil)
     case unwatch(client: UInt64)
     // workers
     case workerJoined(WorkerHello)

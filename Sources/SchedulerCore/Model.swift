@@ -101,6 +101,14 @@ public struct SchedulerConfig: Sendable {
     /// A part dispatched but not started within this long is taken back and dispatched again (a worker
     /// that holds work without running it); checked at the worker's liveness ticks. 0 = never.
     public var startTimeoutMicros: Int64 = 120_000_000
+    /// A finished run is kept this long, then evicted (its ops forgotten).
+    public var retainMicros: Int64 = 24 * 3_600_000_000
+    /// At most this many finished runs are kept; beyond it the oldest finished is evicted first.
+    public var retainRuns: Int = 10_000
+    /// Names of evicted runs remembered (to say "evicted" rather than "unknown").
+    public var evictedRunsRemembered: Int = 100_000
+    /// Dead rows of evicted ops are compacted away once they are this many and outnumber live ones.
+    public var compactMinimum: Int = 65_536
     public var livenessBoundMicros: Int64 { heartbeatIntervalMicros * missedHeartbeats }
     public init() {}
 }

@@ -27,6 +27,24 @@ public struct OpStatus: Sendable, Equatable {
     public var attemptErrors: [String]
 }
 
+/// Which ops a status listing covers (every set field applies).
+public struct OpFilter: Sendable, Equatable {
+    public var run: String?
+    public var queue: String?
+    public var states: Set<OpState>?
+    /// Ops last held by one of these workers.
+    public var workers: Set<UInt64>?
+    public init(run: String? = nil, queue: String? = nil, states: Set<OpState>? = nil, workers: Set<UInt64>? = nil) {
+        self.run = run; self.queue = queue; self.states = states; self.workers = workers
+    }
+}
+
+public struct OpPage: Sendable, Equatable {
+    public var ids: [String] = []
+    public var next: String?
+    public var matched = 0
+}
+
 public struct QueueCounts: Sendable, Equatable {
     public var name: String
     public var pending: Int
@@ -85,13 +103,17 @@ public enum WhyNotRunning: Sendable, Equatable {
 
 extension Scheduler {
     /// Ops ever accepted (finished ones included; see `QueueCounts.operationCount` for unfinished).
-    public var totalOperations: Int { ops.count }
+    public var totalOperations: Int { ops.count - deadOps }
     /// Workers connected now.
     public var liveWorkerCount: Int { liveWorkers }
 
-    public func status(_ id: String) -> OpStatus? {
-        guard let op = lookup(id) else { return nil }
+    /// Index of an op a client names (`resolve` without a run context).
+    func find(_ ref: String) -> Int32? { if case .success(let op) = resolve(ref) { op } else { nil } }
+
+    public func status(_ ref: String) -> OpStatus? {
+        guard let op = find(ref) else { return nil }
         let i = Int(op)
+        let id = ops.ids[i]
         let lane = lanes[Int(ops.hot[i].lane)]
         let partsFinished: Int
         if ops.hot[i].state == .finished { partsFinished = ops.hot[i].outcome == .succeeded ? Int(ops.hot[i].parts) : 0 }
@@ -112,25 +134,54 @@ extension Scheduler {
             resultSize: results[op]?.count ?? 0, errorText: reasons[op], attemptErrors: attemptErrors[op] ?? [])
     }
 
-    /// One page of op ids in submission order, starting after `after` (an id), optionally of one queue.
-    /// `next` is the cursor for the following page (nil at the end). O(ops scanned), for status listings.
-    public func operationIDs(after: String? = nil, limit: Int, queue: String? = nil) -> (ids: [String], next: String?) {
-        var start = 0
-        if let after { guard let a = lookup(after) else { return ([], nil) }; start = Int(a) + 1 }
-        let q = queue.flatMap { queueIndex[$0] }
-        if queue != nil && q == nil { return ([], nil) }
-        var ids: [String] = []
-        var i = start
-        while i < ops.count && ids.count < limit {
-            if q == nil || lanes[Int(ops.hot[i].lane)].queue == q! { ids.append(ops.ids[i]) }
-            i += 1
+    /// One page of op keys ("RUN/OP") matching `filter`: runs newest first, each in submission order,
+    /// starting after the key `after`. `next` is the cursor for the following page (nil at the end);
+    /// `matched` counts every match (all pages). O(ops of the runs in scope).
+    public func operationIDs(after: String? = nil, limit: Int, filter: OpFilter = OpFilter()) -> Result<OpPage, LookupFailure> {
+        var slots: [Int32]
+        if let run = filter.run {
+            guard let s = runIndex[run] else { return .failure(runFailure(run)) }
+            slots = [s]
+        } else {
+            slots = runs.indices.compactMap { runs[$0] == nil ? nil : Int32($0) }
+            slots.sort { runs[Int($0)]!.number > runs[Int($1)]!.number }
         }
-        return (ids, i < ops.count ? ids.last : nil)
+        var q: Int32?
+        if let queue = filter.queue {
+            guard let qi = queueIndex[queue] else { return .failure(.unknownQueue(queue)) }
+            q = qi
+        }
+        var workerSet: Set<Int32>?
+        if let ids = filter.workers {
+            workerSet = Set(workers.indices.filter { ids.contains(workers[$0].id) }.map { Int32($0) })
+        }
+        var startSlot = 0, startPos = 0
+        if let after, let a = lookup(after) {
+            let r = ops.hot[Int(a)].run
+            if let k = slots.firstIndex(of: r) {
+                startSlot = k
+                startPos = (runs[Int(r)]!.ops.firstIndex(of: a) ?? -1) + 1
+            }
+        }
+        var page = OpPage()
+        for (k, s) in slots.enumerated() {
+            let list = runs[Int(s)]!.ops
+            for (pos, op) in list.enumerated() {
+                let i = Int(op)
+                if let q, lanes[Int(ops.hot[i].lane)].queue != q { continue }
+                if let states = filter.states, !states.contains(ops.hot[i].state) { continue }
+                if let workerSet, !workerSet.contains(ops.lastWorker[i]) { continue }
+                page.matched += 1
+                guard k > startSlot || (k == startSlot && pos >= startPos) else { continue }
+                if page.ids.count < limit { page.ids.append(ops.ids[i]) } else if page.next == nil { page.next = page.ids.last }
+            }
+        }
+        return .success(page)
     }
 
     /// Result bytes of a succeeded op (empty if none).
     public func result(_ id: String) -> [UInt8]? {
-        guard let op = lookup(id), ops.hot[Int(op)].outcome == .succeeded else { return nil }
+        guard let op = find(id), ops.hot[Int(op)].outcome == .succeeded else { return nil }
         return results[op] ?? []
     }
 
@@ -157,7 +208,7 @@ extension Scheduler {
     }
 
     public func why(_ id: String) -> WhyNotRunning {
-        guard let op = lookup(id) else { return .unknownOperation }
+        guard let op = find(id) else { return .unknownOperation }
         let i = Int(op)
         let lane = lanes[Int(ops.hot[i].lane)]
         let q = queues[Int(lane.queue)]

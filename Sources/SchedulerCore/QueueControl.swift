@@ -28,8 +28,14 @@ extension Scheduler {
 
     /// The op takes its place in its new level by submission order (S6). With `inherit`, a raise is passed on to every unfinished
     /// (transitive) dependency with a lower priority, so prerequisites are not left behind.
-    mutating func setPriority(_ ref: ClientRef, _ id: String, _ p: Int, _ inherit: Bool, _ out: inout [Action]) {
-        guard let op = lookup(id) else { out.append(.reply(ref, .error("unknown operation \(id)"))); return }
+    mutating func setPriority(_ ref: ClientRef, _ ref0: String, _ p: Int, _ inherit: Bool, _ run: String?,
+                              _ out: inout [Action]) {
+        let op: Int32
+        switch resolve(ref0, in: run) {
+        case .success(let o): op = o
+        case .failure(let f): out.append(.reply(ref, .notFound("\(f)"))); return
+        }
+        let id = ops.ids[Int(op)]
         guard Priority.isValid(p) else {
             out.append(.reply(ref, .error("invalid priority \(p) (use -8, -4, 0, 4, 8)"))); return
         }

@@ -54,7 +54,20 @@ public struct Scheduler: Sendable {
     var waits: [Int32: WaitRecord] = [:]
     var nextWait: Int32 = 0
     var opWaiters: [Int32: [Int32]] = [:]
-    var watchers: [(client: UInt64, queue: Int32)] = []   // queue filter -1 = all
+    var watchers: [(client: UInt64, queue: Int32, run: Int32)] = []   // filters: -1 = all
+
+    var runs: [RunState?] = []
+    var runIndex: [String: Int32] = [:]
+    var freeRunSlots: [Int32] = []
+    var runCounter: Int64 = 1
+    var nextRunNumber = 1                  // for generated names r-1, r-2, …
+    var finishedRunCount = 0               // retained runs with no unfinished op
+    var finishedRuns = Deque<(slot: Int32, number: Int64, at: Int64)>()   // eviction order
+    var evictedRuns: [String: EvictedRun] = [:]
+    var evictedOrder = Deque<String>()
+    var evictedTotal = 0
+    var deadOps = 0
+    public internal(set) var compactions = 0
 
     var story: [StoryRaw] = []
     var storyPos = 0
@@ -87,16 +100,18 @@ public struct Scheduler: Sendable {
         now = input.now
         stimulus = input.stimulus
         switch input.event {
-        case .submit(let ref, let specs, let qs): submit(ref, specs, qs, &out)
-        case .cancel(let ref, let ids, let cascade, let reason): cancelRequest(ref, ids, cascade, reason, &out)
+        case .submit(let ref, let specs, let qs, let run): submit(ref, specs, qs, run, &out)
+        case .cancel(let ref, let ids, let cascade, let reason, let run): cancelRequest(ref, ids, cascade, reason, run, &out)
+        case .cancelRun(let ref, let run, let reason): cancelRun(ref, run, reason, &out)
         case .cancelAll(let ref, let q, let reason): cancelAllRequest(ref, q, reason, &out)
         case .suspend(let ref, let q): setSuspended(ref, q, true, &out)
         case .resume(let ref, let q): setSuspended(ref, q, false, &out)
         case .setQueueLimit(let ref, let q, let n): setLimit(ref, q, n, &out)
-        case .setPriority(let ref, let id, let p, let inherit): setPriority(ref, id, p, inherit, &out)
-        case .wait(let ref, let ids): waitOps(ref, ids, &out)
+        case .setPriority(let ref, let id, let p, let inherit, let run): setPriority(ref, id, p, inherit, run, &out)
+        case .wait(let ref, let ids, let run): waitOps(ref, ids, run, &out)
         case .waitQueue(let ref, let q): waitQueue(ref, q, &out)
-        case .watch(let ref, let q): watch(ref, q, &out)
+        case .waitRun(let ref, let run): waitRun(ref, run, &out)
+        case .watch(let ref, let q, let run): watch(ref, q, run, &out)
         case .unwatch(let c): watchers.removeAll { $0.client == c }
         case .workerJoined(let hello): workerJoined(hello, &out)
         case .credit(let w, let n): creditGrant(w, n)
@@ -109,10 +124,13 @@ public struct Scheduler: Sendable {
         }
         drainReleases(&out)
         pump(&out)
+        if finishedRunCount > config.retainRuns || (finishedRuns.first.map { now &- $0.at >= config.retainMicros } ?? false) {
+            evictRuns()
+        }
         armTick(&out)
     }
 
-    /// Index of an accepted op.
+    /// Index of an accepted op by its key ("RUN/OP"; a bare id in the unnamed run).
     func lookup(_ id: String) -> Int32? { idTable.find(id, IdKeys(ids: ops.ids, batch: nil, base: 0)) }
 
     func queueName(ofOp op: Int32) -> String { queues[Int(lanes[Int(ops.hot[Int(op)].lane)].queue)].name }

@@ -15,6 +15,8 @@ enum Flag {
     /// Single-part ops: pending because a failed attempt waits out its retry delay (counts as one
     /// open prerequisite in `unfinishedDeps`).
     static let retryWait: UInt8 = 64
+    /// Its run was evicted: a dead row, forgotten by every table, until `compact` drops it.
+    static let evicted: UInt8 = 128
 }
 
 /// Where one part of a multi-part op stands (single-part ops keep this in the op's state and flags).
@@ -53,6 +55,7 @@ struct OpHot {
     var epoch: Int32 = 0
     var storyHead: Int32 = -1
     var holder: Int32 = -1             // worker holding the (single) part, -1 none
+    var run: Int32 = 0                 // slot of its run (Runs.swift)
     var parts: UInt16
     var partsLeft: UInt16              // parts not finished
     var waitingParts: UInt16           // parts waiting for dispatch
@@ -197,6 +200,7 @@ struct MultiPart {
 struct WaitRecord {
     var ref: ClientRef
     var queue: Int32 = -1
+    var run: Int32 = -1               // a whole-run wait: that run's slot
     var remaining: Int32
     var summary = WaitSummary(succeeded: 0, failed: 0, cancelled: 0)
 }

@@ -59,7 +59,7 @@ extension Scheduler {
 
     /// The op's transitions, oldest first; earlier ones may have been overwritten (`truncated`).
     public func story(_ id: String) -> (entries: [StoryEntry], truncated: Bool)? {
-        guard let op = lookup(id) else { return nil }
+        guard let op = find(id) else { return nil }
         var raws: [StoryRaw] = []
         var i = Int(ops.hot[Int(op)].storyHead)
         var lastAge = -1

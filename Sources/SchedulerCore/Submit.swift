@@ -15,16 +15,40 @@ struct InsertCache {
 }
 
 extension Scheduler {
-    mutating func submit(_ ref: ClientRef, _ specArray: [OperationSpec], _ qspecs: [QueueSpec], _ out: inout [Action]) {
+    mutating func submit(_ ref: ClientRef, _ specArray: [OperationSpec], _ qspecs: [QueueSpec], _ run: RunRequest,
+                         _ out: inout [Action]) {
+        let existed = run.name.map { runIndex[$0] != nil } ?? false
+        let slot: Int32
+        switch openRun(run) {
+        case .success(let s): slot = s
+        case .failure(let p): out.append(.reply(ref, .rejected([p]))); return
+        }
+        let runName = runs[Int(slot)]!.name
+        // The core's keys: "RUN/OP" (bare ids in the unnamed run).
+        let keys = runName.isEmpty ? specArray.map(\.id) : specArray.map { RunNames.key(run: runName, op: $0.id) }
         // Borrow elements in place (array subscripts here would copy whole specs).
-        specArray.withUnsafeBufferPointer { submit(ref, specArray, $0, qspecs, &out) }
+        let accepted = specArray.withUnsafeBufferPointer { specs in
+            keys.withUnsafeBufferPointer { submit(ref, specArray, specs, $0, qspecs, slot, &out) }
+        }
+        if !accepted && !existed { dropRun(slot) }
     }
 
+    /// Takes back a run created for a batch that was rejected.
+    private mutating func dropRun(_ slot: Int32) {
+        guard let r = runs[Int(slot)], r.ops.isEmpty else { return }
+        runIndex[r.name] = nil
+        runs[Int(slot)] = nil
+        freeRunSlots.append(slot)
+    }
+
+    /// False when the batch was rejected.
     mutating func submit(_ ref: ClientRef, _ specArray: [OperationSpec], _ specs: UnsafeBufferPointer<OperationSpec>,
-                         _ qspecs: [QueueSpec], _ out: inout [Action]) {
+                         _ batchKeys: UnsafeBufferPointer<String>, _ qspecs: [QueueSpec], _ run: Int32,
+                         _ out: inout [Action]) -> Bool {
         var problems = validateQueues(qspecs)
         let base = Int32(ops.count)
         let n = specs.count
+        let runName = runs[Int(run)]!.name
         var mine = [Bool](repeating: false, count: n)
         var newTags = Set<String>()
         var resolved: [Int32] = []
@@ -32,25 +56,31 @@ extension Scheduler {
         var ordered = true
         do {
             // Ids of the batch are registered tentatively (taken out again if the batch is rejected).
-            let keys = IdKeys(ids: ops.ids, batch: specs, base: base)
+            let keys = IdKeys(ids: ops.ids, batch: batchKeys, base: base)
             for i in 0..<n {
                 let id = specs[i].id
                 if id.isEmpty {
                     problems.append(.emptyId(index: i))
-                } else if idTable.insert(id, base + Int32(i), keys) != nil {
+                } else if id.utf8.contains(0x2F) {
+                    problems.append(.invalidId(op: id, reason: "an operation id must not contain '/' (it separates run and op in RUN/OP)"))
+                } else if idTable.insert(batchKeys[i], base + Int32(i), keys) != nil {
                     problems.append(.duplicateId(id))
                 } else {
                     mine[i] = true
                 }
                 checkFields(specs, i, &problems, &newTags)
             }
-            // Resolve dependencies once; the indices are reused when wiring.
+            // Resolve dependencies once; the indices are reused when wiring. "RUN/OP" names another
+            // run's op; a bare id one of this run.
             for i in 0..<n {
                 starts[i] = Int32(resolved.count)
                 for d in specs[i].after {
-                    if let j = idTable.find(d, keys) {
+                    let qualified = RunNames.split(d) != nil
+                    if let j = idTable.find(qualified ? d : RunNames.key(run: runName, op: d), keys) {
                         if j >= base + Int32(i) { ordered = false }
                         resolved.append(j)
+                    } else if qualified, let (r, _) = RunNames.split(d), runIndex[String(r)] == nil {
+                        problems.append(.unavailableDependency(op: specs[i].id, dependency: d, reason: "\(runFailure(String(r)))"))
                     } else {
                         problems.append(.unknownDependency(op: specs[i].id, dependency: d))
                     }
@@ -59,12 +89,13 @@ extension Scheduler {
             if !ordered || !problems.isEmpty { starts[n] = Int32(resolved.count) }
             if !ordered { problems.append(contentsOf: Graph.cycles(specArray, base: base, resolved, starts)) }
             if !problems.isEmpty {
-                for i in 0..<n where mine[i] { idTable.remove(specs[i].id, keys) }
+                for i in 0..<n where mine[i] { idTable.remove(batchKeys[i], keys) }
                 out.append(.reply(ref, .rejected(problems)))
-                return
+                return false
             }
         }
         starts[n] = Int32(resolved.count)
+        reopenRun(run)
         if config.journal { out.append(.journal(.submitted(ops: specArray, queues: qspecs))) }
         for qs in qspecs {
             if let q = queueIndex[qs.name] {
@@ -78,15 +109,17 @@ extension Scheduler {
         var cancelNow: [(Int32, String)] = []
         var cache = InsertCache()
         var unplaceable = UnplaceableTally()
+        runs[Int(run)]!.ops.reserveCapacity(runs[Int(run)]!.ops.count + n)
         for i in 0..<n {   // all ops exist before edges are wired
-            insert(specs, i, &cache)
+            insert(specs, batchKeys, i, run, &cache)
             if !unplaceable.isPlaceable(cache.cls) { unplaceable.note(base + Int32(i), cache.cls, self) }
         }
         for i in 0..<n {
             wire(base + Int32(i), specs, i, resolved[Int(starts[i])..<Int(starts[i + 1])], &cancelNow, &out)
         }
         for (op, reason) in cancelNow { cancelOp(op, reason, cascade: false, &out) }
-        out.append(.reply(ref, .accepted(count: n, unplaceable: unplaceable.list)))
+        out.append(.reply(ref, .accepted(count: n, unplaceable: unplaceable.list, run: runName)))
+        return true
     }
 
     func validateQueues(_ qspecs: [QueueSpec]) -> [SubmitProblem] {
@@ -128,7 +161,8 @@ extension Scheduler {
         }
     }
 
-    mutating func insert(_ specs: UnsafeBufferPointer<OperationSpec>, _ i: Int, _ c: inout InsertCache) {
+    mutating func insert(_ specs: UnsafeBufferPointer<OperationSpec>, _ keys: UnsafeBufferPointer<String>, _ i: Int,
+                         _ run: Int32, _ c: inout InsertCache) {
         let op = Int32(ops.count)
         let qname = specs[i].queue
         if qname != c.queueName || c.queue < 0 { c.queueName = qname; c.queue = ensureQueue(QueueSpec(name: qname)) }
@@ -146,7 +180,10 @@ extension Scheduler {
                              failRetriesLeft: UInt16(specs[i].retries), lossRetriesLeft: UInt16(specs[i].lossRetries),
                              priority: Int8(specs[i].priority),
                              flags: (barrier ? Flag.barrier : 0) | (specs[i].policy == .succeeded ? Flag.policySucceeded : 0)))
-        ops.ids.append(specs[i].id)
+        ops.hot[Int(op)].run = run
+        runs[Int(run)]!.ops.append(op)
+        runs[Int(run)]!.unfinished += 1
+        ops.ids.append(keys[i])
         ops.payloads.append(specs[i].payload)
         ops.submittedAt.append(now)
         ops.readyAt.append(0)
@@ -210,7 +247,7 @@ extension Scheduler {
                 addEdge(from: di, to: op)
             } else if specs[i].policy == .succeeded && ops.hot[Int(di)].outcome != .succeeded {
                 let what = ops.hot[Int(di)].outcome == .failed ? "failed" : "was cancelled"
-                cancelNow.append((op, "dependency \(ops.ids[Int(di)]) \(what)"))
+                cancelNow.append((op, "dependency \(inputName(di, of: op)) \(what)"))
             }
         }
         ops.depCount.append(Int32(depList.count - depBase))
@@ -254,6 +291,7 @@ struct UnplaceableTally {
             list.append(s.unplaceable(cls, ops: [], count: 0))
         }
         list[k].count += 1
-        if list[k].ops.count < Unplaceable.sampleSize { list[k].ops.append(s.ops.ids[Int(op)]) }
+        // The batch's own ids (all of one run): bare.
+        if list[k].ops.count < Unplaceable.sampleSize { list[k].ops.append(s.runAndOp(of: s.ops.ids[Int(op)]).op) }
     }
 }

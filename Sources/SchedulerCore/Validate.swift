@@ -18,7 +18,8 @@ extension Scheduler {
         var ok = pending, failed = pending, cancelled = pending
         var epochOpen = [Int32](repeating: 0, count: epochs.count)
         var implicitIn = [Int32](repeating: 0, count: n)
-        for i in 0..<n {
+        func dead(_ i: Int) -> Bool { ops.hot[i].flags & Flag.evicted != 0 }
+        for i in 0..<n where !dead(i) {
             var e = ops.hot[i].firstOut
             while e >= 0 {
                 let t = edgeTarget[Int(e)]
@@ -51,7 +52,7 @@ extension Scheduler {
             check(workers[w].inflightCount == c, "worker \(workers[w].id): inflightCount \(workers[w].inflightCount) ≠ \(c)")
             check(workers[w].running == runningPerWorker[w], "worker \(workers[w].id): running \(workers[w].running) ≠ \(runningPerWorker[w]) started parts")
         }
-        for i in 0..<n {
+        for i in 0..<n where !dead(i) {
             let q = Int(queueOf(Int32(i)))
             let id = ops.ids[i]
             let cancelledFlag = ops.hot[i].flags & Flag.cancelled != 0
@@ -121,6 +122,42 @@ extension Scheduler {
         for (e, c) in epochs.enumerated() {
             check(c.unfinished == epochOpen[e], "epoch \(e): unfinished \(c.unfinished) ≠ \(epochOpen[e])")
         }
+        // Runs: every live op is in exactly one retained run, whose counts agree.
+        var inRuns = [Int32](repeating: 0, count: n)
+        var finishedRetained = 0
+        for (slot, r) in runs.enumerated() {
+            guard let r else { continue }
+            check(runIndex[r.name] == Int32(slot), "run \(r.name): not indexed at slot \(slot)")
+            var open: Int32 = 0, succ: Int32 = 0, fail: Int32 = 0, canc: Int32 = 0
+            var last: Int32 = -1
+            for op in r.ops {
+                let i = Int(op)
+                check(!dead(i), "run \(r.name): evicted op \(ops.ids[i]) still listed")
+                check(ops.hot[i].run == Int32(slot), "\(ops.ids[i]): run slot \(ops.hot[i].run) ≠ \(slot)")
+                check(op > last, "run \(r.name): ops not in submission order")
+                last = op
+                inRuns[i] += 1
+                switch ops.hot[i].outcome {
+                case .none: open += 1
+                case .succeeded: succ += 1
+                case .failed: fail += 1
+                case .cancelled: canc += 1
+                }
+            }
+            check(r.unfinished == open && r.succeeded == succ && r.failed == fail && r.cancelled == canc,
+                  "run \(r.name): counts open/ok/failed/cancelled \(r.unfinished)/\(r.succeeded)/\(r.failed)/\(r.cancelled) ≠ \(open)/\(succ)/\(fail)/\(canc)")
+            check((r.finishedAt != 0) == (open == 0 && !r.ops.isEmpty), "run \(r.name): finishedAt \(r.finishedAt) with \(open) open")
+            if r.finishedAt != 0 { finishedRetained += 1 }
+        }
+        check(finishedRetained == finishedRunCount, "finished runs \(finishedRunCount) ≠ \(finishedRetained)")
+        var deadCount = 0
+        for i in 0..<n {
+            if dead(i) { deadCount += 1; continue }
+            check(inRuns[i] == 1, "\(ops.ids[i]): listed in \(inRuns[i]) runs")
+            check(lookup(ops.ids[i]) == Int32(i), "\(ops.ids[i]): id table does not find it")
+        }
+        check(deadCount == deadOps, "dead rows \(deadOps) ≠ \(deadCount)")
+        check(idTable.count == n - deadCount, "id table holds \(idTable.count) keys for \(n - deadCount) live ops")
         // Workers and credit.
         var total = 0
         for w in workers {

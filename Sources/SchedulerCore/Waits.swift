@@ -1,12 +1,28 @@
 // S12 waits (count-down, no scanning) and A9 watchers (publish only while someone watches).
 
 extension Scheduler {
-    mutating func waitOps(_ ref: ClientRef, _ ids: [String], _ out: inout [Action]) {
+    /// Every reference resolved (`resolve`), or one text naming every one that is not.
+    func resolveAll(_ refs: [String], in run: String?) -> Result<[Int32], LookupFailures> {
         var found: [Int32] = []
-        var unknown: [String] = []
-        for id in ids { if let op = lookup(id) { found.append(op) } else { unknown.append(id) } }
-        if !unknown.isEmpty {
-            out.append(.reply(ref, .error("unknown operation(s): " + unknown.joined(separator: ", ")))); return
+        var failures: [LookupFailure] = []
+        for r in refs {
+            switch resolve(r, in: run) {
+            case .success(let op): found.append(op)
+            case .failure(let f): failures.append(f)
+            }
+        }
+        if failures.isEmpty { return .success(found) }
+        let unknownOps = failures.compactMap { if case .unknownOperation(let id) = $0 { id } else { nil } }
+        var lines = failures.filter { if case .unknownOperation = $0 { false } else { true } }.map(\.description)
+        if !unknownOps.isEmpty { lines.insert("unknown operation(s): " + unknownOps.joined(separator: ", "), at: 0) }
+        return .failure(LookupFailures(text: lines.joined(separator: "; ")))
+    }
+
+    mutating func waitOps(_ ref: ClientRef, _ ids: [String], _ run: String?, _ out: inout [Action]) {
+        let found: [Int32]
+        switch resolveAll(ids, in: run) {
+        case .success(let f): found = f
+        case .failure(let f): out.append(.reply(ref, .notFound(f.text))); return
         }
         var rec = WaitRecord(ref: ref, remaining: 0)
         var open: [Int32] = []
@@ -26,7 +42,7 @@ extension Scheduler {
     }
 
     mutating func waitQueue(_ ref: ClientRef, _ name: String, _ out: inout [Action]) {
-        guard let q = queueIndex[name] else { out.append(.reply(ref, .error("unknown queue \(name)"))); return }
+        guard let q = queueIndex[name] else { out.append(.reply(ref, .notFound("unknown queue \(name)"))); return }
         let wid = nextWait
         nextWait &+= 1
         waits[wid] = WaitRecord(ref: ref, queue: q, remaining: 0)
@@ -55,18 +71,24 @@ extension Scheduler {
         if rec.queue >= 0 {
             let q = queues[Int(rec.queue)]
             rec.summary = WaitSummary(succeeded: Int(q.succeeded), failed: Int(q.failed), cancelled: Int(q.cancelled))
+        } else if rec.run >= 0, let r = runs[Int(rec.run)] {
+            rec.summary = WaitSummary(succeeded: Int(r.succeeded), failed: Int(r.failed), cancelled: Int(r.cancelled))
         }
         out.append(.reply(rec.ref, .waitDone(rec.summary)))
     }
 
-    mutating func watch(_ ref: ClientRef, _ name: String?, _ out: inout [Action]) {
-        var filter: Int32 = -1
+    mutating func watch(_ ref: ClientRef, _ name: String?, _ runName: String?, _ out: inout [Action]) {
+        var filter: Int32 = -1, runFilter: Int32 = -1
         if let name {
-            guard let q = queueIndex[name] else { out.append(.reply(ref, .error("unknown queue \(name)"))); return }
+            guard let q = queueIndex[name] else { out.append(.reply(ref, .notFound("unknown queue \(name)"))); return }
             filter = q
         }
+        if let runName {
+            guard let r = runIndex[runName] else { out.append(.reply(ref, .notFound("\(runFailure(runName))"))); return }
+            runFilter = r
+        }
         watchers.removeAll { $0.client == ref.client }
-        watchers.append((ref.client, filter))
+        watchers.append((ref.client, filter, runFilter))
         out.append(.reply(ref, .ok))
     }
 
@@ -74,6 +96,9 @@ extension Scheduler {
     func publish(_ op: Int32, _ t: OpEvent.Transition, at: Int64? = nil, _ out: inout [Action]) {
         let q = queueOf(op)
         let ev = OpEvent(op: ops.ids[Int(op)], queue: queues[Int(q)].name, at: at ?? now, transition: t)
-        for w in watchers where w.queue < 0 || w.queue == q { out.append(.publish(watcher: w.client, ev)) }
+        let r = ops.hot[Int(op)].run
+        for w in watchers where (w.queue < 0 || w.queue == q) && (w.run < 0 || w.run == r) {
+            out.append(.publish(watcher: w.client, ev))
+        }
     }
 }

@@ -151,14 +151,29 @@ public enum Batcher {
         return .event(m)
     }
 
-    /// SUBMIT messages for `operations` (queue settings go with the first). Note each
-    /// message is accepted or rejected on its own: atomicity holds per message only.
-    public static func submits(_ operations: [WireOperation], queues: [WireQueueSettings] = []) -> [Message] {
-        split(operations).enumerated().map { i, ops in
+    /// SUBMIT messages for `operations` (queue settings go with the first), all into one run: `run`,
+    /// or a fresh name made here ("c-" and 10 hex digits) so they can all be sent at once. The first
+    /// creates the run and later ones append (with `appendAll`, every one joins it, creating it if
+    /// needed: a client adding to its own run over time). Each message is accepted or rejected on its
+    /// own: atomicity holds per message only.
+    public static func submits(_ operations: [WireOperation], queues: [WireQueueSettings] = [], run: String? = nil,
+                               appendAll: Bool = false, submitter: String = "") -> [Message] {
+        let name = run ?? uniqueRunName(prefix: "c-")
+        return split(operations).enumerated().map { i, ops in
             var m = WireSubmit()
             if i == 0 { m.queues = queues }
             m.operations = ops
+            m.run = name
+            m.append = appendAll || i > 0
+            m.submitter = submitter
             return .submit(m)
         }
+    }
+
+    /// `prefix` and 10 random hex digits: a run name no other client picks.
+    public static func uniqueRunName(prefix: String) -> String {
+        let v = UInt64.random(in: 0..<(1 << 40))
+        let hex = String(v, radix: 16)
+        return prefix + String(repeating: "0", count: 10 - hex.count) + hex
     }
 }

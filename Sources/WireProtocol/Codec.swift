@@ -51,6 +51,8 @@ public enum WireCodec {
         case .wait(let m): serialize(m)
         case .waitReply(let m): serialize(m)
         case .error(let m): serialize(m)
+        case .runs(let m): serialize(m)
+        case .runsReply(let m): serialize(m)
         }
     }
 
@@ -134,6 +136,8 @@ public enum WireCodec {
             case .wait: return .wait(try p(body))
             case .waitReply: return .waitReply(try p(body))
             case .error: return .error(try p(body))
+            case .runs: return .runs(try p(body))
+            case .runsReply: return .runsReply(try p(body))
             }
         } catch {
             throw .malformedBody(command, detail: String(describing: error))

@@ -30,6 +30,8 @@ public enum Command: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case wait = 0x2E
     case waitReply = 0x2F
     case error = 0x30
+    case runs = 0x31          // 1.2
+    case runsReply = 0x32     // 1.2
 
     /// Spec name (docs/PROTOCOL.md), used in error texts.
     public var description: String {
@@ -62,6 +64,8 @@ public enum Command: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .wait: "WAIT"
         case .waitReply: "WAIT-REPLY"
         case .error: "ERROR"
+        case .runs: "RUNS"
+        case .runsReply: "RUNS-REPLY"
         }
     }
 }

@@ -31,6 +31,8 @@ public enum Message: Sendable, Equatable {
     case wait(WireWait)                   // Cl → C
     case waitReply(WireWaitReply)         // C → Cl
     case error(WireErrorReply)            // C → any
+    case runs(WireRuns)                   // Cl → C (1.2)
+    case runsReply(WireRunsReply)         // C → Cl (1.2)
 
     public var command: Command {
         switch self {
@@ -62,6 +64,8 @@ public enum Message: Sendable, Equatable {
         case .wait: .wait
         case .waitReply: .waitReply
         case .error: .error
+        case .runs: .runs
+        case .runsReply: .runsReply
         }
     }
 }

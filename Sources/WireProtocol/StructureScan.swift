@@ -48,6 +48,7 @@ enum StructureScan {
     static let workersReply = ScanNode([(1, .list("workers", hello))])  // WorkerInfo: tags 4, kinds 5
     static let events = ScanNode([(1, .list("events"))])
     static let waitReply = ScanNode([(3, .list("outcomes")), (4, .list("pending")), (5, .list("not_found"))])
+    static let runsReply = ScanNode([(1, .list("runs"))])
 
     static func node(for command: Command) -> ScanNode {
         switch command {
@@ -57,13 +58,14 @@ enum StructureScan {
         case .progress, .finished, .cancel: records
         case .submit: submit
         case .submitReply: submitReply
-        case .cancelOps, .setPriority, .status, .watch, .wait: opIDs
+        case .cancelOps, .setPriority, .status, .watch, .wait, .runs: opIDs
         case .ack: ack
         case .statusReply: statusReply
         case .whyReply: whyReply
         case .workersReply: workersReply
         case .event: events
         case .waitReply: waitReply
+        case .runsReply: runsReply
         case .welcome, .reject, .credit, .heartbeat, .disconnect, .queue, .why, .workers, .error: leaf
         }
     }

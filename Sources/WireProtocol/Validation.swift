@@ -94,6 +94,8 @@ extension WireCodec {
             try c.batch(m.operations.count, "operations")
             for (i, q) in m.queues.enumerated() { try c.queueSettings(q, "queues[\(i)]") }
             for (i, o) in m.operations.enumerated() { try c.operation(o, "operations[\(i)]") }
+            try c.optionalID(m.run, "run")
+            try c.text(m.submitter, "submitter")
         case .submitReply(let m):
             for (i, e) in m.errors.enumerated() {
                 try c.optionalID(e.opID, "errors[\(i)].op_id")
@@ -101,7 +103,7 @@ extension WireCodec {
                 try c.known(e.problem, "errors[\(i)].problem")
             }
         case .cancelOps(let m):
-            try c.opsOrQueue(m.opIds, m.queue)
+            try c.target(m.opIds, m.queue, m.run)
             try c.text(m.reason, "reason")
         case .queue(let m):
             guard m.hasSettings else { throw .missingField(c.command, field: "settings") }
@@ -110,17 +112,22 @@ extension WireCodec {
             try c.nonEmpty(m.opIds.count, "op_ids")
             try c.ids(m.opIds, "op_ids")
             try c.priority(m.priority, "priority")
+            try c.optionalID(m.run, "run")
         case .ack(let m):
             try c.ids(m.notFound, "not_found")
         case .status(let m):
             try c.ids(m.opIds, "op_ids")
             try c.optionalID(m.queue, "queue")
             try c.text(m.after, "after")
+            try c.optionalID(m.run, "run")
+            try c.optionalID(m.worker, "worker")
+            for (i, s) in m.states.enumerated() { try c.known(s, "states[\(i)]") }
         case .statusReply(let m):
             for (i, o) in m.ops.enumerated() { try c.optionalID(o.id, "ops[\(i)].id") }
             try c.ids(m.notFound, "not_found")
         case .why(let m):
             try c.id(m.opID, "op_id")
+            try c.optionalID(m.run, "run")
         case .whyReply(let m):
             try c.optionalID(m.opID, "op_id")
         case .workersReply:
@@ -128,6 +135,7 @@ extension WireCodec {
         case .watch(let m):
             try c.ids(m.opIds, "op_ids")
             try c.optionalID(m.queue, "queue")
+            try c.optionalID(m.run, "run")
         case .event(let m):
             try c.batch(m.events.count, "events")
             for (i, e) in m.events.enumerated() {
@@ -141,7 +149,7 @@ extension WireCodec {
                 try c.text(e.message, "events[\(i)].message")
             }
         case .wait(let m):
-            try c.opsOrQueue(m.opIds, m.queue)
+            try c.target(m.opIds, m.queue, m.run)
             if m.hasTimeoutUs, m.timeoutUs < 0 {
                 throw .fieldOutOfRange(c.command, field: "timeout_us", detail: "\(m.timeoutUs) < 0")
             }
@@ -153,6 +161,11 @@ extension WireCodec {
         case .error(let m):
             guard m.code != .unspecified else { throw .missingField(c.command, field: "code") }
             try c.text(m.message, "message")
+        case .runs(let m):
+            try c.ids(m.runs, "runs")
+            try c.text(m.after, "after")
+        case .runsReply(let m):
+            for (i, r) in m.runs.enumerated() { try c.id(r.id, "runs[\(i)].id") }
         }
     }
 }
@@ -175,14 +188,19 @@ struct Check {
         for (i, s) in list.enumerated() { try id(s, "\(field())[\(i)]") }
     }
 
-    /// CANCEL-OPS and WAIT name their target by exactly one of `op_ids` and `queue`.
-    func opsOrQueue(_ opIDs: [String], _ queue: String) throws(WireError) {
-        guard opIDs.isEmpty != queue.isEmpty else {
-            if !opIDs.isEmpty { throw .fieldOutOfRange(command, field: "queue", detail: "give op_ids or queue, not both") }
-            throw .missingField(command, field: "op_ids or queue")
+    /// CANCEL-OPS and WAIT name their target by exactly one of `op_ids` and `queue`, or by `run` alone
+    /// (1.2; with op_ids, `run` is the run plain ids are resolved in).
+    func target(_ opIDs: [String], _ queue: String, _ run: String) throws(WireError) {
+        if !opIDs.isEmpty && !queue.isEmpty {
+            throw .fieldOutOfRange(command, field: "queue", detail: "give op_ids or queue, not both")
         }
+        if !queue.isEmpty && !run.isEmpty {
+            throw .fieldOutOfRange(command, field: "run", detail: "give queue or run, not both")
+        }
+        if opIDs.isEmpty && queue.isEmpty && run.isEmpty { throw .missingField(command, field: "op_ids, queue or run") }
         try ids(opIDs, "op_ids")
         try optionalID(queue, "queue")
+        try optionalID(run, "run")
     }
 
     func text(_ s: String, _ field: @autoclosure () -> String) throws(WireError) {

@@ -148,7 +148,7 @@ private func noop(_ id: String, queue: String, after: [String] = []) -> WireOper
 
 /// Submits `ops` in SUBMITs within the protocol's limits, one after the other (each waits for its reply).
 private func submitAll(_ conn: CoordinatorConnection, _ ops: [WireOperation]) throws {
-    for m in Batcher.submits(ops) {
+    for m in Batcher.submits(ops, run: "bench", appendAll: true) {
         guard case .submitReply(let r) = try conn.request(m, timeout: .seconds(60)) else {
             throw E2EError("no SUBMIT reply")
         }

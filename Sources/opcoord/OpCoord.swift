@@ -35,7 +35,23 @@ struct OpCoord: ParsableCommand {
     @Option(help: "Seconds an operation may wait on a worker without starting before it is taken back and dispatched again (0 = never).")
     var startTimeout: Double = 120
 
+    @Option(help: "How long a finished run is kept before it is evicted: e.g. 24h, 30m, 90s, 500ms.")
+    var retain: String = "24h"
+
+    @Option(help: "Most finished runs kept; beyond it the oldest finished run is evicted.")
+    var retainRuns: Int = 10_000
+
+    @Option(help: "Forget a client that has been silent this long and is owed no reply (e.g. 60s); it is a new client if it speaks again.")
+    var clientIdle: String = "60s"
+
     func validate() throws {
+        guard RetentionPeriod.micros(clientIdle) != nil else {
+            throw ValidationError("--client-idle '\(clientIdle)' is not a duration: give a number with h, m, s or ms (e.g. 60s)")
+        }
+        guard RetentionPeriod.micros(retain) != nil else {
+            throw ValidationError("--retain '\(retain)' is not a duration: give a number with h, m, s or ms (e.g. 24h, 90s)")
+        }
+        guard retainRuns >= 0 else { throw ValidationError("--retain-runs must be ≥ 0") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
         guard heartbeatMs >= 10 else { throw ValidationError("--heartbeat-ms must be ≥ 10") }
         guard liveness >= 1 else { throw ValidationError("--liveness must be ≥ 1") }
@@ -53,6 +69,9 @@ struct OpCoord: ParsableCommand {
         config.liveness = liveness
         config.maxPrefetch = maxPrefetch
         config.startTimeoutMs = Int64(startTimeout * 1000)
+        config.retainMicros = RetentionPeriod.micros(retain)!
+        config.retainRuns = retainRuns
+        config.clientIdleMicros = RetentionPeriod.micros(clientIdle)!
         let server: CoordinatorServer
         do {
             server = try CoordinatorServer(config: config, logger: logger)

@@ -6,15 +6,17 @@ import WireProtocol
 struct Why: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Explain why an operation is not running (or how it ended).")
     @OptionGroup var connection: Connection
-    @Argument(help: "Operation id.") var id: String
+    @OptionGroup var scope: RunScope
+    @Argument(help: "Operation id (OP in the --run scope, or RUN/OP).") var id: String
 
     func run() throws {
         let conn = try withCoordinator { try connection.connect() }
         var w = WireWhy()
         w.opID = id
+        w.run = scope.name
         let reply = try withCoordinator { try conn.request(.why(w)) }
         guard case .whyReply(let r) = reply else { throw ExitCode(3) }
-        print("\(r.opID): \(stateName(r.state, cancelled: r.cancelled))")
+        print("\(r.run.isEmpty ? "" : r.run + "/")\(r.opID): \(stateName(r.state, cancelled: r.cancelled))")
         if !r.waitingOn.isEmpty { print("  waiting for: \(r.waitingOn.joined(separator: ", "))") }
         for line in r.reasons { print("  \(line)") }
     }
@@ -22,16 +24,24 @@ struct Why: ParsableCommand {
 
 struct Cancel: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Cancel operations (cooperatively if running), or every operation of a queue.",
-        discussion: "A cancelled operation counts as finished for its dependents (they run) unless --cascade.")
+        abstract: "Cancel operations (cooperatively if running), every operation of a queue, or a whole run.",
+        discussion: """
+            A cancelled operation counts as finished for its dependents (they run) unless --cascade. \
+            `opctl cancel --run R` with no ids cancels every unfinished operation of run R.
+            """)
     @OptionGroup var connection: Connection
-    @Argument(help: "Operation ids.") var ids: [String] = []
+    @OptionGroup var scope: RunScope
+    @Argument(help: "Operation ids (OP in the --run scope, or RUN/OP).") var ids: [String] = []
     @Flag(help: "Also cancel every operation that depends on them, transitively.") var cascade = false
     @Option(help: "Cancel every unfinished operation of this queue (cancelAllOperations).") var queue: String?
 
     func validate() throws {
-        if ids.isEmpty == (queue == nil) { throw ValidationError("give operation ids or --queue (one of them)") }
+        if !ids.isEmpty && queue != nil { throw ValidationError("give operation ids or --queue, not both") }
+        if ids.isEmpty && queue == nil && scope.run == nil {
+            throw ValidationError("give operation ids, --queue, or --run (to cancel a whole run)")
+        }
         if queue != nil && cascade { throw ValidationError("--cascade goes with operation ids") }
+        if queue != nil && scope.run != nil { throw ValidationError("give --queue or --run, not both") }
     }
 
     func run() throws {
@@ -39,7 +49,9 @@ struct Cancel: ParsableCommand {
         c.opIds = ids
         c.cascade = cascade
         c.queue = queue ?? ""
-        try sendAck(connection, .cancelOps(c), done: queue.map { "cancelled queue \($0)" } ?? "cancel requested")
+        c.run = queue == nil ? scope.name : ""
+        let done = queue.map { "cancelled queue \($0)" } ?? (ids.isEmpty ? "cancelled run \(c.run)" : "cancel requested")
+        try sendAck(connection, .cancelOps(c), done: done)
     }
 }
 
@@ -77,7 +89,8 @@ struct Priority: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Change an operation's queuePriority (veryLow, low, normal, high, veryHigh or -8/-4/0/4/8).")
     @OptionGroup var connection: Connection
-    @Argument(help: "Operation id.") var id: String
+    @OptionGroup var scope: RunScope
+    @Argument(help: "Operation id (OP in the --run scope, or RUN/OP).") var id: String
     @Argument(help: "New priority.") var level: String
     @Flag(help: "Also raise its unfinished dependencies, so they are not what holds it back.") var inherit = false
 
@@ -90,6 +103,7 @@ struct Priority: ParsableCommand {
         s.opIds = [id]
         s.priority = Int32(p)
         s.inherit = inherit
+        s.run = scope.name
         try sendAck(connection, .setPriority(s), done: "priority of \(id) set to \(priorityName(Int32(p)))")
     }
 }

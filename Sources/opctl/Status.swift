@@ -5,22 +5,31 @@ import WireProtocol
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show queues and operations: state, outcome, worker, attempts, timestamps (µs).",
+        abstract: "Show queues and operations: run, state, outcome, worker, attempts, times.",
         discussion: """
             States (docs/SEMANTICS.md S1): pending, ready, dispatched (sent to a worker, waiting there for a \
             slot), executing (its handler runs), finished. Times are where each transition happened \
-            (a worker stamps its own start and finish). Without ids, operations are listed in submission \
-            order, --limit of them from --after on; --json says "truncated" and gives "next_after" when \
-            more remain.
+            (a worker stamps its own start and finish): the submission as local time, the others relative \
+            to it; --json gives µs since the epoch. Without ids, operations are listed newest run first, \
+            each run in submission order, --limit of them from --after on; --json says "truncated" and \
+            gives "next_after" when more remain, and "matched" counts every match.
             """)
 
     @OptionGroup var connection: Connection
 
-    @Argument(help: "Operation ids; none lists every operation (up to --limit).")
+    @OptionGroup var scope: RunScope
+
+    @Argument(help: "Operation ids (OP in the --run scope, or RUN/OP); none lists operations (up to --limit).")
     var ids: [String] = []
 
     @Option(help: "Only this queue's operations.")
     var queue: String?
+
+    @Option(name: .customLong("state"), help: "Only operations in this state (pending, ready, dispatched, executing, finished; repeatable).")
+    var states: [String] = []
+
+    @Option(help: "Only operations last held by this worker (its id, e.g. w3, or its name).")
+    var worker: String?
 
     @Option(help: "At most this many operation records (fetched in pages).")
     var limit: Int = 1000
@@ -39,6 +48,20 @@ struct Status: ParsableCommand {
 
     func validate() throws {
         if limit < 1 { throw ValidationError("--limit must be ≥ 1") }
+        for s in states where Self.wireState(s) == nil {
+            throw ValidationError("unknown --state '\(s)': use pending, ready, dispatched, executing or finished")
+        }
+    }
+
+    static func wireState(_ s: String) -> WireOpState? {
+        switch s {
+        case "pending": .pending
+        case "ready": .ready
+        case "dispatched": .dispatched
+        case "executing": .executing
+        case "finished": .finished
+        default: nil
+        }
     }
 
     func run() throws {
@@ -47,12 +70,13 @@ struct Status: ParsableCommand {
         if json {
             var d: [String: Any] = [
                 "queues": r.queues.map(queueJSON), "operations": r.ops.map { opJSON($0, results: results) },
-                "not_found": r.notFound, "now_us": r.nowUs, "truncated": !r.nextAfter.isEmpty,
+                "not_found": r.notFound, "now_us": r.nowUs, "truncated": !r.nextAfter.isEmpty, "matched": r.matched,
                 "unplaceable": r.unplaceable.map(unplaceableJSON),
                 "coordinator_rss_bytes": r.coordinatorRssBytes, "coordinator_cpu_us": r.coordinatorCpuUs]
             if !r.nextAfter.isEmpty { d["next_after"] = r.nextAfter }
             printJSON(d)
         } else {
+            if ids.isEmpty && !queuesOnly { print(summaryLine(r)); print("") }
             printQueues(r.queues)
             if !r.ops.isEmpty { print(""); printOps(r.ops, attemptErrors: !ids.isEmpty) }
             if !r.nextAfter.isEmpty {
@@ -84,11 +108,15 @@ extension Status {
             m.ops += r.ops
             m.notFound += r.notFound
             m.nextAfter = r.nextAfter
+            m.matched = r.matched
             merged = m
         }
         var s = WireStatus()
         s.queue = queue ?? ""
         s.withResults = results
+        s.run = scope.name
+        s.states = states.compactMap(Self.wireState)
+        s.worker = worker ?? ""
         if !ids.isEmpty {
             var todo = ids[...]
             while !todo.isEmpty {
@@ -184,6 +212,15 @@ func priorityName(_ p: Int32) -> String {
     }
 }
 
+/// "1,204 operations match (run r-3): showing 1,000": what the listing covers.
+func summaryLine(_ r: WireStatusReply) -> String {
+    let runs = Set(r.ops.map(\.run))
+    let unfinished = r.queues.reduce(UInt64(0)) { $0 + $1.pending + $1.ready + $1.dispatched + $1.executing }
+    return "\(r.matched) operation\(r.matched == 1 ? "" : "s") match, \(r.ops.count) shown"
+        + (runs.count == 1 ? " (run \(runs.first!))" : runs.isEmpty ? "" : " (from \(runs.count) runs)")
+        + "; \(unfinished) unfinished in the queues shown"
+}
+
 func queueJSON(_ q: WireQueueCounts) -> [String: Any] {
     ["name": q.name, "pending": q.pending, "ready": q.ready, "dispatched": q.dispatched, "executing": q.executing,
      "finished": q.finished,
@@ -193,7 +230,7 @@ func queueJSON(_ q: WireQueueCounts) -> [String: Any] {
 
 func opJSON(_ o: WireOpStatus, results: Bool) -> [String: Any] {
     var d: [String: Any] = [
-        "id": o.id, "name": o.name, "queue": o.queue, "state": stateName(o.state, cancelled: false),
+        "id": o.id, "run": o.run, "name": o.name, "queue": o.queue, "state": stateName(o.state, cancelled: false),
         "cancelled": o.cancelled, "outcome": outcomeName(o.outcome), "worker": o.workerID,
         "worker_session": o.workerSession, "attempts": o.attempts,
         "priority": priorityName(o.priority), "parts": o.parts, "parts_done": o.partsDone,
@@ -223,15 +260,16 @@ func workerText(_ o: WireOpStatus) -> String {
 
 /// - Parameter attemptErrors: also list every failed attempt's error under the table.
 func printOps(_ ops: [WireOpStatus], attemptErrors: Bool = false) {
-    // Absolute submission time in µs, the other timestamps relative to it (+µs), so a row reads as a timeline.
-    var rows = [["ID", "STATE", "OUTCOME", "WORKER", "ATT", "QUEUE", "PRIO", "SUBMITTED_US", "READY", "DISPATCHED",
-                 "STARTED", "FINISHED", "RESULT", "ERROR"]]
+    // Submission as local time, the other times relative to it, so a row reads as a timeline.
+    var rows = [["RUN", "ID", "STATE", "OUTCOME", "WORKER", "ATT", "QUEUE", "PRIO", "SUBMITTED", "READY", "DISPATCHED",
+                 "STARTED", "FINISHED", "DURATION", "RESULT", "ERROR"]]
     for o in ops {
-        func rel(_ t: Int64) -> String { t == 0 ? "-" : "+\(t - o.submittedUs)" }
-        rows.append([o.id, stateName(o.state, cancelled: o.cancelled), outcomeName(o.outcome),
+        func rel(_ t: Int64) -> String { t == 0 ? "-" : "+" + TimeText.duration(t - o.submittedUs) }
+        let duration = o.startedUs > 0 && o.finishedUs > 0 ? TimeText.duration(o.finishedUs - o.startedUs) : "-"
+        rows.append([o.run.isEmpty ? "-" : o.run, o.id, stateName(o.state, cancelled: o.cancelled), outcomeName(o.outcome),
                      workerText(o), "\(o.attempts)", o.queue, priorityName(o.priority),
-                     "\(o.submittedUs)", rel(o.readyUs), rel(o.dispatchedUs), rel(o.startedUs), rel(o.finishedUs),
-                     o.resultSize > 0 ? "\(o.resultSize)B" : "-", o.error.isEmpty ? "" : firstLine(o.error)])
+                     TimeText.clock(o.submittedUs), rel(o.readyUs), rel(o.dispatchedUs), rel(o.startedUs), rel(o.finishedUs),
+                     duration, o.resultSize > 0 ? "\(o.resultSize)B" : "-", o.error.isEmpty ? "" : firstLine(o.error)])
     }
     printTable(rows)
     guard attemptErrors else { return }

@@ -6,8 +6,11 @@ import WireProtocol
 
 struct Submit: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Submit a graph file (YAML or JSON; see docs/GRAPHS.md).",
+        abstract: "Submit a graph file (YAML or JSON; see docs/GRAPHS.md) as a new run.",
         discussion: """
+            Every submission is a run with its own id (printed; --run chooses it): the same file submitted \
+            twice is two runs that both execute. Other commands name its operations OP with --run (or \
+            $OPQ_RUN), or RUN/OP.
             The graph is checked here first and every problem is printed (unknown fields, unknown \
             dependencies, cycles with their members, payloads over 1 MiB and other protocol limits, ...): \
             nothing is sent unless the whole graph passes. The coordinator checks again and accepts or \
@@ -19,6 +22,9 @@ struct Submit: ParsableCommand {
 
     @Argument(help: "Graph file (.yaml, .yml or .json); - reads standard input.")
     var file: String
+
+    @Option(name: .customLong("run"), help: "Name of the new run (letters, digits, '.', '_', '-'; default: chosen by the coordinator, e.g. r-12).")
+    var newRun: String?
 
     @Flag(help: "Wait until every operation has finished; exit 1 unless all succeeded.")
     var wait = false
@@ -44,15 +50,18 @@ struct Submit: ParsableCommand {
             printError("opctl: graph rejected:\n\(error)")
             throw ExitCode(2)
         }
-        let messages = graph.submitMessages
+        var messages = graph.submitMessages(run: newRun ?? "", submitter: Self.submitter)
         try checkLimits(messages)
         let conn = try withCoordinator { try connection.connect() }
         if !allowUnknownKinds { try checkKinds(graph, conn) }
         var accepted = 0
         var warnings: [WireUnplaceable] = []
         var workersConnected = 0
-        for message in messages {
-            let reply = try withCoordinator { try conn.request(message) }
+        var runName = newRun ?? ""
+        for k in messages.indices {
+            // Later batches join the run the first one created (named by the coordinator unless --run).
+            if k > 0, case .submit(var m) = messages[k] { m.run = runName; m.append = true; messages[k] = .submit(m) }
+            let reply = try withCoordinator { try conn.request(messages[k]) }
             guard case .submitReply(let r) = reply else { throw ExitCode(3) }
             if !r.accepted {
                 if json {
@@ -65,11 +74,12 @@ struct Submit: ParsableCommand {
                 throw ExitCode(2)
             }
             accepted += Int(r.acceptedCount)
+            runName = r.run
             warnings += r.unplaceable
             workersConnected = Int(r.workers)
         }
         if !json {
-            print("submitted \(accepted) operation\(accepted == 1 ? "" : "s") in \(Set(graph.operations.map(\.queue)).count) queue(s)")
+            print("run \(runName): submitted \(accepted) operation\(accepted == 1 ? "" : "s") in \(Set(graph.operations.map(\.queue)).count) queue(s)")
             // With no worker at all checkKinds said so already; then every op would be listed here.
             if workersConnected > 0 {
                 for w in warnings { printError("opctl: warning: " + unplaceableText(w)) }
@@ -78,12 +88,18 @@ struct Submit: ParsableCommand {
             }
         }
         guard wait else {
-            if json { printJSON(["accepted": true, "count": accepted, "unplaceable": warnings.map(unplaceableJSON)]) }
+            if json { printJSON(["accepted": true, "run": runName, "count": accepted, "unplaceable": warnings.map(unplaceableJSON)]) }
             return
         }
         let ids = graph.operations.map(\.id)
-        let outcome = try WaitCommandCore.wait(conn, ids: ids, queue: nil, timeout: timeout, json: json)
+        let outcome = try WaitCommandCore.wait(conn, ids: ids, queue: nil, run: runName, timeout: timeout, json: json)
         throw outcome.exitCode
+    }
+
+    /// "user@host", shown by `opctl runs` (what the client says; a principal once keys exist).
+    static var submitter: String {
+        let user = ProcessInfo.processInfo.environment["USER"] ?? NSUserName()
+        return "\(user)@\(ProcessInfo.processInfo.hostName)"
     }
 
     /// Every operation and every SUBMIT against the protocol's limits before anything is sent: a batch

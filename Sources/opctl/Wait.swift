@@ -5,8 +5,9 @@ import WireProtocol
 
 struct Wait: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Wait until operations (or a whole queue, or everything) have finished.",
+        abstract: "Wait until operations (or a whole run, a whole queue, or everything) have finished.",
         discussion: """
+            With --run R and no ids, it waits for run R and exits by its outcome only, whatever other runs do.
             Exit status 0 if all succeeded, 1 if any failed or was cancelled, 4 on timeout (also when the \
             coordinator could not be reached until then), 3 if it could not be reached at first (within \
             --request-timeout) or no longer knows the operations.
@@ -19,7 +20,9 @@ struct Wait: ParsableCommand {
 
     @OptionGroup var connection: Connection
 
-    @Argument(help: "Operation ids; none means every operation submitted so far.")
+    @OptionGroup var scope: RunScope
+
+    @Argument(help: "Operation ids (OP in the --run scope, or RUN/OP); none means the --run scope, else every operation submitted so far.")
     var ids: [String] = []
 
     @Option(help: "Wait for every operation of this queue instead.")
@@ -33,12 +36,14 @@ struct Wait: ParsableCommand {
 
     func validate() throws {
         if queue != nil && !ids.isEmpty { throw ValidationError("give operation ids or --queue, not both") }
+        if queue != nil && scope.run != nil { throw ValidationError("give --queue or --run, not both") }
         if let t = timeout, t < 0 { throw ValidationError("--timeout must be ≥ 0") }
     }
 
     func run() throws {
         let conn = try withCoordinator { try connection.connect() }
-        let result = try WaitCommandCore.wait(conn, ids: ids, queue: queue, timeout: timeout, json: json)
+        let result = try WaitCommandCore.wait(conn, ids: ids, queue: queue, run: queue == nil ? scope.name : "",
+                                              timeout: timeout, json: json)
         throw result.exitCode
     }
 }
@@ -57,16 +62,18 @@ enum WaitCommandCore {
         }
     }
 
-    /// One WAIT's target: a page of ids, or a queue.
+    /// One WAIT's target: a page of ids (resolved in `run`), a queue, or a whole run.
     struct Target {
         var ids: [String] = []
         var queue = ""
+        var run = ""
     }
 
     /// How long after the deadline the coordinator's timed-out WAIT-REPLY may take to arrive.
     static let replyGrace: Duration = .seconds(5)
 
-    static func wait(_ conn: CoordinatorConnection, ids: [String], queue: String?, timeout: Double?, json: Bool) throws -> Result {
+    static func wait(_ conn: CoordinatorConnection, ids: [String], queue: String?, run: String = "", timeout: Double?,
+                     json: Bool) throws -> Result {
         let deadline = timeout.map { ContinuousClock.now + .microseconds(Int64(($0 * 1_000_000).rounded())) }
         var waiter = Waiter(conn: conn, deadline: deadline)
         var result = Result()
@@ -77,8 +84,10 @@ enum WaitCommandCore {
             if let queue { targets = [Target(queue: queue)] }
             else if !ids.isEmpty {
                 targets = stride(from: 0, to: ids.count, by: WireLimits.maxBatchRecords).map {
-                    Target(ids: Array(ids[$0..<min(ids.count, $0 + WireLimits.maxBatchRecords)]))
+                    Target(ids: Array(ids[$0..<min(ids.count, $0 + WireLimits.maxBatchRecords)]), run: run)
                 }
+            } else if !run.isEmpty {
+                targets = [Target(run: run)]
             } else {
                 let reply = try withCoordinator { try conn.request(.status(WireStatus())) }
                 guard case .statusReply(let s) = reply else { throw ExitCode(3) }
@@ -188,6 +197,7 @@ struct Waiter {
             var w = WireWait()
             w.opIds = targets[i].ids
             w.queue = targets[i].queue
+            w.run = targets[i].run
             if let deadline { w.timeoutUs = max(0, micros(deadline - .now)) }
             let id = try withCoordinator { try conn.send(.wait(w)) }
             do {
@@ -266,10 +276,12 @@ struct Waiter {
                 if try status(s).notFound.contains(t.queue) { unknownQueues.append(t.queue) }
                 continue
             }
-            // Small pages: each known operation comes back as a whole record.
+            // Small pages: each known operation comes back as a whole record. (A whole run that is gone
+            // is refused by the WAIT itself, NOT_FOUND.)
             for start in stride(from: 0, to: t.ids.count, by: 512) {
                 var s = WireStatus()
                 s.opIds = Array(t.ids[start..<min(t.ids.count, start + 512)])
+                s.run = t.run
                 unknown += try status(s).notFound.count
                 total += s.opIds.count
             }

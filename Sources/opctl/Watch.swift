@@ -6,9 +6,15 @@ import WireProtocol
 struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Live view: per-queue progress, workers and their load, and state changes as they happen.",
-        discussion: "On a terminal the view is redrawn in place; otherwise one line per state change and a summary per second.")
+        discussion: """
+            On a terminal the view is redrawn in place; otherwise one line per state change and a summary per \
+            second. With --run, only that run's state changes are shown, and --until-done exits by that run's \
+            outcome only.
+            """)
 
     @OptionGroup var connection: Connection
+
+    @OptionGroup var scope: RunScope
 
     @Option(help: "Only this queue.")
     var queue: String?
@@ -28,7 +34,8 @@ struct Watch: ParsableCommand {
 
     func run() throws {
         let conn = try withCoordinator { try connection.connect() }
-        try withCoordinator { try conn.watch(queue: queue) }
+        let run = scope.name
+        try withCoordinator { try conn.watch(queue: queue, run: run) }
         let tty = isatty(STDOUT_FILENO) != 0
         let started = Date()
         var view = LiveView(tty: tty)
@@ -37,19 +44,33 @@ struct Watch: ParsableCommand {
             let events = try withCoordinator { try conn.nextEvents(timeout: .milliseconds(Int(interval * 1000))) }
             for e in events { view.record(e) }
             let (queues, workers, unplaceable) = try snapshot(conn)
+            let runInfo = run.isEmpty ? nil : try runSnapshot(conn, run)
             if tty || Date().timeIntervalSince(lastSummary) >= 1 {
-                view.render(queues: queues, workers: workers, unplaceable: unplaceable)
+                view.render(queues: queues, workers: workers, unplaceable: unplaceable, run: runInfo)
                 lastSummary = Date()
+            }
+            if untilDone, let r = runInfo, r.finishedUs != 0 {
+                view.render(queues: queues, workers: workers, unplaceable: unplaceable, run: r, final: true)
+                throw r.failed + r.cancelled > 0 ? ExitCode(1) : ExitCode.success
             }
             let unfinished = queues.reduce(0) { $0 + $1.pending + $1.ready + $1.dispatched + $1.executing }
             let total = unfinished + queues.reduce(0) { $0 + $1.finished }
-            if untilDone && unfinished == 0 && total > 0 {
+            if untilDone && runInfo == nil && unfinished == 0 && total > 0 {
                 view.render(queues: queues, workers: workers, unplaceable: unplaceable, final: true)
                 let bad = queues.reduce(0) { $0 + $1.failed + $1.cancelled }
                 throw bad > 0 ? ExitCode(1) : ExitCode.success
             }
             if let timeout, Date().timeIntervalSince(started) > timeout { throw ExitCode(4) }
         }
+    }
+
+    private func runSnapshot(_ conn: CoordinatorConnection, _ run: String) throws -> WireRunInfo {
+        var q = WireRuns()
+        q.runs = [run]
+        guard case .runsReply(let r) = try withCoordinator({ try conn.request(.runs(q)) }), let info = r.runs.first else {
+            throw ExitCode(3)
+        }
+        return info
     }
 
     private func snapshot(_ conn: CoordinatorConnection) throws -> ([WireQueueCounts], [WireWorkerInfo], [WireUnplaceable]) {
@@ -72,7 +93,7 @@ struct LiveView {
 
     mutating func record(_ e: WireEvent) {
         let time = Self.clock(e.timestampUs)
-        var line = "\(time)  \(e.opID)  \(stateName(e.state, cancelled: e.cancelled))"
+        var line = "\(time)  \(e.run.isEmpty ? "" : e.run + "/")\(e.opID)  \(stateName(e.state, cancelled: e.cancelled))"
         if e.state == .finished { line += " \(outcomeName(e.outcome))" }
         if !e.workerID.isEmpty && (e.state == .executing || e.state == .dispatched) {
             line += " on \(e.workerID) (attempt \(e.attempt))"
@@ -89,8 +110,13 @@ struct LiveView {
     }
 
     mutating func render(queues: [WireQueueCounts], workers: [WireWorkerInfo], unplaceable: [WireUnplaceable] = [],
-                         final: Bool = false) {
+                         run: WireRunInfo? = nil, final: Bool = false) {
         var lines: [String] = []
+        if let r = run {
+            let done = r.succeeded + r.failed + r.cancelled
+            lines.append("run \(r.id): \(done)/\(r.total) done, \(r.executing) running, \(r.dispatched) dispatched, "
+                         + "\(r.failed) failed, \(r.cancelled) cancelled (\(runState(r)))")
+        }
         // Queues that never had an operation (the implicit "default", say) are noise here.
         for q in queues where q.pending + q.ready + q.dispatched + q.executing + q.finished > 0 || q.suspended {
             let total = q.pending + q.ready + q.dispatched + q.executing + q.finished

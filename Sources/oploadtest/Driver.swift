@@ -38,6 +38,8 @@ struct LoadTestError: Error, CustomStringConvertible {
 final class Driver {
     let o: RunOptions
     let conn: CoordinatorConnection
+    /// The run every submit of this load test joins; bare ids in waits are resolved in it.
+    let runName = Batcher.uniqueRunName(prefix: "load-")
     var rng: SeededGenerator
     let queue: String
     let template: OpTemplate
@@ -62,7 +64,7 @@ final class Driver {
         // measure the scheduler, not string allocations (a longer id costs one heap block more).
         let tag = String(UInt64.random(in: 0..<(1 << 30)), radix: 36)
         queue = "lt-\(o.workload.rawValue)-\(tag)"
-        template = OpTemplate(queue: queue, idPrefix: tag + "/", kind: o.opKind, opMs: o.opMs)
+        template = OpTemplate(queue: queue, idPrefix: tag + ".", kind: o.opKind, opMs: o.opMs)
         deadline = Double(monotonicMicros()) / 1e6 + o.timeLimit
         report = RunReport(label: o.label, series: o.series, target: o.target, workload: o.workload.rawValue, ops: o.ops,
                            seed: o.seed, opKind: o.opKind, opMs: o.opMs, coordinator: o.endpoint,
@@ -157,7 +159,7 @@ final class Driver {
     }
 
     func submit(_ ops: [WireOperation], queues: [WireQueueSettings] = []) throws {
-        for m in Batcher.submits(ops, queues: queues) {
+        for m in Batcher.submits(ops, queues: queues, run: runName, appendAll: true) {
             guard case .submitReply(let r) = try conn.request(m, timeout: .seconds(120)) else {
                 throw LoadTestError("unexpected reply to SUBMIT")
             }
@@ -173,7 +175,7 @@ final class Driver {
     @discardableResult
     func wait(queue: String? = nil, ids: [String] = []) throws -> Bool {
         var w = WireWait()
-        if let queue { w.queue = queue } else { w.opIds = ids }
+        if let queue { w.queue = queue } else { w.opIds = ids; w.run = runName }
         let left = secondsLeft
         w.timeoutUs = Int64(left * 1_000_000)
         guard case .waitReply(let r) = try conn.request(.wait(w), timeout: .milliseconds(Int(left * 1000) + 10_000)) else {
@@ -224,7 +226,7 @@ final class Driver {
         for e in events {
             if e.sequence != lastSequence + 1 { eventGaps += 1 }
             lastSequence = e.sequence
-            guard e.opID.hasPrefix(template.idPrefix) else { continue }
+            guard e.run == runName, e.opID.hasPrefix(template.idPrefix) else { continue }
             lastState[e.opID] = e.state
             guard e.state == .finished else { continue }
             finishedEvents[e.opID, default: 0] += 1

@@ -110,10 +110,14 @@ public final class LocalCluster: @unchecked Sendable {
         return r.workers
     }
 
-    public func submit(_ ops: [WireOperation], queues: [WireQueueSettings] = []) throws -> WireSubmitReply {
+    /// Submits into run `run` (created by the first submit, joined by later ones), so a test can add
+    /// ops over several submits and name them by bare id.
+    public func submit(_ ops: [WireOperation], queues: [WireQueueSettings] = [], run: String = "test") throws -> WireSubmitReply {
         var s = WireSubmit()
         s.operations = ops
         s.queues = queues
+        s.run = run
+        s.append = true
         guard case .submitReply(let r) = try connect().request(.submit(s)) else { throw ClusterError("no SUBMIT reply") }
         return r
     }

@@ -105,6 +105,7 @@ struct ClientLimitsTests {
     @Test func aReplyOverTheFrameLimitFromAPeerIsReportedAsSuch() throws {
         let ctx = try Context()
         let bound = Mutex<String?>(nil)
+        let finished = Mutex(false)
         let listening = DispatchSemaphore(value: 0)
         // The stand-in owns its socket on its own thread: the first request gets 17 MiB back, the next
         // one a WORKERS reply.
@@ -119,7 +120,9 @@ struct ClientLimitsTests {
             _ = poller.add(router)
             var answered = 0
             let deadline = ContinuousClock.now + .seconds(20)
-            while answered < 2 && ContinuousClock.now < deadline {
+            // Serves until the test is done: closing (linger 0) right after the last answer could drop
+            // it before it left, and the client would see the connection end instead of the reply.
+            while !finished.withLock({ $0 }) && ContinuousClock.now < deadline {
                 guard (try? poller.poll(timeout: .milliseconds(100))) != nil,
                       let frames = try? router.receiveMultipart(flags: .dontWait), frames.count >= 3,
                       case .success(let env) = WireCodec.decode(Array(frames[1...])) else { continue }
@@ -142,6 +145,7 @@ struct ClientLimitsTests {
             #expect("\(error)".contains("over the protocol's 16 MiB frame limit"), "\(error)")
         }
         #expect(ContinuousClock.now - start < .seconds(8), "not a timeout")
+        defer { finished.withLock { $0 = true }; served.cancel() }
         guard case .workersReply = try conn.request(.workers) else { Issue.record("no reply on the new socket"); return }
     }
 

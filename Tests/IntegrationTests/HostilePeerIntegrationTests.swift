@@ -102,7 +102,9 @@ struct HostilePeerIntegrationTests {
         // A real worker runs everything, the taken-back one included.
         try c.startWorker("real", slots: 4)
         try c.wait(ops.map(\.id), timeout: 30)
-        #expect(try c.status([d.records[0].opID])[d.records[0].opID]?.isSucceeded == true)
+        // Workers see the key RUN/OP; status names the op by its id within the run.
+        let id = String(d.records[0].opID.split(separator: "/").last!)
+        #expect(try c.status([d.records[0].opID])[id]?.isSucceeded == true)
     }
 
     /// Replies respect the frame limit they impose on others: 30 results of 1 MiB are more than one

@@ -146,7 +146,7 @@ final class TruthfulStateTests: XCTestCase {
         var tpu2 = op("t2"); tpu2.requires = ["gpu", "tpu"]
         var gpu = op("g"); gpu.requires = ["gpu"]
         let (reply, _) = h.submit([tpu, gpu, op("x", kind: "render"), tpu2])
-        guard case .accepted(4, let warnings)? = reply else { return XCTFail("\(String(describing: reply))") }
+        guard case .accepted(4, let warnings, _)? = reply else { return XCTFail("\(String(describing: reply))") }
         XCTAssertEqual(warnings.map(\.ops), [["t1", "t2"], ["x"]])
         XCTAssertEqual(warnings[0].missingTags, ["tpu"])
         XCTAssertEqual(warnings[0].requires, ["gpu", "tpu"])

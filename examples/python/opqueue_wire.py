@@ -24,6 +24,7 @@ COMMANDS = {
     0x29: ("WHY-REPLY", pb.WhyReply), 0x2A: ("WORKERS", pb.Workers), 0x2B: ("WORKERS-REPLY", pb.WorkersReply),
     0x2C: ("WATCH", pb.Watch), 0x2D: ("EVENT", pb.Events), 0x2E: ("WAIT", pb.Wait),
     0x2F: ("WAIT-REPLY", pb.WaitReply), 0x30: ("ERROR", pb.ErrorReply),
+    0x31: ("RUNS", pb.Runs), 0x32: ("RUNS-REPLY", pb.RunsReply),
 }
 CODE = {name: code for code, (name, _) in COMMANDS.items()}
 

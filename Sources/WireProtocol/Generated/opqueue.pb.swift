@@ -502,7 +502,7 @@ public nonisolated struct WireDispatchRecord: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// required
+  /// required; (1.2) the key "RUN/OP", echoed unchanged in reports
   public var opID: String = String()
 
   /// 0-based part index
@@ -929,7 +929,9 @@ public nonisolated struct WireOperation: @unchecked Sendable {
   fileprivate var _storage = _StorageClass.defaultInstance
 }
 
-/// SUBMIT (client → coordinator): accepted or rejected as a whole.
+/// SUBMIT (client → coordinator): accepted or rejected as a whole. (1.2) Every operation belongs to a
+/// run; `id` is unique within it and `after` names an op of the same run ("OP") or of another
+/// retained run ("RUN/OP").
 public nonisolated struct WireSubmit: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -940,6 +942,16 @@ public nonisolated struct WireSubmit: Sendable {
 
   /// 1 … max batch records
   public var operations: [WireOperation] = []
+
+  /// The run: empty = a new run with a coordinator-chosen id; else a new run of this name (an
+  /// existing one is an error), or with `append` the named existing run (later batches of one file,
+  /// a Swift API client's run).
+  public var run: String = String()
+
+  public var append: Bool = false
+
+  /// who/where, as the client says ("user@host"); shown by RUNS
+  public var submitter: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1016,6 +1028,9 @@ public nonisolated struct WireSubmitReply: Sendable {
   /// workers connected when it was accepted
   public var workers: UInt32 = 0
 
+  /// (1.2) the run the operations joined
+  public var run: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1037,6 +1052,10 @@ public nonisolated struct WireCancelOps: Sendable {
 
   /// empty = "cancelled by client"
   public var reason: String = String()
+
+  /// (1.2) With op_ids: the run plain ids are resolved in (§5.25). Alone: cancel every unfinished op
+  /// of this run.
+  public var run: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1082,6 +1101,9 @@ public nonisolated struct WireSetPriority: Sendable {
   /// so a high-priority operation is not held back by low-priority inputs.
   public var inherit: Bool = false
 
+  /// (1.2) the run plain ids are resolved in
+  public var run: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1126,6 +1148,14 @@ public nonisolated struct WireStatus: Sendable {
 
   /// include op records when op_ids is empty (else only queue counts)
   public var ops: Bool = false
+
+  /// (1.2) Filters (all that are set apply) and the run plain ids are resolved in.
+  public var run: String = String()
+
+  public var states: [WireOpState] = []
+
+  /// worker id or name that last held the op
+  public var worker: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1280,6 +1310,12 @@ public nonisolated struct WireOpStatus: @unchecked Sendable {
     set {_uniqueStorage()._workerSession = newValue}
   }
 
+  /// (1.2) its run; `id` is unique within it
+  public var run: String {
+    get {_storage._run}
+    set {_uniqueStorage()._run = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1322,6 +1358,9 @@ public nonisolated struct WireStatusReply: Sendable {
   /// Requested op_ids left out because the reply reached its size budget (§10): ask for them again.
   public var omitted: [String] = []
 
+  /// (1.2) op records matching the request's filters, all pages
+  public var matched: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1333,8 +1372,11 @@ public nonisolated struct WireWhy: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// required
+  /// required: "OP" (resolved in `run`, else the newest retained run that has it) or "RUN/OP"
   public var opID: String = String()
+
+  /// (1.2)
+  public var run: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1357,6 +1399,9 @@ public nonisolated struct WireWhyReply: Sendable {
 
   /// human-readable lines (queue suspended, at limit, no worker with tag…)
   public var reasons: [String] = []
+
+  /// (1.2)
+  public var run: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1440,6 +1485,9 @@ public nonisolated struct WireWatch: Sendable {
   /// also forward PROGRESS as events
   public var progress: Bool = false
 
+  /// (1.2) only this run's operations (with queue: both must match)
+  public var run: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1481,6 +1529,9 @@ public nonisolated struct WireEvent: Sendable {
 
   /// progress message
   public var message: String = String()
+
+  /// (1.2)
+  public var run: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1527,6 +1578,10 @@ public nonisolated struct WireWait: Sendable {
 
   public var withResults: Bool = false
 
+  /// (1.2) With op_ids: the run plain ids are resolved in. Alone: wait for every operation of the run
+  /// (its outcome only, whatever other runs do).
+  public var run: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1549,6 +1604,9 @@ public nonisolated struct WireOpOutcome: Sendable {
   public var hasOutcome: Bool {self._outcome != nil}
   /// Clears the value of `outcome`. Subsequent reads from it will return its default value.
   public mutating func clearOutcome() {self._outcome = nil}
+
+  /// (1.2)
+  public var run: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1610,6 +1668,87 @@ public nonisolated struct WireErrorReply: Sendable {
 
   /// when about one operation
   public var opID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// RUNS (client → coordinator, 1.2): the retained runs, newest first.
+public nonisolated struct WireRuns: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// only these (an evicted or unknown one is ERROR NOT_FOUND); empty = all
+  public var runs: [String] = []
+
+  /// max records; 0 = coordinator default
+  public var limit: UInt32 = 0
+
+  /// paging cursor from the previous reply's next_after
+  public var after: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct WireRunInfo: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var id: String = String()
+
+  public var submitter: String = String()
+
+  public var submittedUs: Int64 = 0
+
+  /// 0 = unfinished ops remain
+  public var finishedUs: Int64 = 0
+
+  public var total: UInt64 = 0
+
+  /// waiting for dependencies or a retry
+  public var pending: UInt64 = 0
+
+  public var ready: UInt64 = 0
+
+  public var dispatched: UInt64 = 0
+
+  public var executing: UInt64 = 0
+
+  public var succeeded: UInt64 = 0
+
+  public var failed: UInt64 = 0
+
+  public var cancelled: UInt64 = 0
+
+  /// finished: when it is evicted at the latest (0 = not scheduled)
+  public var evictAtUs: Int64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct WireRunsReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var runs: [WireRunInfo] = []
+
+  public var nextAfter: String = String()
+
+  public var nowUs: Int64 = 0
+
+  /// runs held now
+  public var retained: UInt64 = 0
+
+  /// runs evicted so far
+  public var evicted: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2664,7 +2803,7 @@ nonisolated extension WireOperation: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension WireSubmit: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Submit"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queues\0\u{1}operations\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queues\0\u{1}operations\0\u{1}run\0\u{1}append\0\u{1}submitter\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2674,6 +2813,9 @@ nonisolated extension WireSubmit: SwiftProtobuf.Message, SwiftProtobuf._MessageI
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.queues) }()
       case 2: try { try decoder.decodeRepeatedMessageField(value: &self.operations) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.run) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.append) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.submitter) }()
       default: break
       }
     }
@@ -2686,12 +2828,24 @@ nonisolated extension WireSubmit: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     if !self.operations.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.operations, fieldNumber: 2)
     }
+    if !self.run.isEmpty {
+      try visitor.visitSingularStringField(value: self.run, fieldNumber: 3)
+    }
+    if self.append != false {
+      try visitor.visitSingularBoolField(value: self.append, fieldNumber: 4)
+    }
+    if !self.submitter.isEmpty {
+      try visitor.visitSingularStringField(value: self.submitter, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: WireSubmit, rhs: WireSubmit) -> Bool {
     if lhs.queues != rhs.queues {return false}
     if lhs.operations != rhs.operations {return false}
+    if lhs.run != rhs.run {return false}
+    if lhs.append != rhs.append {return false}
+    if lhs.submitter != rhs.submitter {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2804,7 +2958,7 @@ nonisolated extension WireUnplaceable: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension WireSubmitReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SubmitReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}accepted\0\u{3}accepted_count\0\u{1}errors\0\u{1}unplaceable\0\u{1}workers\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}accepted\0\u{3}accepted_count\0\u{1}errors\0\u{1}unplaceable\0\u{1}workers\0\u{1}run\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2817,6 +2971,7 @@ nonisolated extension WireSubmitReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 3: try { try decoder.decodeRepeatedMessageField(value: &self.errors) }()
       case 4: try { try decoder.decodeRepeatedMessageField(value: &self.unplaceable) }()
       case 5: try { try decoder.decodeSingularUInt32Field(value: &self.workers) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.run) }()
       default: break
       }
     }
@@ -2838,6 +2993,9 @@ nonisolated extension WireSubmitReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if self.workers != 0 {
       try visitor.visitSingularUInt32Field(value: self.workers, fieldNumber: 5)
     }
+    if !self.run.isEmpty {
+      try visitor.visitSingularStringField(value: self.run, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2847,6 +3005,7 @@ nonisolated extension WireSubmitReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.errors != rhs.errors {return false}
     if lhs.unplaceable != rhs.unplaceable {return false}
     if lhs.workers != rhs.workers {return false}
+    if lhs.run != rhs.run {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2854,7 +3013,7 @@ nonisolated extension WireSubmitReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension WireCancelOps: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CancelOps"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_ids\0\u{1}cascade\0\u{1}queue\0\u{1}reason\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_ids\0\u{1}cascade\0\u{1}queue\0\u{1}reason\0\u{1}run\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2866,6 +3025,7 @@ nonisolated extension WireCancelOps: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 2: try { try decoder.decodeSingularBoolField(value: &self.cascade) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.queue) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.run) }()
       default: break
       }
     }
@@ -2884,6 +3044,9 @@ nonisolated extension WireCancelOps: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if !self.reason.isEmpty {
       try visitor.visitSingularStringField(value: self.reason, fieldNumber: 4)
     }
+    if !self.run.isEmpty {
+      try visitor.visitSingularStringField(value: self.run, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2892,6 +3055,7 @@ nonisolated extension WireCancelOps: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.cascade != rhs.cascade {return false}
     if lhs.queue != rhs.queue {return false}
     if lhs.reason != rhs.reason {return false}
+    if lhs.run != rhs.run {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2933,7 +3097,7 @@ nonisolated extension WireQueueControl: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension WireSetPriority: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SetPriority"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_ids\0\u{1}priority\0\u{1}inherit\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_ids\0\u{1}priority\0\u{1}inherit\0\u{1}run\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2944,6 +3108,7 @@ nonisolated extension WireSetPriority: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 1: try { try decoder.decodeRepeatedStringField(value: &self.opIds) }()
       case 2: try { try decoder.decodeSingularSInt32Field(value: &self.priority) }()
       case 3: try { try decoder.decodeSingularBoolField(value: &self.inherit) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.run) }()
       default: break
       }
     }
@@ -2959,6 +3124,9 @@ nonisolated extension WireSetPriority: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if self.inherit != false {
       try visitor.visitSingularBoolField(value: self.inherit, fieldNumber: 3)
     }
+    if !self.run.isEmpty {
+      try visitor.visitSingularStringField(value: self.run, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2966,6 +3134,7 @@ nonisolated extension WireSetPriority: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.opIds != rhs.opIds {return false}
     if lhs.priority != rhs.priority {return false}
     if lhs.inherit != rhs.inherit {return false}
+    if lhs.run != rhs.run {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3008,7 +3177,7 @@ nonisolated extension WireAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension WireStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Status"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_ids\0\u{1}queue\0\u{1}limit\0\u{1}after\0\u{3}with_results\0\u{1}ops\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_ids\0\u{1}queue\0\u{1}limit\0\u{1}after\0\u{3}with_results\0\u{1}ops\0\u{1}run\0\u{1}states\0\u{1}worker\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3022,6 +3191,9 @@ nonisolated extension WireStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageI
       case 4: try { try decoder.decodeSingularStringField(value: &self.after) }()
       case 5: try { try decoder.decodeSingularBoolField(value: &self.withResults) }()
       case 6: try { try decoder.decodeSingularBoolField(value: &self.ops) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.run) }()
+      case 8: try { try decoder.decodeRepeatedEnumField(value: &self.states) }()
+      case 9: try { try decoder.decodeSingularStringField(value: &self.worker) }()
       default: break
       }
     }
@@ -3046,6 +3218,15 @@ nonisolated extension WireStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     if self.ops != false {
       try visitor.visitSingularBoolField(value: self.ops, fieldNumber: 6)
     }
+    if !self.run.isEmpty {
+      try visitor.visitSingularStringField(value: self.run, fieldNumber: 7)
+    }
+    if !self.states.isEmpty {
+      try visitor.visitPackedEnumField(value: self.states, fieldNumber: 8)
+    }
+    if !self.worker.isEmpty {
+      try visitor.visitSingularStringField(value: self.worker, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3056,6 +3237,9 @@ nonisolated extension WireStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     if lhs.after != rhs.after {return false}
     if lhs.withResults != rhs.withResults {return false}
     if lhs.ops != rhs.ops {return false}
+    if lhs.run != rhs.run {return false}
+    if lhs.states != rhs.states {return false}
+    if lhs.worker != rhs.worker {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3143,7 +3327,7 @@ nonisolated extension WireQueueCounts: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".OpStatus"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}queue\0\u{1}state\0\u{1}cancelled\0\u{1}outcome\0\u{3}worker_id\0\u{1}attempts\0\u{3}result_size\0\u{1}error\0\u{3}submitted_us\0\u{3}ready_us\0\u{3}started_us\0\u{3}finished_us\0\u{1}priority\0\u{1}parts\0\u{3}parts_done\0\u{3}dispatched_us\0\u{3}attempt_errors\0\u{3}worker_session\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}queue\0\u{1}state\0\u{1}cancelled\0\u{1}outcome\0\u{3}worker_id\0\u{1}attempts\0\u{3}result_size\0\u{1}error\0\u{3}submitted_us\0\u{3}ready_us\0\u{3}started_us\0\u{3}finished_us\0\u{1}priority\0\u{1}parts\0\u{3}parts_done\0\u{3}dispatched_us\0\u{3}attempt_errors\0\u{3}worker_session\0\u{1}run\0")
 
   fileprivate class _StorageClass {
     var _id: String = String()
@@ -3166,6 +3350,7 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
     var _dispatchedUs: Int64 = 0
     var _attemptErrors: [String] = []
     var _workerSession: UInt32 = 0
+    var _run: String = String()
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -3196,6 +3381,7 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
       _dispatchedUs = source._dispatchedUs
       _attemptErrors = source._attemptErrors
       _workerSession = source._workerSession
+      _run = source._run
     }
   }
 
@@ -3234,6 +3420,7 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
         case 18: try { try decoder.decodeSingularInt64Field(value: &_storage._dispatchedUs) }()
         case 19: try { try decoder.decodeRepeatedStringField(value: &_storage._attemptErrors) }()
         case 20: try { try decoder.decodeSingularUInt32Field(value: &_storage._workerSession) }()
+        case 21: try { try decoder.decodeSingularStringField(value: &_storage._run) }()
         default: break
         }
       }
@@ -3306,6 +3493,9 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
       if _storage._workerSession != 0 {
         try visitor.visitSingularUInt32Field(value: _storage._workerSession, fieldNumber: 20)
       }
+      if !_storage._run.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._run, fieldNumber: 21)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -3335,6 +3525,7 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
         if _storage._dispatchedUs != rhs_storage._dispatchedUs {return false}
         if _storage._attemptErrors != rhs_storage._attemptErrors {return false}
         if _storage._workerSession != rhs_storage._workerSession {return false}
+        if _storage._run != rhs_storage._run {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -3346,7 +3537,7 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queues\0\u{1}ops\0\u{3}next_after\0\u{3}not_found\0\u{3}now_us\0\u{1}fenced\0\u{3}total_operations\0\u{3}coordinator_rss_bytes\0\u{3}coordinator_cpu_us\0\u{1}unplaceable\0\u{1}omitted\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queues\0\u{1}ops\0\u{3}next_after\0\u{3}not_found\0\u{3}now_us\0\u{1}fenced\0\u{3}total_operations\0\u{3}coordinator_rss_bytes\0\u{3}coordinator_cpu_us\0\u{1}unplaceable\0\u{1}omitted\0\u{1}matched\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3365,6 +3556,7 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 9: try { try decoder.decodeSingularUInt64Field(value: &self.coordinatorCpuUs) }()
       case 10: try { try decoder.decodeRepeatedMessageField(value: &self.unplaceable) }()
       case 11: try { try decoder.decodeRepeatedStringField(value: &self.omitted) }()
+      case 12: try { try decoder.decodeSingularUInt64Field(value: &self.matched) }()
       default: break
       }
     }
@@ -3404,6 +3596,9 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if !self.omitted.isEmpty {
       try visitor.visitRepeatedStringField(value: self.omitted, fieldNumber: 11)
     }
+    if self.matched != 0 {
+      try visitor.visitSingularUInt64Field(value: self.matched, fieldNumber: 12)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3419,6 +3614,7 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.coordinatorCpuUs != rhs.coordinatorCpuUs {return false}
     if lhs.unplaceable != rhs.unplaceable {return false}
     if lhs.omitted != rhs.omitted {return false}
+    if lhs.matched != rhs.matched {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3426,7 +3622,7 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension WireWhy: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Why"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}run\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3435,6 +3631,7 @@ nonisolated extension WireWhy: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.opID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.run) }()
       default: break
       }
     }
@@ -3444,11 +3641,15 @@ nonisolated extension WireWhy: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
     if !self.opID.isEmpty {
       try visitor.visitSingularStringField(value: self.opID, fieldNumber: 1)
     }
+    if !self.run.isEmpty {
+      try visitor.visitSingularStringField(value: self.run, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: WireWhy, rhs: WireWhy) -> Bool {
     if lhs.opID != rhs.opID {return false}
+    if lhs.run != rhs.run {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3456,7 +3657,7 @@ nonisolated extension WireWhy: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension WireWhyReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WhyReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}state\0\u{1}cancelled\0\u{3}waiting_on\0\u{1}reasons\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}state\0\u{1}cancelled\0\u{3}waiting_on\0\u{1}reasons\0\u{1}run\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3469,6 +3670,7 @@ nonisolated extension WireWhyReply: SwiftProtobuf.Message, SwiftProtobuf._Messag
       case 3: try { try decoder.decodeSingularBoolField(value: &self.cancelled) }()
       case 4: try { try decoder.decodeRepeatedStringField(value: &self.waitingOn) }()
       case 5: try { try decoder.decodeRepeatedStringField(value: &self.reasons) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.run) }()
       default: break
       }
     }
@@ -3490,6 +3692,9 @@ nonisolated extension WireWhyReply: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if !self.reasons.isEmpty {
       try visitor.visitRepeatedStringField(value: self.reasons, fieldNumber: 5)
     }
+    if !self.run.isEmpty {
+      try visitor.visitSingularStringField(value: self.run, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3499,6 +3704,7 @@ nonisolated extension WireWhyReply: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if lhs.cancelled != rhs.cancelled {return false}
     if lhs.waitingOn != rhs.waitingOn {return false}
     if lhs.reasons != rhs.reasons {return false}
+    if lhs.run != rhs.run {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3635,7 +3841,7 @@ nonisolated extension WireWorkersReply: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension WireWatch: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Watch"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_ids\0\u{1}queue\0\u{1}stop\0\u{3}with_results\0\u{1}progress\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_ids\0\u{1}queue\0\u{1}stop\0\u{3}with_results\0\u{1}progress\0\u{1}run\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3648,6 +3854,7 @@ nonisolated extension WireWatch: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
       case 3: try { try decoder.decodeSingularBoolField(value: &self.stop) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self.withResults) }()
       case 5: try { try decoder.decodeSingularBoolField(value: &self.progress) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.run) }()
       default: break
       }
     }
@@ -3669,6 +3876,9 @@ nonisolated extension WireWatch: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     if self.progress != false {
       try visitor.visitSingularBoolField(value: self.progress, fieldNumber: 5)
     }
+    if !self.run.isEmpty {
+      try visitor.visitSingularStringField(value: self.run, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3678,6 +3888,7 @@ nonisolated extension WireWatch: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     if lhs.stop != rhs.stop {return false}
     if lhs.withResults != rhs.withResults {return false}
     if lhs.progress != rhs.progress {return false}
+    if lhs.run != rhs.run {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3685,7 +3896,7 @@ nonisolated extension WireWatch: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
 
 nonisolated extension WireEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Event"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{3}op_id\0\u{1}state\0\u{1}cancelled\0\u{1}outcome\0\u{3}timestamp_us\0\u{1}attempt\0\u{3}worker_id\0\u{1}fraction\0\u{1}message\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{3}op_id\0\u{1}state\0\u{1}cancelled\0\u{1}outcome\0\u{3}timestamp_us\0\u{1}attempt\0\u{3}worker_id\0\u{1}fraction\0\u{1}message\0\u{1}run\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3703,6 +3914,7 @@ nonisolated extension WireEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
       case 8: try { try decoder.decodeSingularStringField(value: &self.workerID) }()
       case 9: try { try decoder.decodeSingularDoubleField(value: &self.fraction) }()
       case 10: try { try decoder.decodeSingularStringField(value: &self.message) }()
+      case 11: try { try decoder.decodeSingularStringField(value: &self.run) }()
       default: break
       }
     }
@@ -3743,6 +3955,9 @@ nonisolated extension WireEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     if !self.message.isEmpty {
       try visitor.visitSingularStringField(value: self.message, fieldNumber: 10)
     }
+    if !self.run.isEmpty {
+      try visitor.visitSingularStringField(value: self.run, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3757,6 +3972,7 @@ nonisolated extension WireEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     if lhs.workerID != rhs.workerID {return false}
     if lhs.fraction != rhs.fraction {return false}
     if lhs.message != rhs.message {return false}
+    if lhs.run != rhs.run {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3794,7 +4010,7 @@ nonisolated extension WireEvents: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
 nonisolated extension WireWait: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Wait"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_ids\0\u{1}queue\0\u{3}timeout_us\0\u{3}with_results\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_ids\0\u{1}queue\0\u{3}timeout_us\0\u{3}with_results\0\u{1}run\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3806,6 +4022,7 @@ nonisolated extension WireWait: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
       case 2: try { try decoder.decodeSingularStringField(value: &self.queue) }()
       case 3: try { try decoder.decodeSingularInt64Field(value: &self._timeoutUs) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self.withResults) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.run) }()
       default: break
       }
     }
@@ -3828,6 +4045,9 @@ nonisolated extension WireWait: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
     if self.withResults != false {
       try visitor.visitSingularBoolField(value: self.withResults, fieldNumber: 4)
     }
+    if !self.run.isEmpty {
+      try visitor.visitSingularStringField(value: self.run, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3836,6 +4056,7 @@ nonisolated extension WireWait: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
     if lhs.queue != rhs.queue {return false}
     if lhs._timeoutUs != rhs._timeoutUs {return false}
     if lhs.withResults != rhs.withResults {return false}
+    if lhs.run != rhs.run {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3843,7 +4064,7 @@ nonisolated extension WireWait: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
 
 nonisolated extension WireOpOutcome: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".OpOutcome"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}outcome\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}outcome\0\u{1}run\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3853,6 +4074,7 @@ nonisolated extension WireOpOutcome: SwiftProtobuf.Message, SwiftProtobuf._Messa
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.opID) }()
       case 2: try { try decoder.decodeSingularMessageField(value: &self._outcome) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.run) }()
       default: break
       }
     }
@@ -3869,12 +4091,16 @@ nonisolated extension WireOpOutcome: SwiftProtobuf.Message, SwiftProtobuf._Messa
     try { if let v = self._outcome {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
     } }()
+    if !self.run.isEmpty {
+      try visitor.visitSingularStringField(value: self.run, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: WireOpOutcome, rhs: WireOpOutcome) -> Bool {
     if lhs.opID != rhs.opID {return false}
     if lhs._outcome != rhs._outcome {return false}
+    if lhs.run != rhs.run {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3995,6 +4221,186 @@ nonisolated extension WireErrorReply: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.message != rhs.message {return false}
     if lhs.command != rhs.command {return false}
     if lhs.opID != rhs.opID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireRuns: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Runs"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}runs\0\u{1}limit\0\u{1}after\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedStringField(value: &self.runs) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.after) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.runs.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.runs, fieldNumber: 1)
+    }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 2)
+    }
+    if !self.after.isEmpty {
+      try visitor.visitSingularStringField(value: self.after, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireRuns, rhs: WireRuns) -> Bool {
+    if lhs.runs != rhs.runs {return false}
+    if lhs.limit != rhs.limit {return false}
+    if lhs.after != rhs.after {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireRunInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RunInfo"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}submitter\0\u{3}submitted_us\0\u{3}finished_us\0\u{1}total\0\u{1}pending\0\u{1}ready\0\u{1}dispatched\0\u{1}executing\0\u{1}succeeded\0\u{1}failed\0\u{1}cancelled\0\u{3}evict_at_us\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.id) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.submitter) }()
+      case 3: try { try decoder.decodeSingularInt64Field(value: &self.submittedUs) }()
+      case 4: try { try decoder.decodeSingularInt64Field(value: &self.finishedUs) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.total) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.pending) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.ready) }()
+      case 8: try { try decoder.decodeSingularUInt64Field(value: &self.dispatched) }()
+      case 9: try { try decoder.decodeSingularUInt64Field(value: &self.executing) }()
+      case 10: try { try decoder.decodeSingularUInt64Field(value: &self.succeeded) }()
+      case 11: try { try decoder.decodeSingularUInt64Field(value: &self.failed) }()
+      case 12: try { try decoder.decodeSingularUInt64Field(value: &self.cancelled) }()
+      case 13: try { try decoder.decodeSingularInt64Field(value: &self.evictAtUs) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.id.isEmpty {
+      try visitor.visitSingularStringField(value: self.id, fieldNumber: 1)
+    }
+    if !self.submitter.isEmpty {
+      try visitor.visitSingularStringField(value: self.submitter, fieldNumber: 2)
+    }
+    if self.submittedUs != 0 {
+      try visitor.visitSingularInt64Field(value: self.submittedUs, fieldNumber: 3)
+    }
+    if self.finishedUs != 0 {
+      try visitor.visitSingularInt64Field(value: self.finishedUs, fieldNumber: 4)
+    }
+    if self.total != 0 {
+      try visitor.visitSingularUInt64Field(value: self.total, fieldNumber: 5)
+    }
+    if self.pending != 0 {
+      try visitor.visitSingularUInt64Field(value: self.pending, fieldNumber: 6)
+    }
+    if self.ready != 0 {
+      try visitor.visitSingularUInt64Field(value: self.ready, fieldNumber: 7)
+    }
+    if self.dispatched != 0 {
+      try visitor.visitSingularUInt64Field(value: self.dispatched, fieldNumber: 8)
+    }
+    if self.executing != 0 {
+      try visitor.visitSingularUInt64Field(value: self.executing, fieldNumber: 9)
+    }
+    if self.succeeded != 0 {
+      try visitor.visitSingularUInt64Field(value: self.succeeded, fieldNumber: 10)
+    }
+    if self.failed != 0 {
+      try visitor.visitSingularUInt64Field(value: self.failed, fieldNumber: 11)
+    }
+    if self.cancelled != 0 {
+      try visitor.visitSingularUInt64Field(value: self.cancelled, fieldNumber: 12)
+    }
+    if self.evictAtUs != 0 {
+      try visitor.visitSingularInt64Field(value: self.evictAtUs, fieldNumber: 13)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireRunInfo, rhs: WireRunInfo) -> Bool {
+    if lhs.id != rhs.id {return false}
+    if lhs.submitter != rhs.submitter {return false}
+    if lhs.submittedUs != rhs.submittedUs {return false}
+    if lhs.finishedUs != rhs.finishedUs {return false}
+    if lhs.total != rhs.total {return false}
+    if lhs.pending != rhs.pending {return false}
+    if lhs.ready != rhs.ready {return false}
+    if lhs.dispatched != rhs.dispatched {return false}
+    if lhs.executing != rhs.executing {return false}
+    if lhs.succeeded != rhs.succeeded {return false}
+    if lhs.failed != rhs.failed {return false}
+    if lhs.cancelled != rhs.cancelled {return false}
+    if lhs.evictAtUs != rhs.evictAtUs {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireRunsReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RunsReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}runs\0\u{3}next_after\0\u{3}now_us\0\u{1}retained\0\u{1}evicted\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.runs) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.nextAfter) }()
+      case 3: try { try decoder.decodeSingularInt64Field(value: &self.nowUs) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.retained) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.evicted) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.runs.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.runs, fieldNumber: 1)
+    }
+    if !self.nextAfter.isEmpty {
+      try visitor.visitSingularStringField(value: self.nextAfter, fieldNumber: 2)
+    }
+    if self.nowUs != 0 {
+      try visitor.visitSingularInt64Field(value: self.nowUs, fieldNumber: 3)
+    }
+    if self.retained != 0 {
+      try visitor.visitSingularUInt64Field(value: self.retained, fieldNumber: 4)
+    }
+    if self.evicted != 0 {
+      try visitor.visitSingularUInt64Field(value: self.evicted, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireRunsReply, rhs: WireRunsReply) -> Bool {
+    if lhs.runs != rhs.runs {return false}
+    if lhs.nextAfter != rhs.nextAfter {return false}
+    if lhs.nowUs != rhs.nowUs {return false}
+    if lhs.retained != rhs.retained {return false}
+    if lhs.evicted != rhs.evicted {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

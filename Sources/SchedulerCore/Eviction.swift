@@ -1,0 +1,179 @@
+import HeapModule
+import DequeModule
+
+// Bounded history: a finished run is evicted once it is older than `retainMicros`, or when more than
+// `retainRuns` finished runs are held. Eviction forgets the run's ops at once (ids, results, texts);
+// their rows stay as dead rows until `compact` renumbers the live ops into fresh columns (a copying
+// collection, in submission order, so index order stays submission order). Compaction runs when dead
+// rows outnumber live ones, so its cost is amortised over the evictions that made it necessary.
+
+extension Scheduler {
+    /// Evicts every finished run past its retention or beyond the retained count; compacts when
+    /// dead rows dominate. Called at ticks and after inputs that finish runs.
+    mutating func evictRuns() {
+        while let f = finishedRuns.first {
+            guard let r = runs[Int(f.slot)], r.number == f.number, r.finishedAt == f.at else {
+                finishedRuns.removeFirst()   // stale: evicted already, or reopened
+                continue
+            }
+            guard finishedRunCount > config.retainRuns || now &- f.at >= config.retainMicros else { break }
+            finishedRuns.removeFirst()
+            evictRun(f.slot)
+        }
+        if deadOps >= config.compactMinimum && deadOps >= ops.count - deadOps { compact() }
+    }
+
+    /// When the oldest finished run is due for eviction by age (for the tick).
+    var nextEviction: Int64? {
+        guard let f = finishedRuns.first else { return nil }
+        return f.at &+ config.retainMicros
+    }
+
+    mutating func evictRun(_ slot: Int32) {
+        let r = runs[Int(slot)]!
+        let keys = IdKeys(ids: ops.ids, batch: nil, base: 0)
+        for op in r.ops {
+            let i = Int(op)
+            idTable.remove(ops.ids[i], keys)
+            let q = Int(queueOf(op))
+            switch ops.hot[i].outcome {   // queue counts cover retained ops
+            case .succeeded: queues[q].succeeded -= 1
+            case .failed: queues[q].failed -= 1
+            case .cancelled: queues[q].cancelled -= 1
+            case .none: preconditionFailure("evicting unfinished op \(ops.ids[i])")
+            }
+            ops.hot[i].flags |= Flag.evicted
+            ops.payloads[i] = []
+            if !names.isEmpty { names[op] = nil }
+            if !results.isEmpty { results[op] = nil }
+            if !reasons.isEmpty { reasons[op] = nil }
+            if !attemptErrors.isEmpty { attemptErrors[op] = nil }
+        }
+        deadOps += r.ops.count
+        finishedRunCount -= 1
+        evictedTotal += 1
+        evictedRuns[r.name] = EvictedRun(finishedAt: r.finishedAt, evictedAt: now, total: r.ops.count)
+        evictedOrder.append(r.name)
+        if evictedOrder.count > config.evictedRunsRemembered { evictedRuns[evictedOrder.removeFirst()] = nil }
+        runIndex[r.name] = nil
+        for w in watchers.indices where watchers[w].run == slot { watchers[w].run = -2 }   // matches nothing now
+        runs[Int(slot)] = nil
+        freeRunSlots.append(slot)
+    }
+
+    /// Renumbers the live ops into fresh columns and rewrites every stored op index.
+    mutating func compact() {
+        let n = ops.count
+        var remap = [Int32](repeating: -1, count: n)
+        var live = 0
+        for i in 0..<n where ops.hot[i].flags & Flag.evicted == 0 {
+            remap[i] = Int32(live)
+            live += 1
+        }
+        @inline(__always) func m(_ op: Int32) -> Int32 { op < 0 ? -1 : remap[Int(op)] }
+
+        // Columns, dependency lists and dependents lists.
+        var t = OpTable()
+        t.reserve(live)
+        var deps: [Int32] = []
+        var targets: [Int32] = [], nexts: [Int32] = []
+        deps.reserveCapacity(live)
+        for i in 0..<n where remap[i] >= 0 {
+            var h = ops.hot[i]
+            // Dependents lists: kept in order; barrier edges (~target) stay marked.
+            var e = h.firstOut
+            var head: Int32 = -1, tail: Int32 = -1
+            while e >= 0 {
+                let target = edgeTarget[Int(e)]
+                let to = target < 0 ? m(~target) : m(target)
+                if to >= 0 {
+                    let ne = Int32(targets.count)
+                    targets.append(target < 0 ? ~to : to)
+                    nexts.append(-1)
+                    if tail >= 0 { nexts[Int(tail)] = ne } else { head = ne }
+                    tail = ne
+                }
+                e = edgeNext[Int(e)]
+            }
+            h.firstOut = head
+            t.hot.append(h)
+            t.ids.append(ops.ids[i])
+            t.payloads.append(ops.payloads[i])
+            let s = Int(ops.depStart[i])
+            t.depStart.append(Int32(deps.count))
+            for d in depList[s..<s + Int(ops.depCount[i])] where remap[Int(d)] >= 0 { deps.append(remap[Int(d)]) }
+            t.depCount.append(Int32(deps.count) - t.depStart[t.depStart.count - 1])
+            t.submittedAt.append(ops.submittedAt[i])
+            t.readyAt.append(ops.readyAt[i])
+            t.dispatchedAt.append(ops.dispatchedAt[i])
+            t.startedAt.append(ops.startedAt[i])
+            t.finishedAt.append(ops.finishedAt[i])
+            t.lastWorker.append(ops.lastWorker[i])
+        }
+        ops = t
+        depList = deps
+        edgeTarget = targets
+        edgeNext = nexts
+
+        // Side tables keyed by op.
+        func rekey<V>(_ d: [Int32: V]) -> [Int32: V] {
+            var r: [Int32: V] = [:]
+            r.reserveCapacity(d.count)
+            for (k, v) in d where remap[Int(k)] >= 0 { r[remap[Int(k)]] = v }
+            return r
+        }
+        names = rekey(names); timeouts = rekey(timeouts); results = rekey(results); reasons = rekey(reasons)
+        attemptErrors = rekey(attemptErrors); retryDelays = rekey(retryDelays); multi = rekey(multi)
+        opWaiters = rekey(opWaiters)
+
+        // The id table stores index + 1 per slot: rewritten in place.
+        idTable.remap { remap[Int($0)] }
+
+        // Ready heaps: live entries get keys with their new index (same order: renumbering is monotonic).
+        for l in lanes.indices {
+            var entries: [ReadyEntry] = []
+            for e in lanes[l].heap.unordered {
+                let j = Int(e.op)
+                guard remap[j] >= 0, ops.hot[Int(remap[j])].heapKey == e.key,
+                      ops.hot[Int(remap[j])].state == .ready else { continue }
+                let nop = remap[j]
+                let key = readyKey(nop, ops.hot[Int(nop)].priority)
+                ops.hot[Int(nop)].heapKey = key
+                entries.append(ReadyEntry(key: key, op: nop))
+            }
+            lanes[l].heap = Heap(entries)
+            lanes[l].partials = Deque(lanes[l].partials.compactMap { remap[Int($0)] >= 0 ? remap[Int($0)] : nil })
+        }
+        for q in queues.indices {
+            queues[q].members = queues[q].members.compactMap { remap[Int($0)] >= 0 ? remap[Int($0)] : nil }
+            queues[q].barrier = m(queues[q].barrier)
+        }
+        for e in epochs.indices {
+            epochs[e].closer = m(epochs[e].closer)
+            epochs[e].opener = m(epochs[e].opener)
+        }
+        for w in workers.indices {
+            workers[w].held = workers[w].held.compactMap { key in
+                let op = remap[Int(key >> 16)]
+                return op >= 0 ? partKey(op, Int(key & 0xFFFF)) : nil
+            }
+        }
+        func retarget(_ h: Heap<TimerEntry>) -> Heap<TimerEntry> {
+            Heap(h.unordered.compactMap { e in
+                let op = remap[Int(e.target)]
+                guard op >= 0 else { return nil }
+                var e = e
+                e.target = op
+                return e
+            })
+        }
+        timeoutHeap = retarget(timeoutHeap)
+        retryHeap = retarget(retryHeap)
+        for r in runs.indices where runs[r] != nil {
+            runs[r]!.ops = runs[r]!.ops.map { remap[Int($0)] }
+        }
+        for i in story.indices { story[i].op = m(story[i].op) }
+        deadOps = 0
+        compactions += 1
+    }
+}

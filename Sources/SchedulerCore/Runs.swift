@@ -1,0 +1,322 @@
+import DequeModule
+
+// Runs (docs/SEMANTICS.md, "Runs"): every op belongs to the run it was submitted in, and its id is
+// unique within that run. The core keys an op as "RUN/OP", so one id table serves every run; the
+// unnamed run "" (the core's own default, for embedding and tests) keys its ops by the bare id.
+// Finished runs are evicted after the retention period or beyond the retained count (Eviction.swift).
+
+/// What a SUBMIT says about its run.
+public struct RunRequest: Sendable, Equatable {
+    public enum Mode: Sendable, Equatable {
+        /// A new run: `name` must not be retained or remembered as evicted.
+        case create
+        /// Ops join the named run, which must be retained (later batches of one file, an API client's run).
+        case append
+        /// Join the run if it is retained, else create it.
+        case createOrAppend
+    }
+    /// nil: a new run named by the core ("r-1", "r-2", …).
+    public var name: String?
+    public var mode: Mode
+    /// Who and where, as the client says ("user@host"); shown by `runs`.
+    public var submitter: String
+    public init(name: String?, mode: Mode, submitter: String = "") {
+        self.name = name; self.mode = mode; self.submitter = submitter
+    }
+    /// The unnamed run: ops keep their bare ids (the core's behaviour before runs).
+    public static let unnamed = RunRequest(name: "", mode: .createOrAppend)
+    /// A new run with a name chosen by the core.
+    public static func new(submitter: String = "") -> RunRequest { RunRequest(name: nil, mode: .create, submitter: submitter) }
+}
+
+struct RunState {
+    let number: Int64            // creation order, never reused
+    let name: String
+    let submitter: String
+    let submittedAt: Int64
+    var finishedAt: Int64 = 0    // 0 while it has unfinished ops (or none yet)
+    var ops: [Int32] = []        // its ops in submission order
+    var unfinished: Int32 = 0
+    var succeeded: Int32 = 0
+    var failed: Int32 = 0
+    var cancelled: Int32 = 0
+    var waiters: [Int32] = []    // wait ids for the whole run
+}
+
+/// A run that was evicted: enough to say so when it is asked for.
+struct EvictedRun {
+    var finishedAt: Int64
+    var evictedAt: Int64
+    var total: Int
+}
+
+/// One run as `runs` shows it.
+public struct RunInfo: Sendable, Equatable {
+    public var name: String
+    public var submitter: String
+    public var submittedAt: Int64
+    public var finishedAt: Int64?
+    public var total: Int
+    public var pending: Int
+    public var ready: Int
+    public var dispatched: Int
+    public var executing: Int
+    public var succeeded: Int
+    public var failed: Int
+    public var cancelled: Int
+    /// When a finished run is evicted at the latest (its retention period), nil while unfinished.
+    public var evictAt: Int64?
+    public var unfinished: Int { pending + ready + dispatched + executing }
+}
+
+/// Why a reference to an op or run names nothing.
+public enum LookupFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    case unknownOperation(String)
+    case unknownRun(String)
+    case unknownQueue(String)
+    /// The run finished at `finishedAt` and was evicted at `evictedAt` (its ops are forgotten).
+    case evictedRun(String, finishedAt: Int64, evictedAt: Int64, now: Int64)
+
+    public var description: String {
+        switch self {
+        case .unknownOperation(let id): return "unknown operation \(id)"
+        case .unknownRun(let r): return "unknown run \(r)"
+        case .unknownQueue(let q): return "unknown queue \(q)"
+        case .evictedRun(let r, let f, let e, let now):
+            return "run \(r) finished \(RunNames.ago(now - f)) ago and was evicted \(RunNames.ago(now - e)) ago (its operations are no longer kept)"
+        }
+    }
+}
+
+extension SubmitProblem: Error {}
+
+/// Every reference of a request that names nothing, as one text.
+struct LookupFailures: Error { let text: String }
+
+public enum RunNames {
+    /// Run names: 1–64 of letters, digits, `.`, `_`, `-`, not starting with `.` or `-` (no `/`: it
+    /// separates run and op in "RUN/OP").
+    public static func problem(_ name: String) -> String? {
+        let u = name.utf8
+        if u.isEmpty { return "a run name must not be empty" }
+        if u.count > 64 { return "run name \(name.prefix(64))… is longer than 64 bytes" }
+        for (i, b) in u.enumerated() {
+            let alnum = (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+            if alnum || b == 0x5F { continue }
+            if (b == 0x2E || b == 0x2D) && i > 0 { continue }
+            return "run name \(name) may hold only letters, digits, '.', '_' and '-' (not first)"
+        }
+        return nil
+    }
+
+    /// "RUN/OP" → (RUN, OP); nil for a bare id.
+    public static func split(_ ref: String) -> (run: Substring, op: Substring)? {
+        guard let slash = ref.utf8.firstIndex(of: 0x2F) else { return nil }
+        return (ref[..<slash], ref[ref.index(after: slash)...])
+    }
+
+    /// The core's key of op `op` in run `run` ("" = the unnamed run).
+    @inline(__always) public static func key(run: String, op: String) -> String {
+        run.isEmpty ? op : run + "/" + op
+    }
+
+    /// "3h04m", "12m05s", "4.2s": a compact duration for messages.
+    static func ago(_ micros: Int64) -> String {
+        let s = max(micros, 0) / 1_000_000
+        if s >= 3600 { return "\(s / 3600)h\(pad(s % 3600 / 60))m" }
+        if s >= 60 { return "\(s / 60)m\(pad(s % 60))s" }
+        return "\(s).\(max(micros, 0) % 1_000_000 / 100_000)s"
+    }
+    private static func pad(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
+}
+
+extension Scheduler {
+    /// The slot of a retained run.
+    func runSlot(_ name: String) -> Int32? { runIndex[name] }
+
+    /// Opens the run a submit names; nil with the reason when it cannot be used.
+    mutating func openRun(_ req: RunRequest) -> Result<Int32, SubmitProblem> {
+        if let name = req.name {
+            if !name.isEmpty, let p = RunNames.problem(name) { return .failure(.invalidRun(name: name, reason: p)) }
+            if let slot = runIndex[name] {
+                if req.mode == .create { return .failure(.invalidRun(name: name, reason: "run \(name) exists; choose another name, or append to it")) }
+                return .success(slot)
+            }
+            if let gone = evictedRuns[name] {
+                let why = LookupFailure.evictedRun(name, finishedAt: gone.finishedAt, evictedAt: gone.evictedAt, now: now)
+                return .failure(.invalidRun(name: name, reason: "\(why)"))
+            }
+            if req.mode == .append { return .failure(.invalidRun(name: name, reason: "unknown run \(name)")) }
+            return .success(createRun(name, req.submitter))
+        }
+        var name: String
+        repeat {
+            name = "r-\(nextRunNumber)"
+            nextRunNumber += 1
+        } while runIndex[name] != nil || evictedRuns[name] != nil
+        return .success(createRun(name, req.submitter))
+    }
+
+    private mutating func createRun(_ name: String, _ submitter: String) -> Int32 {
+        let run = RunState(number: runCounter, name: name, submitter: submitter, submittedAt: now)
+        runCounter += 1
+        let slot: Int32
+        if let free = freeRunSlots.popLast() { slot = free; runs[Int(slot)] = run } else {
+            slot = Int32(runs.count)
+            runs.append(run)
+        }
+        runIndex[name] = slot
+        return slot
+    }
+
+    /// A retained run that was finished gets ops again (an API client's run): unfinished once more.
+    mutating func reopenRun(_ slot: Int32) {
+        if runs[Int(slot)]!.finishedAt != 0 {
+            runs[Int(slot)]!.finishedAt = 0
+            finishedRunCount -= 1
+        }
+    }
+
+    /// Counts an op's outcome in its run; the run's last open op finishes the run.
+    @inline(__always)
+    mutating func runOpFinished(_ op: Int32, _ kind: OutcomeKind, at: Int64, _ out: inout [Action]) {
+        let r = Int(ops.hot[Int(op)].run)
+        runs[r]!.unfinished -= 1
+        switch kind {
+        case .succeeded: runs[r]!.succeeded += 1
+        case .failed: runs[r]!.failed += 1
+        case .cancelled: runs[r]!.cancelled += 1
+        case .none: break
+        }
+        if runs[r]!.unfinished == 0 { runFinished(Int32(r), at: at, &out) }
+    }
+
+    private mutating func runFinished(_ slot: Int32, at: Int64, _ out: inout [Action]) {
+        let r = runs[Int(slot)]!
+        runs[Int(slot)]!.finishedAt = max(at, 1)
+        finishedRunCount += 1
+        if !r.name.isEmpty { finishedRuns.append((slot, r.number, max(at, 1))) }
+        if !r.waiters.isEmpty {
+            runs[Int(slot)]!.waiters = []
+            for wid in r.waiters { finishWait(wid, &out) }
+        }
+    }
+
+    /// Resolves a client's reference to an op: "RUN/OP", or a bare "OP" in run `context`, or — with
+    /// no context — in the newest retained run that has it.
+    public func resolve(_ ref: String, in context: String? = nil) -> Result<Int32, LookupFailure> {
+        if let (run, op) = RunNames.split(ref) {
+            return resolve(run: String(run), op: String(op), whole: ref)
+        }
+        if let context, !context.isEmpty { return resolve(run: context, op: ref, whole: context + "/" + ref) }
+        if let op = lookup(ref) { return .success(op) }   // the unnamed run
+        var best: (number: Int64, op: Int32)?
+        for r in runs {
+            guard let r, !r.name.isEmpty, best == nil || r.number > best!.number,
+                  let op = lookup(r.name + "/" + ref) else { continue }
+            best = (r.number, op)
+        }
+        if let best { return .success(best.op) }
+        return .failure(.unknownOperation(ref))
+    }
+
+    private func resolve(run: String, op: String, whole: String) -> Result<Int32, LookupFailure> {
+        if let i = lookup(whole) { return .success(i) }
+        if runIndex[run] != nil { return .failure(.unknownOperation(whole)) }
+        return .failure(runFailure(run))
+    }
+
+    /// Why `run` is not retained.
+    func runFailure(_ run: String) -> LookupFailure {
+        if let gone = evictedRuns[run] {
+            return .evictedRun(run, finishedAt: gone.finishedAt, evictedAt: gone.evictedAt, now: now)
+        }
+        return .unknownRun(run)
+    }
+
+    /// The run an op belongs to ("" = unnamed) and its id within the run.
+    public func runAndOp(of key: String) -> (run: String, op: String) {
+        guard let (r, o) = RunNames.split(key) else { return ("", key) }
+        return (String(r), String(o))
+    }
+
+    /// Retained runs, newest first, from after `after` (a run name); `next` is the following page's cursor.
+    public func runInfos(after: String? = nil, limit: Int, only: [String]? = nil) -> Result<(runs: [RunInfo], next: String?), LookupFailure> {
+        var slots: [Int32]
+        if let only {
+            slots = []
+            for name in only {
+                guard let s = runIndex[name] else { return .failure(runFailure(name)) }
+                slots.append(s)
+            }
+        } else {
+            slots = []
+            for (k, r) in runs.enumerated() {
+                if let r, !(r.name.isEmpty && r.ops.isEmpty) { slots.append(Int32(k)) }
+            }
+            slots.sort { runs[Int($0)]!.number > runs[Int($1)]!.number }
+        }
+        var start = 0
+        if let after, let s = runIndex[after], let k = slots.firstIndex(of: s) { start = k + 1 }
+        let page = slots[min(start, slots.count)...].prefix(limit)
+        let infos = page.map { runInfo($0) }
+        let next = start + page.count < slots.count ? infos.last?.name : nil
+        return .success((infos, next))
+    }
+
+    func runInfo(_ slot: Int32) -> RunInfo {
+        let r = runs[Int(slot)]!
+        var info = RunInfo(name: r.name, submitter: r.submitter, submittedAt: r.submittedAt,
+                           finishedAt: r.finishedAt == 0 ? nil : r.finishedAt, total: r.ops.count,
+                           pending: 0, ready: 0, dispatched: 0, executing: 0,
+                           succeeded: Int(r.succeeded), failed: Int(r.failed), cancelled: Int(r.cancelled), evictAt: nil)
+        if r.unfinished > 0 {
+            // Live states are not counted per run on the hot path; a run with open ops is scanned.
+            for op in r.ops {
+                switch ops.hot[Int(op)].state {
+                case .pending: info.pending += 1
+                case .ready: info.ready += 1
+                case .dispatched: info.dispatched += 1
+                case .executing: info.executing += 1
+                case .finished: break
+                }
+            }
+        } else if r.finishedAt != 0 && !r.name.isEmpty {
+            info.evictAt = r.finishedAt &+ config.retainMicros
+        }
+        return info
+    }
+
+    /// A retained run by name.
+    public func runInfo(_ name: String) -> RunInfo? { runIndex[name].map(runInfo) }
+
+    /// Why a run is not retained (nil when it is).
+    public func runLookupFailure(_ name: String) -> LookupFailure? { runIndex[name] == nil ? runFailure(name) : nil }
+
+    /// The core's key of an op ("RUN/OP").
+    public func key(of op: Int32) -> String { ops.ids[Int(op)] }
+
+    /// Runs retained now (the unnamed run counts once it has ops) and runs evicted so far.
+    public var runCounts: (retained: Int, evicted: Int) {
+        (runIndex.count - (runIndex[""].map { runs[Int($0)]!.ops.isEmpty ? 1 : 0 } ?? 0), evictedTotal)
+    }
+
+    /// WAIT for a whole run: answered when it has no unfinished op, with its outcome counts only.
+    mutating func waitRun(_ ref: ClientRef, _ name: String, _ out: inout [Action]) {
+        guard let slot = runIndex[name] else { out.append(.reply(ref, .notFound("\(runFailure(name))"))); return }
+        let wid = nextWait
+        nextWait &+= 1
+        waits[wid] = WaitRecord(ref: ref, run: slot, remaining: 0)
+        if runs[Int(slot)]!.unfinished == 0 { finishWait(wid, &out) } else { runs[Int(slot)]!.waiters.append(wid) }
+    }
+
+    /// Cancels every unfinished op of a run (S4 per op).
+    mutating func cancelRun(_ ref: ClientRef, _ name: String, _ reason: String, _ out: inout [Action]) {
+        guard let slot = runIndex[name] else { out.append(.reply(ref, .notFound("\(runFailure(name))"))); return }
+        if config.journal { out.append(.journal(.cancelRun(run: name))) }
+        for op in runs[Int(slot)]!.ops where ops.hot[Int(op)].state != .finished {
+            cancelOp(op, reason, cascade: false, &out)
+        }
+        out.append(.reply(ref, .ok))
+    }
+}
