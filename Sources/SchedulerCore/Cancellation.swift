@@ -59,7 +59,8 @@ extension Scheduler {
         fireTimeouts(&out)
         fireRetries(&out)
         checkLiveness(&out)
-        evictRuns()
+        // Eviction by age is left to the end of `handle`: compaction renumbers ops, and this input's
+        // finished ops (timeouts, lost workers) still wait in `releaseQueue` for `drainReleases`.
     }
 
     /// Asks for a tick at the earliest deadline when it is earlier than the one already asked for.

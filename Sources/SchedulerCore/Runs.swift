@@ -173,7 +173,7 @@ extension Scheduler {
     mutating func reopenRun(_ slot: Int32) {
         if runs[Int(slot)]!.finishedAt != 0 {
             runs[Int(slot)]!.finishedAt = 0
-            finishedRunCount -= 1
+            if !runs[Int(slot)]!.name.isEmpty { finishedRunCount -= 1 }
         }
     }
 
@@ -194,8 +194,11 @@ extension Scheduler {
     private mutating func runFinished(_ slot: Int32, at: Int64, _ out: inout [Action]) {
         let r = runs[Int(slot)]!
         runs[Int(slot)]!.finishedAt = max(at, 1)
-        finishedRunCount += 1
-        if !r.name.isEmpty { finishedRuns.append((slot, r.number, max(at, 1))) }
+        // The unnamed run is never evicted, so it takes none of `retainRuns`' places.
+        if !r.name.isEmpty {
+            finishedRunCount += 1
+            finishedRuns.append((slot, r.number, max(at, 1)))
+        }
         if !r.waiters.isEmpty {
             runs[Int(slot)]!.waiters = []
             for wid in r.waiters { finishWait(wid, &out) }

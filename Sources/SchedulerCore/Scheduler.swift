@@ -61,7 +61,7 @@ public struct Scheduler: Sendable {
     var freeRunSlots: [Int32] = []
     var runCounter: Int64 = 1
     var nextRunNumber = 1                  // for generated names r-1, r-2, …
-    var finishedRunCount = 0               // retained runs with no unfinished op
+    var finishedRunCount = 0               // retained named runs with no unfinished op
     var finishedRuns = Deque<(slot: Int32, number: Int64, at: Int64)>()   // eviction order
     var evictedRuns: [String: EvictedRun] = [:]
     var evictedOrder = Deque<String>()

@@ -147,7 +147,7 @@ extension Scheduler {
             check(r.unfinished == open && r.succeeded == succ && r.failed == fail && r.cancelled == canc,
                   "run \(r.name): counts open/ok/failed/cancelled \(r.unfinished)/\(r.succeeded)/\(r.failed)/\(r.cancelled) ≠ \(open)/\(succ)/\(fail)/\(canc)")
             check((r.finishedAt != 0) == (open == 0 && !r.ops.isEmpty), "run \(r.name): finishedAt \(r.finishedAt) with \(open) open")
-            if r.finishedAt != 0 { finishedRetained += 1 }
+            if r.finishedAt != 0 && !r.name.isEmpty { finishedRetained += 1 }
         }
         check(finishedRetained == finishedRunCount, "finished runs \(finishedRunCount) ≠ \(finishedRetained)")
         var deadCount = 0

@@ -97,7 +97,8 @@ extension Scheduler {
         let q = queueOf(op)
         let ev = OpEvent(op: ops.ids[Int(op)], queue: queues[Int(q)].name, at: at ?? now, transition: t)
         let r = ops.hot[Int(op)].run
-        for w in watchers where (w.queue < 0 || w.queue == q) && (w.run < 0 || w.run == r) {
+        // run -1: any run; -2: an evicted run's (matches nothing).
+        for w in watchers where (w.queue < 0 || w.queue == q) && (w.run == -1 || w.run == r) {
             out.append(.publish(watcher: w.client, ev))
         }
     }
