@@ -3,6 +3,12 @@ import Foundation
 
 /// One seeded run: a random DAG submitted in batches under a random fault schedule, with the model's
 /// invariants checked after every step. `run()` returns the first violation, or nil.
+///
+/// With `runs: true` the graph is split into consecutive runs ("r1", "r2", …, 5–25 ops each), each
+/// submitted as one batch with `RunRequest(name:, mode: .create)`; dependencies on earlier runs are
+/// written "rK/oJ" while rK is retained (else dropped). Retention (`retainRuns`, `retainMicros`) and
+/// `compactMinimum` are small, so runs are evicted and the op table compacted many times while other
+/// runs have parts in flight, retry delays, timeouts, barriers and lost workers.
 struct Simulation {
     var rng: SplitMix64
     var s: Scheduler
@@ -32,13 +38,43 @@ struct Simulation {
     var violation: String?
     var steps = 0
     var validateEvery = 1
+    // Core key of each spec ("rK/oJ" in run mode, else its id) and its dependencies as spec indices
+    // (in run mode those on runs evicted before its submission are dropped).
+    var keys: [String] = []
+    var deps: [[Int]] = []
+    var outcomes: [OutcomeKind] = []
+    // runs (run mode only)
+    let runMode: Bool
+    struct RunPlan { var name: String; var first: Int; var count: Int }
+    var plans: [RunPlan] = []
+    var runOf: [Int] = []                    // run index per spec
+    var runsSubmitted = 0
+    var evicted: Set<Int> = []               // runs seen evicted
+    var runWaits: [UInt64: Int] = [:]        // request -> run waited for
+    var runWaitsDone: [(Int, WaitSummary)] = []
+    var watchedRun: Int?                     // run watcher 10 is scoped to
+    var compactionsSeen = 0
+    var compactionsInFlight = 0              // compactions while parts were in flight
+    var compactionsRetrying = 0              // … while retry delays were pending
+    var compactionsTimed = 0                 // … while attempts with a timeout ran
+    var compactionsMultiPart = 0             // … while a multi-part op was part-way
+    var rejectedRuns = 0
+    var droppedDeps = 0
+    var crossRunDeps = 0
+    var finishedCount = 0                    // specs finished (once)
 
-    init(seed: UInt64, maxOps: Int = 1000) {
+    init(seed: UInt64, maxOps: Int = 1000, runs: Bool = false) {
         rng = SplitMix64(seed: seed)
+        runMode = runs
         var c = SchedulerConfig()
         c.heartbeatIntervalMicros = 10_000
         c.storyCapacity = 4096
         c.startTimeoutMicros = 200_000      // parts a worker sits on are taken back within the run
+        if runs {
+            c.retainRuns = 2 + rng.int(3)
+            c.retainMicros = rng.pick([20_000, 60_000, 150_000, 400_000])
+            c.compactMinimum = 8 + rng.int(25)
+        }
         s = Scheduler(config: c)
         generate(maxOps)
     }
@@ -54,33 +90,69 @@ struct Simulation {
             if rng.chance(0.3) { o.policy = .succeeded }
             o.retries = rng.int(3)
             o.lossRetries = rng.int(4)
-            if rng.chance(0.05) { o.timeoutMicros = Int64(1_000 + rng.int(50_000)) }
-            o.retryDelayMicros = rng.pick([0, 1_000, 20_000])
-            o.retryDelayMaxMicros = rng.pick([5_000, 100_000])
+            if rng.chance(runMode ? 0.15 : 0.05) { o.timeoutMicros = Int64(1_000 + rng.int(runMode ? 300_000 : 50_000)) }
+            o.retryDelayMicros = rng.pick(runMode ? [0, 20_000, 100_000] : [0, 1_000, 20_000])
+            o.retryDelayMaxMicros = rng.pick(runMode ? [50_000, 400_000] : [5_000, 100_000])
             if rng.chance(0.02) { o.barrier = true }
+            var ds: [Int] = []
             if i > 0 {
                 for _ in 0..<rng.int(4) {
                     let d = rng.chance(0.8) ? max(0, i - 1 - rng.int(min(i, 50))) : rng.int(i)
-                    if !o.after.contains("o\(d)") { o.after.append("o\(d)") }
+                    if !ds.contains(d) { ds.append(d) }
                 }
             }
-            specIndex[o.id] = i
+            if !runMode { o.after = ds.map { "o\($0)" } }
+            deps.append(ds)
             specs.append(o)
         }
+        if runMode {
+            // Consecutive runs of 5–25 ops; ids are local to the run ("o0"…), keys "rK/oJ".
+            var first = 0
+            while first < n {
+                let count = min(n - first, 5 + rng.int(21))
+                let k = plans.count
+                plans.append(RunPlan(name: "r\(k + 1)", first: first, count: count))
+                for i in first..<first + count {
+                    specs[i].id = "o\(i - first)"
+                    runOf.append(k)
+                    keys.append("\(plans[k].name)/o\(i - first)")
+                }
+                first += count
+            }
+        } else {
+            keys = specs.map(\.id)
+        }
+        for (i, k) in keys.enumerated() { specIndex[k] = i }
         finished = Array(repeating: 0, count: n)
         started = Array(repeating: false, count: n)
+        outcomes = Array(repeating: .none, count: n)
     }
 
     mutating func fail(_ msg: String) { if violation == nil { violation = "step \(steps): \(msg)" } }
 
     mutating func ref() -> ClientRef { request += 1; return ClientRef(client: 1, request: request) }
 
-    mutating func send(_ e: Event) {
+    @discardableResult
+    mutating func send(_ e: Event) -> [Action] {
         steps += 1
         stimulus += 1
         now += Int64(rng.int(2_000))
+        let compactionsBefore = s.compactions
         let out = s.handle(Input(stimulus: stimulus, now: now, e))
         for a in out { observe(a) }
+        if runMode {
+            if s.compactions != compactionsBefore {
+                compactionsSeen += s.compactions - compactionsBefore
+                if ProcessInfo.processInfo.environment["SIM_DEBUG"] != nil {
+                    print("compaction at step \(steps): live \(s.totalOperations) submitted \(submitted)/\(specs.count) finished \(finishedCount) inflight \(s.workers.map(\.inflightCount).reduce(0, +)) retry \(s.retryHeap.count) event \(e)".prefix(220))
+                }
+                if s.workers.contains(where: { $0.inflightCount > 0 }) { compactionsInFlight += 1 }
+                if !s.retryHeap.isEmpty { compactionsRetrying += 1 }
+                if !s.timeoutHeap.isEmpty { compactionsTimed += 1 }
+                if !s.multi.isEmpty { compactionsMultiPart += 1 }
+            }
+            checkRuns()
+        }
         if validateEvery > 0 && steps % validateEvery == 0 {
             let bad = s.validate()
             if !bad.isEmpty { fail("validate after \(e): \(bad.prefix(3))") }
@@ -89,6 +161,7 @@ struct Simulation {
                 fail("worker \(w.id): \(w.running) executing parts on \(slots[w.id] ?? 0) slots")
             }
         }
+        return out
     }
 
     mutating func observe(_ a: Action) {
@@ -103,7 +176,7 @@ struct Simulation {
             held[d.worker, default: []].append(d)
             if !started[i] {
                 started[i] = true
-                for dep in spec.after where finished[specIndex[dep]!] == 0 { fail("\(d.op) dispatched before \(dep) finished") }
+                for dep in deps[i] where finished[dep] == 0 { fail("\(d.op) dispatched before \(keys[dep]) finished") }
                 checkBarrier(i)
             }
             let q = spec.queue
@@ -127,13 +200,23 @@ struct Simulation {
                     }
                 }
             }
-        case .journal(.finished(let id, _)):
-            let i = specIndex[id]!
+        case .journal(.finished(let id, let outcome)):
+            guard let i = specIndex[id] else { return fail("finished unknown op \(id)") }
             finished[i] += 1
+            if finished[i] == 1 { finishedCount += 1 }
+            outcomes[i] = outcome.kind
             if finished[i] > 1 { fail("\(id) finished twice") }
             running[specs[i].queue, default: []].remove(id)
             ready[specs[i].queue, default: []].remove(id)
-        case .publish(_, let ev):
+        case .publish(let watcher, let ev):
+            if watcher == 10 {
+                // A watch scoped to a run sees that run's events only.
+                if let k = watchedRun, specIndex[ev.op].map({ runOf[$0] }) != k {
+                    fail("watcher of \(plans[k].name) got an event of \(ev.op)")
+                }
+                return
+            }
+            guard specIndex[ev.op] != nil else { return fail("event of unknown op \(ev.op)") }
             switch ev.transition {
             case .ready:
                 // Ready again after a lost worker or a retry delay: it gave its queue place back.
@@ -147,7 +230,10 @@ struct Simulation {
         case .disconnectWorker(let w, _):
             alive.remove(w); held[w] = nil; credit[w] = 0; startedParts[w] = nil
         case .reply(let r, let reply):
-            if case .waitDone = reply { openWaits.remove(r.request) }
+            if case .waitDone(let sum) = reply {
+                openWaits.remove(r.request)
+                if let k = runWaits.removeValue(forKey: r.request) { runWaitsDone.append((k, sum)) }
+            }
         default:
             break
         }
@@ -156,9 +242,9 @@ struct Simulation {
     mutating func checkBarrier(_ i: Int) {
         let q = specs[i].queue
         if specs[i].barrier {
-            for j in 0..<i where specs[j].queue == q && finished[j] == 0 { fail("barrier o\(i) started before o\(j)") }
+            for j in 0..<i where specs[j].queue == q && finished[j] == 0 { fail("barrier \(keys[i]) started before \(keys[j])") }
         } else if let b = (0..<i).last(where: { specs[$0].queue == q && specs[$0].barrier }), finished[b] == 0 {
-            fail("o\(i) started before barrier o\(b) finished")
+            fail("\(keys[i]) started before barrier \(keys[b]) finished")
         }
     }
 
@@ -175,6 +261,7 @@ struct Simulation {
     }
 
     mutating func submitBatch() {
+        if runMode { return submitRun() }
         guard submitted < specs.count else { return }
         let n = min(specs.count - submitted, 1 + rng.int(30))
         let batch = Array(specs[submitted..<submitted + n])
@@ -216,8 +303,11 @@ struct Simulation {
         let outcome = forced ?? (r < 85 ? .succeeded(rng.chance(0.3) ? [UInt8(r)] : []) : r < 95 ? .failed("err\(r)") : .cancelled("handler gave up"))
         credit[w, default: 0] += 1
         let before = s.fencing.total
-        let wasInflight = s.inflightGet(s.lookup(d.op)!, d.part).map { Int($0.attempt) == d.attempt && s.workers[Int($0.worker)].id == w } ?? false
-        send(.partFinished(PartRef(worker: w, op: d.op, part: d.part, attempt: d.attempt), outcome, grant: 1))
+        // An op of an evicted run is unknown now: its late report is fenced as such.
+        let wasInflight = s.lookup(d.op).flatMap { s.inflightGet($0, d.part) }.map { Int($0.attempt) == d.attempt && s.workers[Int($0.worker)].id == w } ?? false
+        // Run mode: half the reports echo the dispatch's token, which compaction may have made stale.
+        let token = runMode && rng.chance(0.5) ? d.token : nil
+        send(.partFinished(PartRef(worker: w, op: d.op, part: d.part, attempt: d.attempt, token: token), outcome, grant: 1))
         if !wasInflight && s.fencing.total != before + 1 { fail("stale report of \(d.op) not fenced") }
         if wasInflight && s.fencing.total != before { fail("current report of \(d.op) fenced") }
     }
@@ -230,14 +320,18 @@ struct Simulation {
     mutating func randomStep() {
         let r = rng.int(1000)
         switch r {
-        case 0..<150: submitBatch()
+        case 0..<150:
+            // Run mode: a run is submitted while the open ops are few, so runs finish (and are
+            // evicted) during the fault phase rather than only in the drain.
+            if runMode && submitted - finishedCount >= 20 { finishOne() } else { submitBatch() }
         case 650..<680: finishOne()
         case 150..<500: finishOne()
         case 500..<540:
             // A worker starts a held part only while it has a free slot (as LocalOperationQueue does).
             if let w = alive.sorted().first(where: { !(held[$0] ?? []).isEmpty && !silent.contains($0) }),
                let d = held[w]!.first(where: { !startedParts[w, default: []].contains(partName($0)) }) ?? held[w]?.first {
-                let ref = PartRef(worker: w, op: d.op, part: d.part, attempt: d.attempt, at: now - Int64(rng.int(500)))
+                let at = now - Int64(rng.int(500))
+                let ref = PartRef(worker: w, op: d.op, part: d.part, attempt: d.attempt, token: runMode && rng.chance(0.5) ? d.token : nil, at: at)
                 if rng.chance(0.5) {
                     if !startedParts[w, default: []].contains(partName(d)) && startedParts[w, default: []].count < slots[w, default: 0] {
                         startedParts[w, default: []].insert(partName(d))
@@ -256,7 +350,8 @@ struct Simulation {
                 if rng.chance(0.7) { alive.remove(w); held[w] = nil; startedParts[w] = nil; send(.workerLost(worker: w, reason: "sim")) } else { silent.insert(w) }
             }
         case 640..<650:
-            if submitted > 0 { send(.cancel(ref(), ids: ["o\(rng.int(submitted))"], cascade: rng.chance(0.3))) }
+            if runMode { runCancel() }
+            else if submitted > 0 { send(.cancel(ref(), ids: ["o\(rng.int(submitted))"], cascade: rng.chance(0.3))) }
         case 680..<683:
             if let q = limits.keys.sorted().first { send(.cancelAll(ref(), queue: rng.pick([q] + limits.keys.sorted()))) }
         case 683..<720:
@@ -267,9 +362,10 @@ struct Simulation {
                 limits[q] = lim; send(.setQueueLimit(ref(), queue: q, maxConcurrent: lim))
             }
         case 740..<780:
-            if submitted > 0 { send(.setPriority(ref(), id: "o\(rng.int(submitted))", priority: rng.pick([-8, -4, 0, 4, 8]), inherit: rng.chance(0.5))) }
+            if submitted > 0 { send(.setPriority(ref(), id: keys[rng.int(submitted)], priority: rng.pick([-8, -4, 0, 4, 8]), inherit: rng.chance(0.5))) }
         case 780..<790:
-            if submitted > 0 {
+            if runMode { runWait() }
+            else if submitted > 0 {
                 let r = ref(); openWaits.insert(r.request)
                 send(.wait(r, ids: (0..<1 + rng.int(5)).map { _ in "o\(rng.int(submitted))" }))
             }
@@ -281,7 +377,7 @@ struct Simulation {
         send(.watch(ClientRef(client: 9, request: 0), queue: nil))
         join(); join()
         // Fault phase: submissions spread over it, every kind of event mixed in.
-        for _ in 0..<(specs.count * 3) where violation == nil { randomStep() }
+        for _ in 0..<(specs.count * (runMode ? 5 : 3)) where violation == nil { randomStep() }
         // Drain: everything submitted, queues resumed, a worker that can run anything; no more faults.
         while submitted < specs.count && violation == nil { submitBatch() }
         for q in limits.keys.sorted() { send(.resume(ref(), queue: q)) }
@@ -298,9 +394,10 @@ struct Simulation {
             }
         }
         if violation == nil, let i = finished.firstIndex(of: 0) {
-            fail("o\(i) never finished: \(s.why("o\(i)")), status \(String(describing: s.status("o\(i)")))")
+            fail("\(keys[i]) never finished: \(s.why(keys[i])), status \(String(describing: s.status(keys[i])))")
         }
-        if ProcessInfo.processInfo.environment["SIM_VERBOSE"] != nil { print("ops \(specs.count) steps \(steps) fenced \(s.fencing.total) failed/cancelled \(s.queueNames.compactMap { s.queueCounts($0) }.map { "\($0.failed)/\($0.cancelled)" })") }
+        if runMode && violation == nil { finishRuns() }
+        if ProcessInfo.processInfo.environment["SIM_VERBOSE"] != nil { print("ops \(specs.count) steps \(steps)\(runMode ? " runs \(plans.count) evicted \(evicted.count) compactions \(compactionsSeen) (in flight \(compactionsInFlight), retrying \(compactionsRetrying), timeouts \(compactionsTimed), multi-part \(compactionsMultiPart)) outcomes ok/failed/cancelled \(outcomes.filter { $0 == .succeeded }.count)/\(outcomes.filter { $0 == .failed }.count)/\(outcomes.filter { $0 == .cancelled }.count) rejected \(rejectedRuns) cross-run deps \(crossRunDeps) dropped \(droppedDeps) retain \(s.config.retainRuns)/\(s.config.retainMicros)µs" : "") fenced \(s.fencing.total) failed/cancelled \(s.queueNames.compactMap { s.queueCounts($0) }.map { "\($0.failed)/\($0.cancelled)" })") }
         if violation == nil, !openWaits.isEmpty { fail("waits never answered: \(openWaits.sorted().prefix(5))") }
         return violation
     }

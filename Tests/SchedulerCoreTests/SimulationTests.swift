@@ -36,4 +36,56 @@ final class SimulationTests: XCTestCase {
             }
         }
     }
+
+    /// Run mode (Simulation(runs: true)): the graph in consecutive runs of 5–30 ops with small
+    /// retention, so runs are evicted and the op table compacted while other runs have parts in flight,
+    /// retry delays, timeouts, barriers and lost workers. Seeds 1...30 by default (SIM_SEEDS, SIM_SEED,
+    /// SIM_MAX_OPS default 400, SIM_VALIDATE_EVERY as above).
+    func testRunsWithEvictionUnderRandomFaults() {
+        let env = ProcessInfo.processInfo.environment
+        let seeds: [UInt64]
+        if let one = env["SIM_SEED"].flatMap(UInt64.init) { seeds = [one] }
+        else { seeds = Array(1...UInt64(env["SIM_SEEDS"].flatMap(Int.init) ?? 30)) }
+        var failures = 0
+        var compactions = 0, inFlight = 0, retrying = 0, timed = 0, multiPart = 0, evicted = 0, rejected = 0, cross = 0, dropped = 0
+        for seed in seeds {
+            var sim = Simulation(seed: seed, maxOps: max(20, env["SIM_MAX_OPS"].flatMap(Int.init) ?? 400), runs: true)
+            sim.validateEvery = env["SIM_VALIDATE_EVERY"].flatMap(Int.init) ?? 1
+            if let v = sim.run() {
+                failures += 1
+                print("RUN SIMULATION FAILED seed \(seed) (replay: SIM_SEED=\(seed) swift test --filter testRunsWithEviction): \(v)")
+                XCTFail("seed \(seed): \(v)")
+                if failures >= 3 { break }
+            }
+            compactions += sim.compactionsSeen; inFlight += sim.compactionsInFlight; retrying += sim.compactionsRetrying
+            timed += sim.compactionsTimed; multiPart += sim.compactionsMultiPart
+            evicted += sim.evicted.count; rejected += sim.rejectedRuns; cross += sim.crossRunDeps; dropped += sim.droppedDeps
+        }
+        if env["SIM_VERBOSE"] != nil {
+            print("runs: evicted \(evicted) compactions \(compactions) (in flight \(inFlight), retrying \(retrying), timeouts \(timed), multi-part \(multiPart)) rejected \(rejected) cross-run deps \(cross) dropped \(dropped)")
+        }
+        guard failures == 0, seeds.count >= 10 else { return }
+        // What the seeds are for: eviction and compaction under load, and the submit paths around them.
+        XCTAssertGreaterThan(compactions, 0)
+        XCTAssertGreaterThan(inFlight, 0, "no compaction while parts were in flight")
+        XCTAssertGreaterThan(retrying, 0, "no compaction while a retry delay was pending")
+        XCTAssertGreaterThan(evicted, 0)
+        XCTAssertGreaterThan(rejected, 0)
+        XCTAssertGreaterThan(cross, 0, "no dependency on another run")
+        XCTAssertGreaterThan(dropped, 0, "no dependency on an evicted run")
+    }
+
+    /// Run mode with a few thousand ops; full validate() every 20 steps.
+    func testRunsLargeGraphs() {
+        if ProcessInfo.processInfo.environment["SIM_SEED"] != nil { return }
+        for seed in UInt64(2_000_001)...2_000_001 {
+            var sim = Simulation(seed: seed, maxOps: 3000, runs: true)
+            sim.validateEvery = 20
+            if let v = sim.run() {
+                print("RUN SIMULATION FAILED large seed \(seed): \(v)")
+                XCTFail("large seed \(seed): \(v)")
+            }
+            XCTAssertGreaterThan(sim.compactionsSeen, 0)
+        }
+    }
 }
