@@ -352,4 +352,24 @@ final class RunTests: XCTestCase {
         XCTAssertEqual(h.s.status("r2/t")?.outcome, .failed)
         XCTAssertEqual(dispatches(out).map(\.op), ["r2/u"], "released by t's failure (policy finished)")
     }
+
+    /// A dependency whose run was evicted before the dependent is dispatched is not among its inputs
+    /// (its result is forgotten), before and after compaction alike.
+    func testDependencyOfAnEvictedRunIsNotAnInput() {
+        var h = Harness(config: config(retainRuns: 1))
+        h.submit([op("a")], run: "r1")
+        h.finish(h.join(1)[0], .succeeded([7]))
+        let (_, dg) = h.submit([op("g"), op("b", ["g", "r1/a"])], run: "r2")
+        XCTAssertEqual(dg.map(\.op), ["r2/g"])
+        h.submit([op("h")], run: "r3")
+        let dh = dispatches(h.send(.credit(worker: 1, grant: 1)))
+        XCTAssertEqual(dh.map(\.op), ["r3/h"])
+        h.finish(dh[0], grant: 0)
+        XCTAssertNil(h.s.runInfo("r1"), "evicted: r3 finished after it")
+        XCTAssertEqual(h.s.compactions, 0)
+        let db = dispatches(h.finish(dg[0], .succeeded([5])))
+        XCTAssertEqual(db.map(\.op), ["r2/b"])
+        XCTAssertEqual(db.first?.inputs.map(\.0), ["g"])
+        XCTAssertEqual(db.first?.inputs.map(\.1), [[5]])
+    }
 }
