@@ -43,6 +43,8 @@ struct Simulation {
     var keys: [String] = []
     var deps: [[Int]] = []
     var outcomes: [OutcomeKind] = []
+    var results: [[UInt8]] = []              // result bytes of succeeded specs
+    var inputsOfEvicted = 0                  // dispatches with a dependency in an evicted run (run mode)
     // runs (run mode only)
     let runMode: Bool
     struct RunPlan { var name: String; var first: Int; var count: Int }
@@ -126,6 +128,7 @@ struct Simulation {
         finished = Array(repeating: 0, count: n)
         started = Array(repeating: false, count: n)
         outcomes = Array(repeating: .none, count: n)
+        results = Array(repeating: [], count: n)
     }
 
     mutating func fail(_ msg: String) { if violation == nil { violation = "step \(steps): \(msg)" } }
@@ -174,6 +177,7 @@ struct Simulation {
             credit[d.worker, default: 0] -= 1
             if credit[d.worker]! < 0 { fail("worker \(d.worker) over its credit") }
             held[d.worker, default: []].append(d)
+            checkInputs(d, i)
             if !started[i] {
                 started[i] = true
                 for dep in deps[i] where finished[dep] == 0 { fail("\(d.op) dispatched before \(keys[dep]) finished") }
@@ -205,6 +209,7 @@ struct Simulation {
             finished[i] += 1
             if finished[i] == 1 { finishedCount += 1 }
             outcomes[i] = outcome.kind
+            if case .succeeded(let bytes) = outcome { results[i] = bytes }
             if finished[i] > 1 { fail("\(id) finished twice") }
             running[specs[i].queue, default: []].remove(id)
             ready[specs[i].queue, default: []].remove(id)
@@ -236,6 +241,23 @@ struct Simulation {
             }
         default:
             break
+        }
+    }
+
+    /// A dispatch carries the result of every dependency that succeeded, named by its bare id in the
+    /// same run and by "RUN/OP" across runs. A dependency whose run was evicted since is not passed.
+    mutating func checkInputs(_ d: Dispatch, _ i: Int) {
+        var expected: [(String, [UInt8])] = []
+        for dep in deps[i] where outcomes[dep] == .succeeded {
+            // (`evicted` holds runs evicted before this step: a run evicted at the end of this input
+            // was still retained when the dispatch was made.)
+            if runMode && evicted.contains(runOf[dep]) { inputsOfEvicted += 1; continue }
+            expected.append((runMode && runOf[dep] == runOf[i] ? specs[dep].id : keys[dep], results[dep]))
+        }
+        let got = d.inputs.sorted { $0.0 < $1.0 }
+        expected.sort { $0.0 < $1.0 }
+        if got.count != expected.count || zip(got, expected).contains(where: { $0.0 != $1.0 || $0.1 != $1.1 }) {
+            fail("\(d.op) dispatched with inputs \(got), expected \(expected)")
         }
     }
 
@@ -314,6 +336,10 @@ struct Simulation {
 
     mutating func tick() {
         for w in alive.sorted() where !silent.contains(w) { send(.heartbeat(worker: w)) }
+        // Run mode: now and then the clock jumps by the retention period before the tick (a paused
+        // coordinator), so one tick evicts every finished run and compacts while timeouts, retry
+        // delays and silent workers (ops failed for a lost worker release their dependents) fall due.
+        if runMode && rng.chance(0.05) { now += s.config.retainMicros }
         send(.tick)
     }
 
@@ -397,7 +423,7 @@ struct Simulation {
             fail("\(keys[i]) never finished: \(s.why(keys[i])), status \(String(describing: s.status(keys[i])))")
         }
         if runMode && violation == nil { finishRuns() }
-        if ProcessInfo.processInfo.environment["SIM_VERBOSE"] != nil { print("ops \(specs.count) steps \(steps)\(runMode ? " runs \(plans.count) evicted \(evicted.count) compactions \(compactionsSeen) (in flight \(compactionsInFlight), retrying \(compactionsRetrying), timeouts \(compactionsTimed), multi-part \(compactionsMultiPart)) outcomes ok/failed/cancelled \(outcomes.filter { $0 == .succeeded }.count)/\(outcomes.filter { $0 == .failed }.count)/\(outcomes.filter { $0 == .cancelled }.count) rejected \(rejectedRuns) cross-run deps \(crossRunDeps) dropped \(droppedDeps) retain \(s.config.retainRuns)/\(s.config.retainMicros)µs" : "") fenced \(s.fencing.total) failed/cancelled \(s.queueNames.compactMap { s.queueCounts($0) }.map { "\($0.failed)/\($0.cancelled)" })") }
+        if ProcessInfo.processInfo.environment["SIM_VERBOSE"] != nil { print("ops \(specs.count) steps \(steps)\(runMode ? " runs \(plans.count) evicted \(evicted.count) compactions \(compactionsSeen) (in flight \(compactionsInFlight), retrying \(compactionsRetrying), timeouts \(compactionsTimed), multi-part \(compactionsMultiPart)) outcomes ok/failed/cancelled \(outcomes.filter { $0 == .succeeded }.count)/\(outcomes.filter { $0 == .failed }.count)/\(outcomes.filter { $0 == .cancelled }.count) inputs of evicted \(inputsOfEvicted) rejected \(rejectedRuns) cross-run deps \(crossRunDeps) dropped \(droppedDeps) retain \(s.config.retainRuns)/\(s.config.retainMicros)µs" : "") fenced \(s.fencing.total) failed/cancelled \(s.queueNames.compactMap { s.queueCounts($0) }.map { "\($0.failed)/\($0.cancelled)" })") }
         if violation == nil, !openWaits.isEmpty { fail("waits never answered: \(openWaits.sorted().prefix(5))") }
         return violation
     }
