@@ -197,7 +197,11 @@ extension Scheduler {
         // The unnamed run is never evicted, so it takes none of `retainRuns`' places.
         if !r.name.isEmpty {
             finishedRunCount += 1
-            finishedRuns.append((slot, r.number, max(at, 1)))
+            // Kept in order of finishing time: `at` is when the worker says the last op finished, so
+            // a run may finish before one that was reported earlier (eviction looks at the first).
+            var k = finishedRuns.count
+            while k > 0 && finishedRuns[k - 1].at > max(at, 1) { k -= 1 }
+            finishedRuns.insert((slot, r.number, max(at, 1)), at: k)
         }
         if !r.waiters.isEmpty {
             runs[Int(slot)]!.waiters = []

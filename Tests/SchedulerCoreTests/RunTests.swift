@@ -372,4 +372,28 @@ final class RunTests: XCTestCase {
         XCTAssertEqual(db.first?.inputs.map(\.0), ["g"])
         XCTAssertEqual(db.first?.inputs.map(\.1), [[5]])
     }
+
+    /// Runs are evicted by the time they finished as the worker reported it, not by the order their
+    /// reports arrived: a run whose last op finished earlier is evicted first.
+    func testEvictionByAgeFollowsReportedFinishTimes() {
+        var h = Harness(config: config(retainMicros: 1_000_000))
+        h.join(1, slots: 2)
+        let da = h.submit([op("a")], run: "r1").1
+        let db = h.submit([op("b")], run: "r2").1
+        XCTAssertEqual((da + db).map(\.op), ["r1/a", "r2/b"])
+        h.now = 500_000
+        h.finish(da[0])
+        h.now = 600_000
+        let out = h.finish(db[0], at: 2_000)
+        XCTAssertEqual(h.s.runInfo("r2")?.finishedAt, 2_000)
+        XCTAssertEqual(h.s.runInfo("r2")?.evictAt, 1_002_000)
+        XCTAssertTrue(out.contains(.scheduleTick(at: 1_002_000)))
+        h.now = 1_002_000
+        h.send(.tick)
+        XCTAssertNil(h.s.runInfo("r2"), "r2 finished first (at 2 ms)")
+        XCTAssertNotNil(h.s.runInfo("r1"))
+        h.now = 1_500_000
+        h.send(.tick)
+        XCTAssertNil(h.s.runInfo("r1"))
+    }
 }
