@@ -329,7 +329,7 @@ struct Simulation {
         let wasInflight = s.lookup(d.op).flatMap { s.inflightGet($0, d.part) }.map { Int($0.attempt) == d.attempt && s.workers[Int($0.worker)].id == w } ?? false
         // Run mode: half the reports echo the dispatch's token, which compaction may have made stale.
         let token = runMode && rng.chance(0.5) ? d.token : nil
-        send(.partFinished(PartRef(worker: w, op: d.op, part: d.part, attempt: d.attempt, token: token), outcome, grant: 1))
+        send(.partFinished(PartRef(worker: w, op: d.op, part: d.part, attempt: d.attempt, token: token, at: runMode && rng.chance(0.3) ? now - Int64(rng.int(100_000)) : nil), outcome, grant: 1))
         if !wasInflight && s.fencing.total != before + 1 { fail("stale report of \(d.op) not fenced") }
         if wasInflight && s.fencing.total != before { fail("current report of \(d.op) fenced") }
     }
