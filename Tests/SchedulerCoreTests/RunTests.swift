@@ -396,4 +396,42 @@ final class RunTests: XCTestCase {
         h.send(.tick)
         XCTAssertNil(h.s.runInfo("r1"))
     }
+
+    /// Appending to a finished run reopens it: it is not evicted while open, and counts again once done.
+    func testAppendReopensAFinishedRun() {
+        var h = Harness(config: config(retainRuns: 1))
+        h.join(1, slots: 1)
+        h.drain(h.submit([op("a")], run: "r1").1)
+        XCTAssertNotNil(h.s.runInfo("r1")?.finishedAt)
+        let db = h.submit([op("b", ["a"])], run: "r1", mode: .append).1
+        XCTAssertEqual(db.first?.inputs.map(\.0), ["a"])
+        XCTAssertNil(h.s.runInfo("r1")?.finishedAt, "open again")
+        h.now = 2_000
+        let dc = h.submit([op("c")], run: "r2", mode: .createOrAppend).1
+        XCTAssertTrue(dc.isEmpty)
+        h.now = 3_000
+        let next = dispatches(h.finish(db[0]))
+        XCTAssertNotNil(h.s.runInfo("r1"), "r1 finished again at 3 ms, the only finished run")
+        h.now = 4_000
+        h.drain(next)
+        XCTAssertNil(h.s.runInfo("r1"), "the older finished run goes when r2 finishes")
+        XCTAssertEqual(h.s.runInfo("r2")?.succeeded, 1)
+    }
+
+    /// Beyond `evictedRunsRemembered`, an evicted run's name is forgotten: unknown, and usable again.
+    func testForgottenEvictedNameCanBeUsedAgain() {
+        var c = config(retainRuns: 0, compactMinimum: 1)
+        c.evictedRunsRemembered = 1
+        var h = Harness(config: c)
+        h.join(1)
+        h.drain(h.submit([op("a")], run: "r1").1)
+        h.drain(h.submit([op("a")], run: "r2").1)
+        XCTAssertEqual(h.s.runLookupFailure("r1"), .unknownRun("r1"))
+        guard case .evictedRun? = h.s.runLookupFailure("r2") else { return XCTFail() }
+        let (rep, d) = h.submit([op("a")], run: "r1")
+        XCTAssertEqual(accepted(rep), "1 r1")
+        h.drain(d)
+        XCTAssertEqual(h.s.runCounts.evicted, 3)
+        XCTAssertEqual(h.s.totalOperations, 0)
+    }
 }
