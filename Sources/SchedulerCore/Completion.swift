@@ -125,6 +125,7 @@ extension Scheduler {
             ops.hot[i].flags |= Flag.cancelled
             reasons[op] = r
         }
+        if !crossRunDeps.isEmpty { unpinDependencyRuns(of: op) }
         runOpFinished(op, outcome.kind, at: at, &out)
         if ops.hot[i].inflightParts > 0 {
             let reason: String

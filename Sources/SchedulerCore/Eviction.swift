@@ -18,6 +18,8 @@ extension Scheduler {
             }
             guard finishedRunCount > config.retainRuns || now &- f.at >= config.retainMicros else { break }
             finishedRuns.removeFirst()
+            // Pinned by another run's unfinished dependents: queued again when they are done.
+            if r.pins > 0 { continue }
             evictRun(f.slot)
         }
         if deadOps >= config.compactMinimum && deadOps >= ops.count - deadOps { compact() }
@@ -124,7 +126,7 @@ extension Scheduler {
         }
         names = rekey(names); timeouts = rekey(timeouts); results = rekey(results); reasons = rekey(reasons)
         attemptErrors = rekey(attemptErrors); retryDelays = rekey(retryDelays); multi = rekey(multi)
-        opWaiters = rekey(opWaiters)
+        opWaiters = rekey(opWaiters); crossRunDeps = rekey(crossRunDeps)
 
         // The id table stores index + 1 per slot: rewritten in place.
         idTable.remap { remap[Int($0)] }

@@ -41,6 +41,9 @@ struct RunState {
     var failed: Int32 = 0
     var cancelled: Int32 = 0
     var waiters: [Int32] = []    // wait ids for the whole run
+    /// Unfinished ops of other runs that depend on ops of this one: it is not evicted while any is
+    /// left, so their inputs (this run's results) still reach them.
+    var pins: Int32 = 0
 }
 
 /// A run that was evicted: enough to say so when it is asked for.
@@ -197,15 +200,39 @@ extension Scheduler {
         // The unnamed run is never evicted, so it takes none of `retainRuns`' places.
         if !r.name.isEmpty {
             finishedRunCount += 1
-            // Kept in order of finishing time: `at` is when the worker says the last op finished, so
-            // a run may finish before one that was reported earlier (eviction looks at the first).
-            var k = finishedRuns.count
-            while k > 0 && finishedRuns[k - 1].at > max(at, 1) { k -= 1 }
-            finishedRuns.insert((slot, r.number, max(at, 1)), at: k)
+            queueForEviction(slot)
         }
         if !r.waiters.isEmpty {
             runs[Int(slot)]!.waiters = []
             for wid in r.waiters { finishWait(wid, &out) }
+        }
+    }
+
+    /// Puts a finished, unpinned run in the eviction order. Kept in order of finishing time: that is
+    /// when the worker says the last op finished, so a run may finish before one reported earlier
+    /// (eviction looks at the first).
+    mutating func queueForEviction(_ slot: Int32) {
+        let r = runs[Int(slot)]!
+        guard r.pins == 0 else { return }   // queued when the last pin goes
+        var k = finishedRuns.count
+        while k > 0 && finishedRuns[k - 1].at > r.finishedAt { k -= 1 }
+        finishedRuns.insert((slot, r.number, r.finishedAt), at: k)
+    }
+
+    /// An op of another run depends on `dep`'s run: pinned until that op finishes.
+    mutating func pinDependencyRun(of op: Int32, _ dep: Int32) {
+        let r = ops.hot[Int(dep)].run
+        guard r != ops.hot[Int(op)].run, !runs[Int(r)]!.name.isEmpty else { return }
+        crossRunDeps[op, default: []].append(r)
+        runs[Int(r)]!.pins += 1
+    }
+
+    /// `op` finished: the runs it depended on are no longer held for it.
+    mutating func unpinDependencyRuns(of op: Int32) {
+        guard let rs = crossRunDeps.removeValue(forKey: op) else { return }
+        for r in rs {
+            runs[Int(r)]!.pins -= 1
+            if runs[Int(r)]!.pins == 0 && runs[Int(r)]!.finishedAt != 0 { queueForEviction(r) }
         }
     }
 

@@ -67,6 +67,7 @@ public struct Scheduler: Sendable {
     var evictedOrder = Deque<String>()
     var evictedTotal = 0
     var deadOps = 0
+    var crossRunDeps: [Int32: [Int32]] = [:]   // op → slots of other runs it depends on (pins)
     public internal(set) var compactions = 0
 
     var story: [StoryRaw] = []

@@ -242,6 +242,7 @@ extension Scheduler {
         for di in deps {
             if deps.count > 1 && depList[depBase...].contains(di) { continue }   // duplicate edge
             depList.append(di)
+            if ops.hot[Int(di)].run != ops.hot[Int(op)].run { pinDependencyRun(of: op, di) }
             if ops.hot[Int(di)].state != .finished {
                 unfinished += 1
                 addEdge(from: di, to: op)

@@ -150,6 +150,14 @@ extension Scheduler {
             if r.finishedAt != 0 && !r.name.isEmpty { finishedRetained += 1 }
         }
         check(finishedRetained == finishedRunCount, "finished runs \(finishedRunCount) ≠ \(finishedRetained)")
+        var pins = [Int32: Int32]()
+        for (op, rs) in crossRunDeps {
+            check(ops.hot[Int(op)].state != .finished, "\(ops.ids[Int(op)]): finished but still pins runs")
+            for r in rs { pins[r, default: 0] += 1 }
+        }
+        for (slot, r) in runs.enumerated() where r != nil {
+            check(r!.pins == pins[Int32(slot), default: 0], "run \(r!.name): pins \(r!.pins) ≠ \(pins[Int32(slot), default: 0])")
+        }
         var deadCount = 0
         for i in 0..<n {
             if dead(i) { deadCount += 1; continue }

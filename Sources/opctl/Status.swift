@@ -87,6 +87,7 @@ struct Status: ParsableCommand {
         }
         if !r.notFound.isEmpty {
             printError("opctl: unknown operation(s): \(r.notFound.joined(separator: ", "))")
+            explainRuns(of: r.notFound, conn)
             throw ExitCode(3)
         }
     }
@@ -141,6 +142,24 @@ extension Status {
             s.after = r.nextAfter
         } while !queuesOnly && remaining > 0 && !s.after.isEmpty
         return merged!
+    }
+}
+
+/// For ids RUN/OP that were not found: says when RUN itself is unknown or was evicted (the
+/// coordinator's RUNS answer names it, e.g. "run r-12 finished 25h03m ago and was evicted …").
+func explainRuns(of ids: [String], _ conn: CoordinatorConnection) {
+    var seen = Set<String>()
+    for id in ids {
+        guard let slash = id.firstIndex(of: "/") else { continue }
+        let run = String(id[..<slash])
+        guard seen.insert(run).inserted else { continue }
+        var q = WireRuns()
+        q.runs = [run]
+        do {
+            _ = try conn.request(.runs(q))
+        } catch ClientError.server(.notFound, let text) {
+            printError("opctl: \(text)")
+        } catch {}
     }
 }
 

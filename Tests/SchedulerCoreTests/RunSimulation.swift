@@ -173,6 +173,14 @@ extension Simulation {
         }
     }
 
+    /// Whether an op of another run that has not finished (in the model) depends on an op of run `k`.
+    func pinned(_ k: Int) -> Bool {
+        for i in specs.indices where runOf[i] != k && finished[i] == 0 && i < submitted {
+            if deps[i].contains(where: { runOf[$0] == k }) { return true }
+        }
+        return false
+    }
+
     /// After every step: retained runs agree with the model, evicted ones are forgotten, and the op
     /// table holds only retained runs' ops plus a bounded number of dead rows.
     mutating func checkRuns() {
@@ -188,8 +196,9 @@ extension Simulation {
             live += p.count
             if info.total != p.count { fail("run \(p.name): total \(info.total) ≠ \(p.count)") }
             if let f = info.finishedAt {
-                finishedRetained += 1
-                if now &- f >= s.config.retainMicros {
+                if !pinned(k) { finishedRetained += 1 }   // pinned runs are kept beyond the count too
+                // A run that unfinished ops of other runs depend on is kept for them (pinned).
+                if now &- f >= s.config.retainMicros && !pinned(k) {
                     fail("run \(p.name) finished at \(f), still retained at \(now) (retention \(s.config.retainMicros) µs)")
                 }
                 let c = counts(k)

@@ -353,9 +353,9 @@ final class RunTests: XCTestCase {
         XCTAssertEqual(dispatches(out).map(\.op), ["r2/u"], "released by t's failure (policy finished)")
     }
 
-    /// A dependency whose run was evicted before the dependent is dispatched is not among its inputs
-    /// (its result is forgotten), before and after compaction alike.
-    func testDependencyOfAnEvictedRunIsNotAnInput() {
+    /// A run that an unfinished op of another run depends on is not evicted (pinned), so the result
+    /// still reaches the dependent; once the dependent finished, the run goes at the next eviction.
+    func testARunOthersDependOnIsKeptUntilTheyFinish() {
         var h = Harness(config: config(retainRuns: 1))
         h.submit([op("a")], run: "r1")
         h.finish(h.join(1)[0], .succeeded([7]))
@@ -365,12 +365,14 @@ final class RunTests: XCTestCase {
         let dh = dispatches(h.send(.credit(worker: 1, grant: 1)))
         XCTAssertEqual(dh.map(\.op), ["r3/h"])
         h.finish(dh[0], grant: 0)
-        XCTAssertNil(h.s.runInfo("r1"), "evicted: r3 finished after it")
-        XCTAssertEqual(h.s.compactions, 0)
+        XCTAssertNotNil(h.s.runInfo("r1"), "pinned by r2/b, which depends on r1/a")
         let db = dispatches(h.finish(dg[0], .succeeded([5])))
         XCTAssertEqual(db.map(\.op), ["r2/b"])
-        XCTAssertEqual(db.first?.inputs.map(\.0), ["g"])
-        XCTAssertEqual(db.first?.inputs.map(\.1), [[5]])
+        XCTAssertEqual(db.first?.inputs.map(\.0), ["g", "r1/a"])
+        XCTAssertEqual(db.first?.inputs.map(\.1), [[5], [7]])
+        h.finish(db[0], grant: 0)
+        XCTAssertNil(h.s.runInfo("r1"), "unpinned: evicted beyond retainRuns")
+        XCTAssertTrue(h.s.validate().isEmpty, "\(h.s.validate())")
     }
 
     /// Runs are evicted by the time they finished as the worker reported it, not by the order their

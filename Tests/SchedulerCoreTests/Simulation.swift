@@ -245,13 +245,14 @@ struct Simulation {
     }
 
     /// A dispatch carries the result of every dependency that succeeded, named by its bare id in the
-    /// same run and by "RUN/OP" across runs. A dependency whose run was evicted since is not passed.
+    /// same run and by "RUN/OP" across runs. A run is not evicted while another run's unfinished op
+    /// depends on it, so every such result is there.
     mutating func checkInputs(_ d: Dispatch, _ i: Int) {
         var expected: [(String, [UInt8])] = []
         for dep in deps[i] where outcomes[dep] == .succeeded {
             // (`evicted` holds runs evicted before this step: a run evicted at the end of this input
             // was still retained when the dispatch was made.)
-            if runMode && evicted.contains(runOf[dep]) { inputsOfEvicted += 1; continue }
+            if runMode && evicted.contains(runOf[dep]) { inputsOfEvicted += 1; fail("\(d.op): dependency \(keys[dep]) was evicted before it ran") }
             expected.append((runMode && runOf[dep] == runOf[i] ? specs[dep].id : keys[dep], results[dep]))
         }
         let got = d.inputs.sorted { $0.0 < $1.0 }
