@@ -30,6 +30,7 @@ extension CoordinatorLoop {
             let page: OpPage
             switch core.operationIDs(after: s.after.isEmpty ? nil : s.after, limit: limit, filter: filter) {
             case .success(let p): page = p
+            case .failure(.unknownQueue): page = OpPage()   // named in not_found above, as before runs
             case .failure(let f): return .failure(f)
             }
             ids = page.ids

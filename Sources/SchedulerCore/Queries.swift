@@ -43,6 +43,7 @@ public struct OpPage: Sendable, Equatable {
     public var ids: [String] = []
     public var next: String?
     public var matched = 0
+    public init() {}
 }
 
 public struct QueueCounts: Sendable, Equatable {
