@@ -129,6 +129,11 @@ enum Fixtures {
         add(.waitReply(wrp), 19)
         var err = WireErrorReply(); err.code = .notFound; err.message = "no operation zz"; err.command = 0x28; err.opID = "zz"
         add(.error(err), 20)
+        var runs = WireRuns(); runs.runs = ["r-1"]; runs.limit = 10
+        add(.runs(runs), 21)
+        var rr = WireRunsReply(); var ri = WireRunInfo(); ri.id = "r-1"; ri.total = 2; ri.succeeded = 2; ri.finishedUs = 99
+        rr.runs = [ri]; rr.retained = 1
+        add(.runsReply(rr), 21)
         return out
     }()
 }

@@ -113,7 +113,9 @@ final class MalformedTests: XCTestCase {
 
         var c = WireCancelOps(); c.opIds = ["a"]; c.queue = "q"
         check(.cancelOps(c), .fieldOutOfRange(.cancelOps, field: "queue", detail: "give op_ids or queue, not both"))
-        check(.cancelOps(WireCancelOps()), .missingField(.cancelOps, field: "op_ids or queue"))
+        check(.cancelOps(WireCancelOps()), .missingField(.cancelOps, field: "op_ids, queue or run"))
+        var cr = WireCancelOps(); cr.queue = "q"; cr.run = "r-1"
+        check(.cancelOps(cr), .fieldOutOfRange(.cancelOps, field: "run", detail: "give queue or run, not both"))
         check(.queue(WireQueueControl()), .missingField(.queue, field: "settings"))
         var w = WireWait(); w.queue = "q"; w.timeoutUs = -1
         check(.wait(w), .fieldOutOfRange(.wait, field: "timeout_us", detail: "-1 < 0"))
