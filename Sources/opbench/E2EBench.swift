@@ -137,7 +137,7 @@ struct E2EError: Error, CustomStringConvertible {
 
 // MARK: workloads
 
-private func noop(_ id: String, queue: String, after: [String] = []) -> WireOperation {
+func noop(_ id: String, queue: String, after: [String] = []) -> WireOperation {
     var o = WireOperation()
     o.id = id
     o.kind = "noop"
@@ -147,8 +147,9 @@ private func noop(_ id: String, queue: String, after: [String] = []) -> WireOper
 }
 
 /// Submits `ops` in SUBMITs within the protocol's limits, one after the other (each waits for its reply).
-private func submitAll(_ conn: CoordinatorConnection, _ ops: [WireOperation]) throws {
-    for m in Batcher.submits(ops, run: "bench", appendAll: true) {
+func submitAll(_ conn: CoordinatorConnection, _ ops: [WireOperation]) throws {
+    // A short run name keeps "RUN/OP" keys within Swift's 15-byte inline strings for these ids.
+    for m in Batcher.submits(ops, run: "b", appendAll: true) {
         guard case .submitReply(let r) = try conn.request(m, timeout: .seconds(60)) else {
             throw E2EError("no SUBMIT reply")
         }
@@ -159,7 +160,7 @@ private func submitAll(_ conn: CoordinatorConnection, _ ops: [WireOperation]) th
 }
 
 /// WAIT for every op of `queue` (bounded by `seconds`).
-private func waitQueue(_ conn: CoordinatorConnection, _ queue: String, seconds: Double) throws -> WireWaitReply {
+func waitQueue(_ conn: CoordinatorConnection, _ queue: String, seconds: Double) throws -> WireWaitReply {
     var w = WireWait()
     w.queue = queue
     w.timeoutUs = Int64(max(0, seconds) * 1_000_000)
@@ -188,7 +189,7 @@ private func statuses(_ conn: CoordinatorConnection, _ ids: [String]) throws -> 
 private func micros(_ nanos: UInt64) -> Double { Double(nanos) / 1000 }
 private func round1(_ x: Double) -> Double { (x * 10).rounded() / 10 }
 
-private func independent(_ cluster: E2ECluster, n: Int, prefetch: Int, budget: Double) throws -> BenchResult {
+func independent(_ cluster: E2ECluster, n: Int, prefetch: Int, budget: Double) throws -> BenchResult {
     let conn = try cluster.connect()
     let queue = "e2e-independent-pf\(prefetch)"
     let ops = (0..<n).map { noop("ind\(prefetch)-\($0)", queue: queue) }
@@ -450,7 +451,9 @@ final class E2ECluster {
         return URL(fileURLWithPath: exe).deletingLastPathComponent().path
     }
 
-    init(slots: Int, prefetch: Int, workerCount: Int = 2) throws {
+    var coordinatorPID: pid_t { coordinator.processIdentifier }
+
+    init(slots: Int, prefetch: Int, workerCount: Int = 2, coordinatorArgs: [String] = []) throws {
         self.slots = slots
         let bin = Self.binDirectory
         for name in ["opcoord", "opworker"] where !FileManager.default.isExecutableFile(atPath: bin + "/" + name) {
@@ -460,7 +463,7 @@ final class E2ECluster {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let endpointFile = dir.appendingPathComponent("endpoint").path
         coordinator = try Self.launch(bin + "/opcoord", ["--bind", "tcp://127.0.0.1:*", "--endpoint-file", endpointFile,
-                                                         "--log-level", "warning"],
+                                                         "--log-level", "warning"] + coordinatorArgs,
                                       log: dir.appendingPathComponent("opcoord.log"))
         var found: String?
         let deadline = Date().addingTimeInterval(20)

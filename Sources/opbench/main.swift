@@ -6,7 +6,7 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let json = arguments.contains("--json")
 let quick = arguments.contains("--quick")
 let peers = arguments.contains("--peers")
-let suites = ["core", "wire", "worker", "e2e", "all"]
+let suites = ["core", "wire", "worker", "e2e", "history", "all"]
 guard let suite = arguments.first, suites.contains(suite) else {
     FileHandle.standardError.write(Data("usage: opbench \(suites.joined(separator: "|")) [--json] [--quick] [--peers]\n".utf8))
     exit(2)
@@ -25,4 +25,8 @@ if suite == "worker" || suite == "all" {
 // Not part of `all`: it starts a coordinator and workers as processes and takes minutes.
 if suite == "e2e" {
     BenchReport.emit(runE2EBench(quick: quick, peers: peers), json: json)
+}
+// Not part of `all` either: a long-lived coordinator's memory under many runs and many clients.
+if suite == "history" {
+    BenchReport.emit(runHistoryBench(quick: quick), json: json)
 }
