@@ -285,7 +285,9 @@ func printOps(_ ops: [WireOpStatus], attemptErrors: Bool = false) {
     for o in ops {
         func rel(_ t: Int64) -> String { t == 0 ? "-" : "+" + TimeText.duration(t - o.submittedUs) }
         let duration = o.startedUs > 0 && o.finishedUs > 0 ? TimeText.duration(o.finishedUs - o.startedUs) : "-"
-        rows.append([o.run.isEmpty ? "-" : o.run, o.id, stateName(o.state, cancelled: o.cancelled), outcomeName(o.outcome),
+        // An operation with a display name of its own (the Swift API's `name`) shows it beside its id.
+        let id = o.name.isEmpty || o.name == o.id ? o.id : "\(o.name) (\(o.id))"
+        rows.append([o.run.isEmpty ? "-" : o.run, id, stateName(o.state, cancelled: o.cancelled), outcomeName(o.outcome),
                      workerText(o), "\(o.attempts)", o.queue, priorityName(o.priority),
                      TimeText.clock(o.submittedUs), rel(o.readyUs), rel(o.dispatchedUs), rel(o.startedUs), rel(o.finishedUs),
                      duration, o.resultSize > 0 ? "\(o.resultSize)B" : "-", o.error.isEmpty ? "" : firstLine(o.error)])
