@@ -16,15 +16,17 @@ func runHistoryBench(quick: Bool) -> [BenchResult] {
     let runs = Int(env["OPQ_HISTORY_RUNS"] ?? "") ?? (quick ? 300 : 10_000)
     let perRun = Int(env["OPQ_HISTORY_OPS"] ?? "") ?? 1_000
     let clients = Int(env["OPQ_HISTORY_CLIENTS"] ?? "") ?? (quick ? 5_000 : 100_000)
+    let retainRuns = env["OPQ_HISTORY_RETAIN_RUNS"] ?? "100"
+    let window = Int(env["OPQ_HISTORY_WINDOW"] ?? "") ?? 20
     var results: [BenchResult] = []
     do {
         let cluster = try E2ECluster(slots: 2, prefetch: 256,
-                                     coordinatorArgs: ["--retain-runs", "100", "--client-idle", "2s"])
+                                     coordinatorArgs: ["--retain-runs", retainRuns, "--client-idle", "2s"])
         defer { cluster.stop() }
         let ind = try independent(cluster, n: quick ? 20_000 : 100_000, prefetch: 256, budget: 120)
         results.append(ind)
-        results.append(try manyRuns(cluster, runs: runs, perRun: perRun, independentRate: ind["ops_per_s"] ?? .nan))
-        results.append(try manyClients(cluster, count: clients))
+        results.append(try manyRuns(cluster, runs: runs, perRun: perRun, window: window, independentRate: ind["ops_per_s"] ?? .nan))
+        if clients > 0 { results.append(try manyClients(cluster, count: clients)) }
     } catch {
         results.append(BenchResult(suite: "history", name: "cluster", fields: [], note: "failed: \(error)"))
     }
@@ -42,9 +44,8 @@ func residentBytes(_ pid: pid_t) -> Double {
 }
 
 /// Runs "h0", "h1", … of `perRun` independent noops each, at most `window` unfinished at a time.
-private func manyRuns(_ cluster: E2ECluster, runs: Int, perRun: Int, independentRate: Double) throws -> BenchResult {
+private func manyRuns(_ cluster: E2ECluster, runs: Int, perRun: Int, window: Int, independentRate: Double) throws -> BenchResult {
     let conn = try cluster.connect()
-    let window = 20
     let queue = "history"
     let ids = (0..<perRun).map { "o\($0)" }   // the same ids in every run
     var rssAfter1M = Double.nan
@@ -58,6 +59,7 @@ private func manyRuns(_ cluster: E2ECluster, runs: Int, perRun: Int, independent
         }
         if k == firstMillionRun { rssAfter1M = residentBytes(cluster.coordinatorPID) }
     }
+    let cpu0 = cluster.cpuSeconds()
     let t0 = BenchProbe.nowNanos()
     for k in 0..<runs {
         var m = WireSubmit()
@@ -70,6 +72,7 @@ private func manyRuns(_ cluster: E2ECluster, runs: Int, perRun: Int, independent
     }
     for k in max(0, runs - window)..<runs { try waitRun(k) }
     let seconds = Double(BenchProbe.nowNanos() - t0) / 1e9
+    let cpu1 = cluster.cpuSeconds()
     let rssEnd = residentBytes(cluster.coordinatorPID)
     let rate = Double(runs * perRun) / seconds
     var listed = WireRuns()
@@ -82,6 +85,8 @@ private func manyRuns(_ cluster: E2ECluster, runs: Int, perRun: Int, independent
         ("vs_independent", (vsIndependent * 100).rounded() / 100),
         ("rss_after_1M_mib", (rssAfter1M / 1_048_576 * 10).rounded() / 10), ("rss_end_mib", (rssEnd / 1_048_576 * 10).rounded() / 10),
         ("rss_growth", (growth * 100).rounded() / 100), ("retained", Double(rr.retained)), ("evicted", Double(rr.evicted)),
+        ("window", Double(window)), ("coord_cpu_us_per_op", ((cpu1.coordinator - cpu0.coordinator) / Double(runs * perRun) * 1e7).rounded() / 10),
+        ("workers_cpu_us_per_op", ((cpu1.workers - cpu0.workers) / Double(runs * perRun) * 1e7).rounded() / 10),
     ], note: "RSS end / after 1M ≤ 1.5: \(growth <= 1.5 ? "met" : "missed"); throughput ≥ 0.9× independent: \(vsIndependent >= 0.9 ? "met" : "missed")")
 }
 
