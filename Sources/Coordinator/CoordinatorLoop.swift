@@ -92,7 +92,7 @@ final class CoordinatorLoop {
         }
     }
 
-    /// Bounded peer state (docs/ARCHITECTURE.md, "Bounded state"): clients idle past `clientIdleMicros`
+    /// Bounded peer state (docs/ARCHITECTURE.md, "What a peer can make it hold"): clients idle past `clientIdleMicros`
     /// that are owed nothing, and lost workers' routing after `lostWorkerKeepMicros`, are forgotten.
     private var nextPeerSweep: Int64 = 0
     private func forgetIdlePeers() {
