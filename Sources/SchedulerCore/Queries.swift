@@ -121,7 +121,7 @@ extension Scheduler {
         else if let m = multi[op] { partsFinished = m.status.filter { $0 == .done }.count }
         else { partsFinished = 0 }
         return OpStatus(
-            id: id, name: names[op] ?? id, queue: queues[Int(lane.queue)].name,
+            id: id, name: names[op] ?? runAndOp(of: id).op, queue: queues[Int(lane.queue)].name,
             kind: kindNames[Int(classes[Int(lane.cls)].kind)], state: ops.hot[i].state,
             isCancelled: ops.hot[i].flags & Flag.cancelled != 0, outcome: ops.hot[i].outcome, workers: holders(op),
             lastWorker: ops.lastWorker[i] >= 0 ? workers[Int(ops.lastWorker[i])].id : nil,
