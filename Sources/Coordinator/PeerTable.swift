@@ -25,7 +25,6 @@ struct PeerTable {
     private var lostAt: [UInt64: Int64] = [:]
 
     var clientCount: Int { clientRouting.count }
-    var routingCount: Int { roles.count }
 
     func role(of routing: [UInt8]) -> Role? { roles[routing] }
 

@@ -38,7 +38,7 @@ extension CoordinatorLoop {
             r.nextAfter = page.next ?? ""
             r.matched = UInt64(page.matched)
         } else {
-            if let run, core.runInfo(run) == nil, let f = core.runLookupFailure(run) { return .failure(f) }
+            if let run, let f = core.runLookupFailure(run) { return .failure(f) }
             keys = ids.map { ref in if case .success(let op) = core.resolve(ref, in: run) { core.key(of: op) } else { nil } }
         }
         // Every reply stays within the frame limit it imposes on others (PROTOCOL.md §10): at the budget
@@ -251,25 +251,19 @@ extension CoordinatorLoop {
             used += 64 + id.utf8.count
             r.outcomes.append(o)
         }
-        if w.queue.isEmpty && w.ids.isEmpty {
-            if let i = core.runInfo(w.run) {
-                allFinished = i.unfinished == 0
-                r.succeededCount = UInt64(i.succeeded)
-                r.failedCount = UInt64(i.failed)
-                r.cancelledCount = UInt64(i.cancelled)
-                r.pendingCount = UInt64(i.unfinished)
+        if w.ids.isEmpty {
+            // A whole run or a whole queue: its counts (for a queue, over its retained history).
+            let counts = w.queue.isEmpty
+                ? core.runInfo(w.run).map { ($0.succeeded, $0.failed, $0.cancelled, $0.unfinished) }
+                : core.queueCounts(w.queue).map { ($0.succeeded, $0.failed, $0.cancelled, $0.operationCount) }
+            if let (ok, failed, cancelled, open) = counts {
+                allFinished = open == 0
+                r.succeededCount = UInt64(ok)
+                r.failedCount = UInt64(failed)
+                r.cancelledCount = UInt64(cancelled)
+                r.pendingCount = UInt64(open)
             } else {
-                r.notFound = [w.run]
-            }
-        } else if !w.queue.isEmpty {
-            if let c = core.queueCounts(w.queue) {
-                allFinished = c.operationCount == 0
-                r.succeededCount = UInt64(c.succeeded)
-                r.failedCount = UInt64(c.failed)
-                r.cancelledCount = UInt64(c.cancelled)
-                r.pendingCount = UInt64(c.operationCount)
-            } else {
-                r.notFound = [w.queue]
+                r.notFound = [w.queue.isEmpty ? w.run : w.queue]
             }
         } else {
             for o in r.outcomes {

@@ -70,7 +70,12 @@ final class Engine: Sendable {
     let fetchResults: Bool
     /// The run this client's operations join (docs/GRAPHS.md, "Runs"): one per coordinator connection,
     /// created by its first submit. Ids are unique within it; other runs' events are ignored.
-    let run = Batcher.uniqueRunName(prefix: "api-")
+    var run: String { runName.withLock { $0 } }
+    private let runName = Mutex(Batcher.uniqueRunName(prefix: "api-"))
+
+    /// The coordinator evicted this client's run (it finished and outlived the retention while the
+    /// client was idle): later operations go to a new run. Nothing of the old one is unfinished.
+    func startNewRun() { runName.withLock { $0 = Batcher.uniqueRunName(prefix: "api-") } }
     /// Completion blocks, waiter wake-ups and queue bookkeeping, in finish order.
     let callbacks = DispatchQueue(label: "opqueue.remote.callbacks")
     private let commands = Mutex<(list: [Command], stopped: Bool)>(([], false))
@@ -259,7 +264,8 @@ final class Engine: Sendable {
     }
 
     private func apply(_ events: [WireEvent], _ connection: CoordinatorConnection) {
-        let events = events.filter { $0.run == run }
+        let current = run
+        let events = events.filter { $0.run == current }
         let tracked = table.withLock { t in Set(events.compactMap { t[$0.opID] != nil ? $0.opID : nil }) }
         guard !tracked.isEmpty else { return }
         var fetched: [String: WireOpStatus] = [:]

@@ -294,10 +294,22 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
                 }
                 engine.register(ops)
                 for op in ops { op.fields.withLock { $0.engine = engine; $0.coordinator = self.coordinator } }
-                for message in Batcher.submits(wire, queues: settings.map { [$0] } ?? [], run: engine.run, appendAll: true) {
-                    let reply = try connection.request(message)
+                var messages = Batcher.submits(wire, queues: settings.map { [$0] } ?? [], run: engine.run, appendAll: true)
+                var k = 0
+                var renewed = false
+                while k < messages.count {
+                    let reply = try connection.request(messages[k])
                     guard case .submitReply(let r) = reply else { throw RemoteOperationError.connection("no SUBMIT-REPLY") }
+                    if !r.accepted && !renewed && r.errors.contains(where: { $0.field == "run" }) {
+                        // Our run was evicted while we were idle (the run is checked before anything
+                        // else, so nothing was added): the same batches go to a new run.
+                        engine.startNewRun()
+                        renewed = true
+                        messages = Batcher.submits(wire, queues: settings.map { [$0] } ?? [], run: engine.run, appendAll: true)
+                        continue
+                    }
                     guard r.accepted else { throw RemoteOperationError.rejected(r.errors.map { Self.problem($0, names) }) }
+                    k += 1
                 }
                 // On the connection thread, so before any event of these operations is applied.
                 self.track(ops)

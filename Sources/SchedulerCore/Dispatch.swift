@@ -102,9 +102,9 @@ extension Scheduler {
         if dc > 0 {
             inputs.reserveCapacity(dc)
             let s = Int(ops.depStart[i])
-            // A dependency whose run was evicted is not passed (its result is forgotten; compaction
-            // drops it from depList, so dead rows are skipped until then too).
-            for d in depList[s..<s + dc] where ops.hot[Int(d)].outcome == .succeeded && ops.hot[Int(d)].flags & Flag.evicted == 0 {
+            // A dependency's run is never evicted before its dependents finish (pins, Runs.swift;
+            // `validate` checks it), so every succeeded dependency's result is still here.
+            for d in depList[s..<s + dc] where ops.hot[Int(d)].outcome == .succeeded {
                 inputs.append((inputName(d, of: op), results.isEmpty ? [] : results[d] ?? []))
             }
         }

@@ -54,7 +54,7 @@ extension Scheduler {
         deadOps += r.ops.count
         finishedRunCount -= 1
         evictedTotal += 1
-        evictedRuns[r.name] = EvictedRun(finishedAt: r.finishedAt, evictedAt: now, total: r.ops.count)
+        evictedRuns[r.name] = EvictedRun(finishedAt: r.finishedAt, evictedAt: now)
         evictedOrder.append(r.name)
         if evictedOrder.count > config.evictedRunsRemembered { evictedRuns[evictedOrder.removeFirst()] = nil }
         runIndex[r.name] = nil

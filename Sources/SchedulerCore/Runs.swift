@@ -50,7 +50,6 @@ struct RunState {
 struct EvictedRun {
     var finishedAt: Int64
     var evictedAt: Int64
-    var total: Int
 }
 
 /// One run as `runs` shows it.
@@ -134,9 +133,6 @@ public enum RunNames {
 }
 
 extension Scheduler {
-    /// The slot of a retained run.
-    func runSlot(_ name: String) -> Int32? { runIndex[name] }
-
     /// Opens the run a submit names; nil with the reason when it cannot be used.
     mutating func openRun(_ req: RunRequest) -> Result<Int32, SubmitProblem> {
         if let name = req.name {

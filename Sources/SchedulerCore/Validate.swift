@@ -161,6 +161,12 @@ extension Scheduler {
         var deadCount = 0
         for i in 0..<n {
             if dead(i) { deadCount += 1; continue }
+            if ops.hot[i].state != .finished {
+                let s = Int(ops.depStart[i])
+                for d in depList[s..<s + Int(ops.depCount[i])] where dead(Int(d)) {
+                    bad.append("\(ops.ids[i]): unfinished, but its dependency's run was evicted (pins)")
+                }
+            }
             check(inRuns[i] == 1, "\(ops.ids[i]): listed in \(inRuns[i]) runs")
             check(lookup(ops.ids[i]) == Int32(i), "\(ops.ids[i]): id table does not find it")
         }

@@ -48,10 +48,13 @@ struct OpCoord: ParsableCommand {
         guard RetentionPeriod.micros(clientIdle) != nil else {
             throw ValidationError("--client-idle '\(clientIdle)' is not a duration: give a number with h, m, s or ms (e.g. 60s)")
         }
-        guard RetentionPeriod.micros(retain) != nil else {
+        guard let kept = RetentionPeriod.micros(retain) else {
             throw ValidationError("--retain '\(retain)' is not a duration: give a number with h, m, s or ms (e.g. 24h, 90s)")
         }
-        guard retainRuns >= 0 else { throw ValidationError("--retain-runs must be ≥ 0") }
+        // A run evicted as it finishes could not be read at all: its waiters and watchers ask for the
+        // results after the FINISHED they were told of.
+        guard kept >= 1_000_000 else { throw ValidationError("--retain must be at least 1s, so a finished run can still be read") }
+        guard retainRuns >= 1 else { throw ValidationError("--retain-runs must be ≥ 1, so a finished run can still be read") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
         guard heartbeatMs >= 10 else { throw ValidationError("--heartbeat-ms must be ≥ 10") }
         guard liveness >= 1 else { throw ValidationError("--liveness must be ≥ 1") }

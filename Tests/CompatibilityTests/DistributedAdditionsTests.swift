@@ -2,6 +2,7 @@ import ClusterTestSupport
 import DistributedOperationQueue
 import Foundation
 import Testing
+import WireProtocol
 
 /// What the Swift API adds to OperationQueue (docs/SEMANTICS.md §2), on real processes.
 @Suite(.serialized, .timeLimit(.minutes(1)))
@@ -35,6 +36,27 @@ struct DistributedAdditionsTests {
         #expect(allFinished)
         #expect(mostExecuting == 1, "one slot: at most one operation executes")
         #expect(sawDispatched, "prefetched operations are dispatched, not executing")
+    }
+
+    /// A10: a client's run that finished and was evicted while the client was idle does not make its
+    /// next operations fail: they go to a new run.
+    @Test func aClientWhoseRunWasEvictedGoesOnInANewRun() throws {
+        let local = try LocalCluster(coordinatorArgs: ["--retain", "1s"])
+        defer { local.stop() }
+        try local.startWorker("w", slots: 1)
+        let remote = try RemoteCoordinator(endpoint: local.endpoint, timeout: .seconds(5))
+        let q = RemoteOperationQueue(name: "evicted", coordinator: remote)
+        let first = RemoteOperation(kind: "echo", payload: "one", name: "first")
+        try q.addOperations([first], waitUntilFinished: true)
+        #expect(first.outcome == .succeeded(Array("one".utf8)))
+        // Idle past the retention: the client's run is evicted.
+        try local.waitUntil("the client's finished run evicted", timeout: 20) {
+            guard case .runsReply(let r) = try local.connect().request(.runs(WireRuns())) else { return false }
+            return r.evicted == 1
+        }
+        let second = RemoteOperation(kind: "echo", payload: "two", name: "second")
+        try q.addOperations([second], waitUntilFinished: true)
+        #expect(second.outcome == .succeeded(Array("two".utf8)))
     }
 
     @Test func outcomesAndResultsReachTheClientAndDependents() throws {

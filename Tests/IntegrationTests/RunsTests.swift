@@ -122,16 +122,10 @@ struct RunsTests {
         #expect(refused.status == 2)
         #expect(refused.stderr.contains("old-1/b") && refused.stderr.contains("was evicted"), "\(refused.stderr)")
 
-        // After the 1 s retention every finished run goes (bounded wait, polled).
-        let deadline = Date().addingTimeInterval(20)
-        var remaining = -1
-        while Date() < deadline {
-            let l = try json(try run(["runs", "--json"], c).stdout)
-            remaining = (l["runs"] as? [Any])?.count ?? -1
-            if remaining == 0 { break }
-            Thread.sleep(forTimeInterval: 0.2)
+        // After the 1 s retention every finished run goes (the coordinator's eviction deadline).
+        try c.waitUntil("every finished run evicted after --retain 1s", timeout: 20) {
+            (try json(try run(["runs", "--json"], c).stdout)["runs"] as? [Any])?.isEmpty == true
         }
-        #expect(remaining == 0, "finished runs outlived --retain 1s")
         let st = try json(try run(["status", "--json", "--queues-only"], c).stdout)
         let queues = st["queues"] as? [[String: Any]] ?? []
         #expect(queues.allSatisfy { ($0["finished"] as? Int ?? -1) == 0 }, "evicted ops still counted: \(queues)")
