@@ -85,12 +85,7 @@ extension Simulation {
             rejectedRuns += 1
             return
         }
-        var qs: [QueueSpec] = []
-        for q in queueNames where limits[q] == nil && batch.contains(where: { $0.queue == q }) {
-            let lim = rng.pick([-1, -1, 1, 2, 3, 5])
-            limits[q] = lim
-            qs.append(QueueSpec(name: q, maxConcurrent: lim, qos: QoS(rawValue: UInt8(rng.int(5)))!, suspended: rng.chance(0.2)))
-        }
+        let qs = drawQueueSettings(for: batch)
         submitted += p.count
         runsSubmitted += 1
         crossRunDeps += cross

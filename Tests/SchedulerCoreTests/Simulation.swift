@@ -131,6 +131,17 @@ struct Simulation {
         results = Array(repeating: [], count: n)
     }
 
+    /// Random settings for the queues `batch` uses for the first time (drawn once per queue).
+    mutating func drawQueueSettings(for batch: [OperationSpec]) -> [QueueSpec] {
+        var qs: [QueueSpec] = []
+        for q in queueNames where limits[q] == nil && batch.contains(where: { $0.queue == q }) {
+            let lim = rng.pick([-1, -1, 1, 2, 3, 5])
+            limits[q] = lim
+            qs.append(QueueSpec(name: q, maxConcurrent: lim, qos: QoS(rawValue: UInt8(rng.int(5)))!, suspended: rng.chance(0.2)))
+        }
+        return qs
+    }
+
     mutating func fail(_ msg: String) { if violation == nil { violation = "step \(steps): \(msg)" } }
 
     mutating func ref() -> ClientRef { request += 1; return ClientRef(client: 1, request: request) }
@@ -305,12 +316,7 @@ struct Simulation {
             if s.totalOperations != before { fail("rejected batch changed the op count") }
             return
         }
-        var qs: [QueueSpec] = []
-        for q in queueNames where limits[q] == nil && batch.contains(where: { $0.queue == q }) {
-            let lim = rng.pick([-1, -1, 1, 2, 3, 5])
-            limits[q] = lim
-            qs.append(QueueSpec(name: q, maxConcurrent: lim, qos: QoS(rawValue: UInt8(rng.int(5)))!, suspended: rng.chance(0.2)))
-        }
+        let qs = drawQueueSettings(for: batch)
         submitted += n
         send(.submit(ref(), ops: batch, queues: qs))
     }
