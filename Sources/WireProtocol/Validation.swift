@@ -20,6 +20,10 @@ extension WireCodec {
             try c.label(m.name, "name")
             for (i, k) in m.kinds.enumerated() { try c.label(k, "kinds[\(i)]") }
             for (i, t) in m.tags.enumerated() { try c.label(t, "tags[\(i)]") }
+            try c.batch(m.running.count, "running")
+            for (i, r) in m.running.enumerated() { try c.part(r.opID, r.part, r.attempt, "running[\(i)]") }
+            try c.batch(m.finished.count, "finished")
+            try c.finishedRecords(m.finished, "finished")
         case .welcome(let m):
             try c.id(m.workerID, "worker_id")
             try c.positive(m.heartbeatIntervalMs, "heartbeat_interval_ms")
@@ -68,17 +72,7 @@ extension WireCodec {
         case .finished(let m):
             try c.batch(m.records.count, "records")
             try c.atMost(m.credit, WireLimits.maxCredit, "credit")
-            try m.records.withUnsafeBufferPointer { (records) throws(WireError) in
-                for i in records.indices {
-                    try c.part(records[i].opID, records[i].part, records[i].attempt, "records[\(i)]")
-                    switch records[i].outcome {
-                    case nil: throw .missingField(c.command, field: "records[\(i)].outcome")
-                    case .succeeded(let d)?: try c.bytes(d.count, WireLimits.maxResultSize, "records[\(i)].succeeded")
-                    case .failed(let t)?: try c.text(t, "records[\(i)].failed")
-                    case .cancelled(let t)?: try c.text(t, "records[\(i)].cancelled")
-                    }
-                }
-            }
+            try c.finishedRecords(m.records, "records")
         case .cancel(let m):
             try c.batch(m.records.count, "records")
             for (i, r) in m.records.enumerated() {
@@ -96,6 +90,9 @@ extension WireCodec {
             for (i, o) in m.operations.enumerated() { try c.operation(o, "operations[\(i)]") }
             try c.optionalID(m.run, "run")
             try c.text(m.submitter, "submitter")
+            if !m.submissionKey.isEmpty {
+                try c.atMost(UInt32(clamping: m.submissionKey.utf8.count), 128, "submission_key")
+            }
         case .submitReply(let m):
             for (i, e) in m.errors.enumerated() {
                 try c.optionalID(e.opID, "errors[\(i)].op_id")
@@ -253,6 +250,22 @@ struct Check {
         if attempt == 0 { throw .missingField(command, field: "\(prefix()).attempt") }
         if part >= UInt32(WireLimits.maxParts) {
             throw .fieldOutOfRange(command, field: "\(prefix()).part", detail: "\(part) ≥ \(WireLimits.maxParts)")
+        }
+    }
+
+    /// FINISHED records (and HELLO's `finished`): a part each, with exactly one bounded outcome.
+    func finishedRecords(_ list: [WireFinishedRecord], _ field: String) throws(WireError) {
+        // Borrow the records through a buffer: iterating by value would copy (retain) every field.
+        try list.withUnsafeBufferPointer { (records) throws(WireError) in
+            for i in records.indices {
+                try part(records[i].opID, records[i].part, records[i].attempt, "\(field)[\(i)]")
+                switch records[i].outcome {
+                case nil: throw .missingField(command, field: "\(field)[\(i)].outcome")
+                case .succeeded(let d)?: try bytes(d.count, WireLimits.maxResultSize, "\(field)[\(i)].succeeded")
+                case .failed(let t)?: try text(t, "\(field)[\(i)].failed")
+                case .cancelled(let t)?: try text(t, "\(field)[\(i)].cancelled")
+                }
+            }
         }
     }
 

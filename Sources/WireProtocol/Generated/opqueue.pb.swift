@@ -422,6 +422,14 @@ public nonisolated struct WireHello: Sendable {
   /// Clears the value of `prefetch`. Subsequent reads from it will return its default value.
   public mutating func clearPrefetch() {self._prefetch = nil}
 
+  /// (1.3) Re-registration after a lost or restarted coordinator (PROTOCOL.md §4.4): the attempts this
+  /// worker still holds (`at_us` = when its handler started, 0 = waiting for a slot), and those it
+  /// finished while away or shortly before (their FINISHED may not have been recorded). The
+  /// coordinator reattaches them instead of running them again, or cancels them.
+  public var running: [WirePartRef] = []
+
+  public var finished: [WireFinishedRecord] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -953,6 +961,10 @@ public nonisolated struct WireSubmit: Sendable {
   /// who/where, as the client says ("user@host"); shown by RUNS
   public var submitter: String = String()
 
+  /// (1.3) Idempotent submission: a SUBMIT retried with the same key and the same content is applied
+  /// once and acknowledged again; the same key with other content is refused. 1 … 128 bytes.
+  public var submissionKey: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1030,6 +1042,9 @@ public nonisolated struct WireSubmitReply: Sendable {
 
   /// (1.2) the run the operations joined
   public var run: String = String()
+
+  /// (1.3) a retry of a submission already applied (same key and content)
+  public var duplicate: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1850,7 +1865,7 @@ nonisolated extension WireOutcome: SwiftProtobuf.Message, SwiftProtobuf._Message
 
 nonisolated extension WireHello: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Hello"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{1}name\0\u{1}slots\0\u{1}tags\0\u{1}kinds\0\u{1}prefetch\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{1}name\0\u{1}slots\0\u{1}tags\0\u{1}kinds\0\u{1}prefetch\0\u{1}running\0\u{1}finished\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1864,6 +1879,8 @@ nonisolated extension WireHello: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
       case 4: try { try decoder.decodeRepeatedStringField(value: &self.tags) }()
       case 5: try { try decoder.decodeRepeatedStringField(value: &self.kinds) }()
       case 6: try { try decoder.decodeSingularUInt32Field(value: &self._prefetch) }()
+      case 7: try { try decoder.decodeRepeatedMessageField(value: &self.running) }()
+      case 8: try { try decoder.decodeRepeatedMessageField(value: &self.finished) }()
       default: break
       }
     }
@@ -1892,6 +1909,12 @@ nonisolated extension WireHello: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     try { if let v = self._prefetch {
       try visitor.visitSingularUInt32Field(value: v, fieldNumber: 6)
     } }()
+    if !self.running.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.running, fieldNumber: 7)
+    }
+    if !self.finished.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.finished, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1902,6 +1925,8 @@ nonisolated extension WireHello: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     if lhs.tags != rhs.tags {return false}
     if lhs.kinds != rhs.kinds {return false}
     if lhs._prefetch != rhs._prefetch {return false}
+    if lhs.running != rhs.running {return false}
+    if lhs.finished != rhs.finished {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2803,7 +2828,7 @@ nonisolated extension WireOperation: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension WireSubmit: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Submit"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queues\0\u{1}operations\0\u{1}run\0\u{1}append\0\u{1}submitter\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queues\0\u{1}operations\0\u{1}run\0\u{1}append\0\u{1}submitter\0\u{3}submission_key\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2816,6 +2841,7 @@ nonisolated extension WireSubmit: SwiftProtobuf.Message, SwiftProtobuf._MessageI
       case 3: try { try decoder.decodeSingularStringField(value: &self.run) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self.append) }()
       case 5: try { try decoder.decodeSingularStringField(value: &self.submitter) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.submissionKey) }()
       default: break
       }
     }
@@ -2837,6 +2863,9 @@ nonisolated extension WireSubmit: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     if !self.submitter.isEmpty {
       try visitor.visitSingularStringField(value: self.submitter, fieldNumber: 5)
     }
+    if !self.submissionKey.isEmpty {
+      try visitor.visitSingularStringField(value: self.submissionKey, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2846,6 +2875,7 @@ nonisolated extension WireSubmit: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     if lhs.run != rhs.run {return false}
     if lhs.append != rhs.append {return false}
     if lhs.submitter != rhs.submitter {return false}
+    if lhs.submissionKey != rhs.submissionKey {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2958,7 +2988,7 @@ nonisolated extension WireUnplaceable: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension WireSubmitReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SubmitReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}accepted\0\u{3}accepted_count\0\u{1}errors\0\u{1}unplaceable\0\u{1}workers\0\u{1}run\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}accepted\0\u{3}accepted_count\0\u{1}errors\0\u{1}unplaceable\0\u{1}workers\0\u{1}run\0\u{1}duplicate\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2972,6 +3002,7 @@ nonisolated extension WireSubmitReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 4: try { try decoder.decodeRepeatedMessageField(value: &self.unplaceable) }()
       case 5: try { try decoder.decodeSingularUInt32Field(value: &self.workers) }()
       case 6: try { try decoder.decodeSingularStringField(value: &self.run) }()
+      case 7: try { try decoder.decodeSingularBoolField(value: &self.duplicate) }()
       default: break
       }
     }
@@ -2996,6 +3027,9 @@ nonisolated extension WireSubmitReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if !self.run.isEmpty {
       try visitor.visitSingularStringField(value: self.run, fieldNumber: 6)
     }
+    if self.duplicate != false {
+      try visitor.visitSingularBoolField(value: self.duplicate, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3006,6 +3040,7 @@ nonisolated extension WireSubmitReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.unplaceable != rhs.unplaceable {return false}
     if lhs.workers != rhs.workers {return false}
     if lhs.run != rhs.run {return false}
+    if lhs.duplicate != rhs.duplicate {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
