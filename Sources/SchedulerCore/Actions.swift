@@ -125,14 +125,38 @@ public struct OpEvent: Sendable, Equatable {
     public var transition: Transition
 }
 
+/// A submission key (A5: a SUBMIT retried after a lost reply is applied once): the client's key and a
+/// digest of the request's content, computed by the shell.
+public struct SubmissionKey: Sendable, Hashable {
+    public var key: String
+    public var digest: UInt64
+    public init(key: String, digest: UInt64) { self.key = key; self.digest = digest }
+}
+
+/// What the journal keeps (A5): every change a client asked for and every outcome, in the order the
+/// core made them. Replaying the records (`Event.restore`, each with the time it was made) into a new
+/// core rebuilds every op, run, queue setting and outcome (docs/ARCHITECTURE.md, "Journal and
+/// recovery"). A snapshot is the same vocabulary: the records that rebuild the live state
+/// (`Scheduler.snapshotRecords`).
 public enum JournalRecord: Sendable, Equatable {
-    case submitted(ops: [OperationSpec], queues: [QueueSpec])
-    case cancelRequested(ids: [String], cascade: Bool)
-    case cancelAll(queue: String)
-    case cancelRun(run: String)
-    case queueSettings(name: String, maxConcurrent: Int, suspended: Bool)
+    /// An accepted batch: its ops joined `run` ("" = the unnamed run), created with `submitter`.
+    case submitted(run: String, submitter: String, ops: [OperationSpec], queues: [QueueSpec], key: SubmissionKey?)
+    case cancelRequested(ids: [String], cascade: Bool, reason: String)
+    case cancelAll(queue: String, reason: String)
+    case cancelRun(run: String, reason: String)
+    case queueSettings(QueueSpec)
     case priorityChanged(id: String, priority: Int, inherit: Bool)
-    case finished(id: String, outcome: Outcome)
+    /// `at`: when the op finished (the worker's time on the coordinator's timeline).
+    case finished(id: String, outcome: Outcome, at: Int64)
+    /// Worker sessions by name: who held work when the coordinator stopped (recovery waits for them).
+    case workerJoined(name: String)
+    case workerLeft(name: String)
+    // Written by snapshots only:
+    /// The next generated run number ("r-N").
+    case runNumber(next: Int)
+    case evictedRun(name: String, finishedAt: Int64, evictedAt: Int64)
+    /// A submission key of a retained run's batch and the count its reply said.
+    case submissionKey(run: String, key: SubmissionKey, count: Int)
 }
 
 public enum Action: Sendable, Equatable {

@@ -96,7 +96,9 @@ extension Scheduler {
         }
         starts[n] = Int32(resolved.count)
         reopenRun(run)
-        if config.journal { out.append(.journal(.submitted(ops: specArray, queues: qspecs))) }
+        if config.journal {
+            out.append(.journal(.submitted(run: runName, submitter: runs[Int(run)]!.submitter, ops: specArray, queues: qspecs, key: nil)))
+        }
         for qs in qspecs {
             if let q = queueIndex[qs.name] {
                 queues[Int(q)].maxConcurrent = Int32(qs.maxConcurrent)

@@ -215,7 +215,7 @@ struct Simulation {
                     }
                 }
             }
-        case .journal(.finished(let id, let outcome)):
+        case .journal(.finished(let id, let outcome, _)):
             guard let i = specIndex[id] else { return fail("finished unknown op \(id)") }
             finished[i] += 1
             if finished[i] == 1 { finishedCount += 1 }

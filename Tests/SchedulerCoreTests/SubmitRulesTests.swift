@@ -75,9 +75,9 @@ final class SubmitRulesTests: XCTestCase {
     func testJournalRecordsAcceptedBatchesAndFinishes() {
         var h = Harness()
         let out = h.send(.submit(h.ref(), ops: [op("a")], queues: []))
-        XCTAssertTrue(out.contains(.journal(.submitted(ops: [op("a")], queues: []))))
+        XCTAssertTrue(out.contains(.journal(.submitted(run: "", submitter: "", ops: [op("a")], queues: [], key: nil))))
         let d = h.join(1)
-        XCTAssertTrue(h.finish(d[0]).contains(.journal(.finished(id: "a", outcome: .succeeded([])))))
+        XCTAssertTrue(h.finish(d[0]).contains { if case .journal(.finished("a", .succeeded([]), _)) = $0 { return true }; return false })
         let rejected = h.send(.submit(h.ref(), ops: [op("a")], queues: []))
         XCTAssertFalse(rejected.contains { if case .journal = $0 { return true } else { return false } })
     }
