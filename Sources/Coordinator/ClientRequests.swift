@@ -39,11 +39,11 @@ struct WatchStream {
 }
 
 extension CoordinatorLoop {
-    func clientRequest(_ message: Message, ref: ClientRef) {
+    func clientRequest(_ message: Message, ref: ClientRef, key: SubmissionKey? = nil) {
         switch message {
         case .submit(let s):
             let run = RunRequest(name: s.run.isEmpty ? nil : s.run, mode: s.append ? .createOrAppend : .create, submitter: s.submitter)
-            feed(.submit(ref, ops: s.operations.map(WireToCore.operation), queues: s.queues.map(queueSpec), run: run))
+            feed(.submit(ref, ops: s.operations.map(WireToCore.operation), queues: s.queues.map(queueSpec), run: run, key: key))
         case .cancelOps(let c):
             let reason = c.reason.isEmpty ? "cancelled by client" : c.reason
             if !c.queue.isEmpty {
@@ -158,6 +158,14 @@ extension CoordinatorLoop {
             if let suppressed = logLimiter.admit("accepted", burst: 100, now: now) {
                 logger.info("client \(ref.client): batch of \(n) operations accepted into run \(run)\(heldBack(suppressed, "more accepted batches not logged"))")
             }
+        case .acceptedBefore(let n, let run):
+            var r = WireSubmitReply()
+            r.accepted = true
+            r.duplicate = true
+            r.run = run
+            r.acceptedCount = UInt32(n)
+            r.workers = UInt32(core.liveWorkerCount)
+            reply(.submitReply(r), to: ref)
         case .rejected(let problems):
             var r = WireSubmitReply()
             r.accepted = false

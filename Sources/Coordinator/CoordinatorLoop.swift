@@ -139,7 +139,7 @@ final class CoordinatorLoop {
             let routing = frames[0]
             let body = Array(frames[1...])
             switch WireCodec.decode(body) {
-            case .success(let envelope): handle(envelope, from: routing)
+            case .success(let envelope): handle(envelope, from: routing, body: body)
             case .failure(let error): reject(error, frames: body, from: routing)
             }
         }
@@ -163,9 +163,14 @@ final class CoordinatorLoop {
                   command: header?.commandCode ?? 0, to: routing)
     }
 
-    private func handle(_ envelope: Envelope, from routing: [UInt8]) {
+    private func handle(_ envelope: Envelope, from routing: [UInt8], body: [[UInt8]]) {
         let rid = envelope.requestID
         switch envelope.message {
+        case .submit(let s) where !s.submissionKey.isEmpty:
+            // A retry is recognised by its key and the exact bytes it carries (PROTOCOL.md §5.13).
+            let client = peers.client(for: routing, now: now)
+            let key = SubmissionKey(key: s.submissionKey, digest: SubmissionDigest.of(body.last ?? []))
+            clientRequest(envelope.message, ref: ClientRef(client: client, request: UInt64(rid)), key: key)
         case .hello(let h): workerHello(h, from: routing)
         case .credit, .started, .progress, .finished, .heartbeat, .disconnect:
             workerMessage(envelope.message, from: routing)
@@ -193,10 +198,22 @@ final class CoordinatorLoop {
         }
         let id = peers.newWorker(routing: routing, name: h.name)
         lastSentToWorker[id] = now
-        workerClocks[id] = WorkerClock()
+        var clock = WorkerClock()
+        clock.observe(sent: h.sentUs, receivedAt: now)
         workerInfo[id] = (h.name, h.tags, h.kinds, now)
+        // The attempts it still holds and those it finished while we were away (A5): taken back, not re-run.
+        func started(_ at: Int64) -> Int64? { at > 0 ? clock.convert(at, now: now) ?? now : nil }
+        let running = h.running.map { p in
+            WireToCore.heldPart(opID: p.opID, part: p.part, attempt: p.attempt, startedAt: started(p.atUs))
+        }
+        let finished = h.finished.map { r in
+            FinishedPart(part: WireToCore.heldPart(opID: r.opID, part: r.part, attempt: r.attempt, startedAt: started(r.startedAtUs)),
+                         outcome: Outcome(wire: r), at: clock.convert(r.atUs, now: now))
+        }
+        workerClocks[id] = clock
         feed(.workerJoined(WorkerHello(worker: id, name: h.name, slots: Int(h.slots), tags: h.tags,
-                                       kinds: h.kinds, credit: 0, prefetch: h.hasPrefetch ? Int(h.prefetch) : nil)))
+                                       kinds: h.kinds, credit: 0, prefetch: h.hasPrefetch ? Int(h.prefetch) : nil,
+                                       running: running, finished: finished)))
         var w = WireWelcome()
         w.workerID = WorkerName.text(id)
         w.heartbeatIntervalMs = config.heartbeatIntervalMs

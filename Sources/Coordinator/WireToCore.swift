@@ -157,7 +157,14 @@ enum WireToCore {
         case .invalidId(let op, _): e.problem = .invalidField; e.opID = op; e.field = "id"
         case .invalidRun: e.problem = .invalidField; e.field = "run"
         case .unavailableDependency(let op, let dep, _): e.problem = .unknownDependency; e.opID = op; e.related = [dep]
+        case .submissionKeyReused: e.problem = .invalidField; e.field = "submission_key"
         }
         return e
+    }
+
+    /// An attempt a re-registering worker holds (HELLO `running`, `finished`); `startedAt` on our
+    /// timeline, nil when its handler has not started.
+    static func heldPart(opID: String, part: UInt32, attempt: UInt32, startedAt: Int64?) -> HeldPart {
+        HeldPart(op: opID, part: Int(part), attempt: Int(attempt), startedAt: startedAt)
     }
 }

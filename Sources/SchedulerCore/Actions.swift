@@ -47,6 +47,8 @@ public enum SubmitProblem: Sendable, Equatable, CustomStringConvertible {
     case invalidRun(name: String, reason: String)
     /// A dependency "RUN/OP" names a run that is not retained.
     case unavailableDependency(op: String, dependency: String, reason: String)
+    /// The submission key was applied already with other content.
+    case submissionKeyReused(String)
 
     public var description: String {
         switch self {
@@ -65,6 +67,7 @@ public enum SubmitProblem: Sendable, Equatable, CustomStringConvertible {
         case .invalidId(let op, let r): return "\(op): \(r)"
         case .invalidRun(_, let r): return r
         case .unavailableDependency(let op, let d, let r): return "\(op): dependency \(d): \(r)"
+        case .submissionKeyReused(let k): return "submission key \(k) was used for a different submission; use a new key for new content"
         }
     }
 }
@@ -96,6 +99,8 @@ public struct Unplaceable: Sendable, Equatable {
 public enum Reply: Sendable, Equatable {
     /// `unplaceable`: accepted ops that no live worker can run (a warning, not an error).
     case accepted(count: Int, unplaceable: [Unplaceable] = [], run: String = "")
+    /// A retried SUBMIT whose key and content were applied already: acknowledged again, not applied (A5).
+    case acceptedBefore(count: Int, run: String)
     case rejected([SubmitProblem])
     case ok
     case error(String)

@@ -59,6 +59,7 @@ extension Scheduler {
         fireTimeouts(&out)
         fireRetries(&out)
         checkLiveness(&out)
+        if let h = hold, now >= h.until { endHold(&out) }
         // Eviction by age is left to the end of `handle`: compaction renumbers ops, and this input's
         // finished ops (timeouts, lost workers) still wait in `releaseQueue` for `drainReleases`.
     }
@@ -70,6 +71,7 @@ extension Scheduler {
         if let t = retryHeap.min, t.at < due { due = t.at }
         if let t = livenessHeap.min, t.at < due { due = t.at }
         if let t = nextEviction, t < due { due = t }
+        if let h = hold, h.until < due { due = h.until }
         if due < requestedTick {
             requestedTick = due
             out.append(.scheduleTick(at: due))

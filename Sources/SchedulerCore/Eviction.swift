@@ -53,14 +53,20 @@ extension Scheduler {
         }
         deadOps += r.ops.count
         finishedRunCount -= 1
-        evictedTotal += 1
-        evictedRuns[r.name] = EvictedRun(finishedAt: r.finishedAt, evictedAt: now)
-        evictedOrder.append(r.name)
-        if evictedOrder.count > config.evictedRunsRemembered { evictedRuns[evictedOrder.removeFirst()] = nil }
+        rememberEvicted(r.name, finishedAt: r.finishedAt, evictedAt: now)
         runIndex[r.name] = nil
+        for k in r.submissionKeys { submissionKeys[k] = nil }
         for w in watchers.indices where watchers[w].run == slot { watchers[w].run = -2 }   // matches nothing now
         runs[Int(slot)] = nil
         freeRunSlots.append(slot)
+    }
+
+    /// An evicted run's name is remembered (to say "evicted", not "unknown"), the oldest forgotten first.
+    mutating func rememberEvicted(_ name: String, finishedAt: Int64, evictedAt: Int64) {
+        evictedTotal += 1
+        evictedRuns[name] = EvictedRun(finishedAt: finishedAt, evictedAt: evictedAt)
+        evictedOrder.append(name)
+        if evictedOrder.count > config.evictedRunsRemembered { evictedRuns[evictedOrder.removeFirst()] = nil }
     }
 
     /// Renumbers the live ops into fresh columns and rewrites every stored op index.

@@ -34,17 +34,44 @@ public struct WorkerHello: Sendable, Equatable {
     public var credit: Int?
     /// Parts it wants beyond its slots (waiting locally); nil = slots. Capped by `SchedulerConfig.maxPrefetch`.
     public var prefetch: Int?
+    /// A re-registering worker's attempts (A5): those it still holds, and those it finished while the
+    /// coordinator was away (or just before). The core takes them back instead of running them again
+    /// where it can, and cancels the others on the worker (Recovery.swift).
+    public var running: [HeldPart]
+    public var finished: [FinishedPart]
     public init(worker: UInt64, name: String, slots: Int, tags: [String] = [], kinds: [String], credit: Int? = nil,
-                prefetch: Int? = nil) {
+                prefetch: Int? = nil, running: [HeldPart] = [], finished: [FinishedPart] = []) {
         self.worker = worker; self.name = name; self.slots = slots; self.tags = tags; self.kinds = kinds; self.credit = credit
-        self.prefetch = prefetch
+        self.prefetch = prefetch; self.running = running; self.finished = finished
     }
+}
+
+/// One attempt a worker holds: `startedAt` (coordinator timeline) when its handler runs, nil while it
+/// waits for a slot there.
+public struct HeldPart: Sendable, Equatable {
+    public var op: String
+    public var part: Int
+    public var attempt: Int
+    public var startedAt: Int64?
+    public init(op: String, part: Int, attempt: Int, startedAt: Int64? = nil) {
+        self.op = op; self.part = part; self.attempt = attempt; self.startedAt = startedAt
+    }
+}
+
+/// An attempt a worker finished, with its outcome (`at`: when, on the coordinator's timeline).
+public struct FinishedPart: Sendable, Equatable {
+    public var part: HeldPart
+    public var outcome: Outcome
+    public var at: Int64?
+    public init(part: HeldPart, outcome: Outcome, at: Int64? = nil) { self.part = part; self.outcome = outcome; self.at = at }
 }
 
 public enum Event: Sendable {
     // clients
     /// Op ids are unique within the run; `after` names ops of the same run ("OP") or "RUN/OP".
-    case submit(ClientRef, ops: [OperationSpec], queues: [QueueSpec], run: RunRequest = .unnamed)
+    /// `key`: the client's submission key; a batch whose key was applied already is acknowledged
+    /// again (same content) or refused (other content), never applied twice (A5).
+    case submit(ClientRef, ops: [OperationSpec], queues: [QueueSpec], run: RunRequest = .unnamed, key: SubmissionKey? = nil)
     /// `reason` becomes the outcome's text: cancelled(reason) (A1). Ids are "RUN/OP", or bare ids
     /// resolved in `run` (else in the newest retained run that has them).
     case cancel(ClientRef, ids: [String], cascade: Bool, reason: String = "cancelled", run: String? = nil)
@@ -73,6 +100,12 @@ public enum Event: Sendable {
     case workerLost(worker: UInt64, reason: String)
     // time
     case tick
+    // recovery (A5; Recovery.swift)
+    /// One journal record, replayed with the time it was made (`Input.now`).
+    case restore(JournalRecord)
+    /// Replay is complete: dispatching waits until the workers that were connected re-register (and
+    /// say which attempts they hold) or the liveness bound passes, whichever is first.
+    case recovered
 }
 
 public struct Input: Sendable {

@@ -44,6 +44,15 @@ struct RunState {
     /// Unfinished ops of other runs that depend on ops of this one: it is not evicted while any is
     /// left, so their inputs (this run's results) still reach them.
     var pins: Int32 = 0
+    /// Submission keys of its batches (forgotten with the run).
+    var submissionKeys: [String] = []
+}
+
+/// A batch applied under a submission key: what a retry with the same key is told (A5).
+struct AppliedSubmission {
+    var digest: UInt64
+    var slot: Int32
+    var count: Int
 }
 
 /// A run that was evicted: enough to say so when it is asked for.

@@ -69,6 +69,13 @@ public struct Scheduler: Sendable {
     var deadOps = 0
     var crossRunDeps: [Int32: [Int32]] = [:]   // op → slots of other runs it depends on (pins)
     public internal(set) var compactions = 0
+    /// Submission keys of retained runs' batches (A5).
+    var submissionKeys: [String: AppliedSubmission] = [:]
+    /// Recovery (Recovery.swift): replaying the journal; then holding dispatch for the workers that
+    /// were connected; worker sessions by name as the journal told them.
+    var replaying = false
+    var hold: RecoveryHold?
+    var journalWorkers: Set<String> = []
 
     var story: [StoryRaw] = []
     var storyPos = 0
@@ -101,7 +108,7 @@ public struct Scheduler: Sendable {
         now = input.now
         stimulus = input.stimulus
         switch input.event {
-        case .submit(let ref, let specs, let qs, let run): submit(ref, specs, qs, run, &out)
+        case .submit(let ref, let specs, let qs, let run, let key): submit(ref, specs, qs, run, key: key, &out)
         case .cancel(let ref, let ids, let cascade, let reason, let run): cancelRequest(ref, ids, cascade, reason, run, &out)
         case .cancelRun(let ref, let run, let reason): cancelRun(ref, run, reason, &out)
         case .cancelAll(let ref, let q, let reason): cancelAllRequest(ref, q, reason, &out)
@@ -122,10 +129,14 @@ public struct Scheduler: Sendable {
         case .partFinished(let ref, let outcome, let grant): partFinished(ref, outcome, grant, &out)
         case .workerLost(let w, let reason): workerLostInput(w, reason, &out)
         case .tick: tick(&out)
+        case .restore(let record): restore(record, &out)
+        case .recovered: recovered(&out)
         }
         drainReleases(&out)
         pump(&out)
-        if finishedRunCount > config.retainRuns || (finishedRuns.first.map { now &- $0.at >= config.retainMicros } ?? false) {
+        // Replay evicts by count only (as the records' order did); by age once it is over, at the real time.
+        if finishedRunCount > config.retainRuns
+            || (!replaying && (finishedRuns.first.map { now &- $0.at >= config.retainMicros } ?? false)) {
             evictRuns()
         }
         armTick(&out)

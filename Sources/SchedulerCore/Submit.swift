@@ -16,7 +16,16 @@ struct InsertCache {
 
 extension Scheduler {
     mutating func submit(_ ref: ClientRef, _ specArray: [OperationSpec], _ qspecs: [QueueSpec], _ run: RunRequest,
-                         _ out: inout [Action]) {
+                         key: SubmissionKey? = nil, _ out: inout [Action]) {
+        if let key, let applied = submissionKeys[key.key] {
+            // A retry (A5): the same content is acknowledged again, other content refused; nothing applied.
+            if applied.digest == key.digest, let r = runs[Int(applied.slot)] {
+                out.append(.reply(ref, .acceptedBefore(count: applied.count, run: r.name)))
+            } else {
+                out.append(.reply(ref, .rejected([.submissionKeyReused(key.key)])))
+            }
+            return
+        }
         let existed = run.name.map { runIndex[$0] != nil } ?? false
         let slot: Int32
         switch openRun(run) {
@@ -28,9 +37,13 @@ extension Scheduler {
         let keys = runName.isEmpty ? specArray.map(\.id) : specArray.map { RunNames.key(run: runName, op: $0.id) }
         // Borrow elements in place (array subscripts here would copy whole specs).
         let accepted = specArray.withUnsafeBufferPointer { specs in
-            keys.withUnsafeBufferPointer { submit(ref, specArray, specs, $0, qspecs, slot, &out) }
+            keys.withUnsafeBufferPointer { submit(ref, specArray, specs, $0, qspecs, slot, key, &out) }
         }
         if !accepted && !existed { dropRun(slot) }
+        if accepted, let key {
+            submissionKeys[key.key] = AppliedSubmission(digest: key.digest, slot: slot, count: specArray.count)
+            runs[Int(slot)]!.submissionKeys.append(key.key)
+        }
     }
 
     /// Takes back a run created for a batch that was rejected.
@@ -44,7 +57,7 @@ extension Scheduler {
     /// False when the batch was rejected.
     mutating func submit(_ ref: ClientRef, _ specArray: [OperationSpec], _ specs: UnsafeBufferPointer<OperationSpec>,
                          _ batchKeys: UnsafeBufferPointer<String>, _ qspecs: [QueueSpec], _ run: Int32,
-                         _ out: inout [Action]) -> Bool {
+                         _ key: SubmissionKey?, _ out: inout [Action]) -> Bool {
         var problems = validateQueues(qspecs)
         let base = Int32(ops.count)
         let n = specs.count
@@ -97,7 +110,7 @@ extension Scheduler {
         starts[n] = Int32(resolved.count)
         reopenRun(run)
         if config.journal {
-            out.append(.journal(.submitted(run: runName, submitter: runs[Int(run)]!.submitter, ops: specArray, queues: qspecs, key: nil)))
+            out.append(.journal(.submitted(run: runName, submitter: runs[Int(run)]!.submitter, ops: specArray, queues: qspecs, key: key)))
         }
         for qs in qspecs {
             if let q = queueIndex[qs.name] {

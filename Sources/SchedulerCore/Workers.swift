@@ -27,6 +27,7 @@ extension Scheduler {
         livenessHeap.insert(TimerEntry(at: now &+ config.livenessBoundMicros, target: w))
         if config.journal { out.append(.journal(.workerJoined(name: h.name))) }
         giveCredit(w, h.credit ?? h.slots)
+        workerClaims(w, h, &out)
     }
 
     /// Index of a live worker after refreshing its last-seen time; nil (and counted) otherwise.

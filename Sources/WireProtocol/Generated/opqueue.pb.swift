@@ -430,6 +430,9 @@ public nonisolated struct WireHello: Sendable {
 
   public var finished: [WireFinishedRecord] = []
 
+  /// (1.3) the worker's monotonic clock when sent (places the times above; 0 = unknown)
+  public var sentUs: Int64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1865,7 +1868,7 @@ nonisolated extension WireOutcome: SwiftProtobuf.Message, SwiftProtobuf._Message
 
 nonisolated extension WireHello: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Hello"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{1}name\0\u{1}slots\0\u{1}tags\0\u{1}kinds\0\u{1}prefetch\0\u{1}running\0\u{1}finished\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{1}name\0\u{1}slots\0\u{1}tags\0\u{1}kinds\0\u{1}prefetch\0\u{1}running\0\u{1}finished\0\u{3}sent_us\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1881,6 +1884,7 @@ nonisolated extension WireHello: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
       case 6: try { try decoder.decodeSingularUInt32Field(value: &self._prefetch) }()
       case 7: try { try decoder.decodeRepeatedMessageField(value: &self.running) }()
       case 8: try { try decoder.decodeRepeatedMessageField(value: &self.finished) }()
+      case 9: try { try decoder.decodeSingularInt64Field(value: &self.sentUs) }()
       default: break
       }
     }
@@ -1915,6 +1919,9 @@ nonisolated extension WireHello: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     if !self.finished.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.finished, fieldNumber: 8)
     }
+    if self.sentUs != 0 {
+      try visitor.visitSingularInt64Field(value: self.sentUs, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1927,6 +1934,7 @@ nonisolated extension WireHello: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
     if lhs._prefetch != rhs._prefetch {return false}
     if lhs.running != rhs.running {return false}
     if lhs.finished != rhs.finished {return false}
+    if lhs.sentUs != rhs.sentUs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

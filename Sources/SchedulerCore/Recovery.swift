@@ -1,0 +1,168 @@
+// Recovery (A5; docs/ARCHITECTURE.md, "Journal and recovery"). The shell replays the journal's records
+// into a fresh core (`Event.restore`, each with the time it was made), then says `Event.recovered`.
+// Replay goes through the same paths as the original requests, with no worker connected, so nothing is
+// dispatched while it runs; what was dispatched or running when the coordinator stopped comes back
+// ready. Then dispatch is held until the workers that were connected have re-registered, or the
+// liveness bound has passed: their HELLO says which attempts they hold and which they finished while
+// the coordinator was away, and those are taken back (reattached) instead of running again.
+
+/// Dispatch held after recovery, for the workers that were connected (by name).
+struct RecoveryHold {
+    var until: Int64
+    var awaited: Set<String>
+    /// Workers that re-registered holding attempts, taken back when the hold ends.
+    var claims: [(worker: Int32, hello: WorkerHello)] = []
+}
+
+extension Scheduler {
+    /// One journal record, applied as the original request was (its reply goes nowhere).
+    mutating func restore(_ record: JournalRecord, _ out: inout [Action]) {
+        replaying = true
+        let ref = ClientRef(client: .max, request: 0)
+        switch record {
+        case .submitted(let run, let submitter, let specs, let qs, let key):
+            noteRunName(run)
+            let req = run.isEmpty ? RunRequest.unnamed : RunRequest(name: run, mode: .createOrAppend, submitter: submitter)
+            submit(ref, specs, qs, req, key: key, &out)
+        case .cancelRequested(let ids, let cascade, let reason):
+            cancelRequest(ref, ids, cascade, reason, nil, &out)
+        case .cancelAll(let queue, let reason):
+            cancelAllRequest(ref, queue, reason, &out)
+        case .cancelRun(let run, let reason):
+            cancelRun(ref, run, reason, &out)
+        case .queueSettings(let spec):
+            if let q = queueIndex[spec.name] {
+                queues[Int(q)].maxConcurrent = Int32(spec.maxConcurrent)
+                queues[Int(q)].suspended = spec.suspended
+                activateAll(q)
+            } else {
+                _ = ensureQueue(spec)
+            }
+        case .priorityChanged(let id, let priority, let inherit):
+            setPriority(ref, id, priority, inherit, nil, &out)
+        case .finished(let id, let outcome, let at):
+            if let op = lookup(id), ops.hot[Int(op)].state != .finished { finishOp(op, outcome, at: at, &out) }
+        case .workerJoined(let name):
+            journalWorkers.insert(name)
+        case .workerLeft(let name):
+            journalWorkers.remove(name)
+        case .runNumber(let next):
+            nextRunNumber = max(nextRunNumber, next)
+        case .evictedRun(let name, let finishedAt, let evictedAt):
+            rememberEvicted(name, finishedAt: finishedAt, evictedAt: evictedAt)
+        case .submissionKey(let run, let key, let count):
+            guard let slot = runIndex[run] else { return }
+            submissionKeys[key.key] = AppliedSubmission(digest: key.digest, slot: slot, count: count)
+            runs[Int(slot)]!.submissionKeys.append(key.key)
+        }
+    }
+
+    /// A replayed generated name "r-N" is not generated again.
+    private mutating func noteRunName(_ run: String) {
+        guard run.hasPrefix("r-"), let n = Int(run.dropFirst(2)) else { return }
+        nextRunNumber = max(nextRunNumber, n + 1)
+    }
+
+    /// Replay is over: hold dispatch for the workers that were connected, if anything is left to run.
+    mutating func recovered(_ out: inout [Action]) {
+        replaying = false
+        let unfinished = queues.reduce(0) { $0 + Int($1.unfinished) }
+        if !journalWorkers.isEmpty && unfinished > 0 {
+            hold = RecoveryHold(until: now &+ config.livenessBoundMicros, awaited: journalWorkers)
+        } else {
+            for name in journalWorkers where config.journal { out.append(.journal(.workerLeft(name: name))) }
+        }
+        journalWorkers = []
+    }
+
+    /// Whether dispatch is held after recovery (status shows it).
+    public var isHoldingForWorkers: Bool { hold != nil }
+
+    /// A worker joined (workerJoined has registered it): its attempts are taken back now, or when the
+    /// hold ends.
+    mutating func workerClaims(_ w: Int32, _ h: WorkerHello, _ out: inout [Action]) {
+        let holds = !h.running.isEmpty || !h.finished.isEmpty
+        guard hold != nil else {
+            if holds { takeBack([(w, h)], &out) }
+            return
+        }
+        hold!.awaited.remove(h.name)
+        if holds { hold!.claims.append((w, h)) }
+        if hold!.awaited.isEmpty { endHold(&out) }
+    }
+
+    /// The hold ends (all awaited workers are back, or its time is up): attempts are taken back, then
+    /// dispatch resumes (`pump` at the end of `handle`). Workers that did not come back are recorded as
+    /// gone, so the next recovery does not wait for them.
+    mutating func endHold(_ out: inout [Action]) {
+        guard let h = hold else { return }
+        hold = nil
+        if config.journal { for name in h.awaited { out.append(.journal(.workerLeft(name: name))) } }
+        takeBack(h.claims, &out)
+    }
+
+    /// Finished attempts first, in the order they finished (a dependent's finished attempt then finds its
+    /// prerequisites finished), then the ones still held. Credit is trimmed to what each worker may hold.
+    private mutating func takeBack(_ claims: [(worker: Int32, hello: WorkerHello)], _ out: inout [Action]) {
+        var finished: [(worker: Int32, part: FinishedPart)] = []
+        for c in claims where workers[Int(c.worker)].alive {
+            for f in c.hello.finished { finished.append((c.worker, f)) }
+        }
+        finished.sort { ($0.part.at ?? 0) < ($1.part.at ?? 0) }
+        for (w, f) in finished {
+            guard workers[Int(w)].alive else { continue }
+            guard let op = lookup(f.part.op), reattach(op, w, f.part, &out) else { fencing.staleAttempt += 1; continue }
+            partFinished(PartRef(worker: workers[Int(w)].id, op: f.part.op, part: f.part.part, attempt: f.part.attempt,
+                                 token: UInt64(op), at: f.at), f.outcome, 0, &out)
+        }
+        for c in claims where workers[Int(c.worker)].alive {
+            let id = workers[Int(c.worker)].id
+            for p in c.hello.running {
+                if let op = lookup(p.op), reattach(op, c.worker, p, &out) { continue }
+                out.append(.cancelOnWorker(worker: id, op: p.op, part: p.part, attempt: p.attempt,
+                                           reason: "not taken back by the coordinator: \(notTakenBack(p))"))
+            }
+            trimCredit(c.worker)
+        }
+    }
+
+    /// Why an attempt a worker holds is not taken back (it is cancelled there).
+    private func notTakenBack(_ p: HeldPart) -> String {
+        guard let op = lookup(p.op) else { return "unknown operation (never recorded, or its run was evicted)" }
+        let i = Int(op)
+        if ops.hot[i].state == .finished { return "the operation has finished" }
+        if ops.hot[i].parts > 1 { return "parts of multi-part operations run again" }
+        if ops.hot[i].state == .pending { return "its dependencies have not finished" }
+        return "another attempt holds it"
+    }
+
+    /// Takes an attempt a worker holds back as this op's current one: ready → dispatched (→ executing
+    /// when it started there). Only a single-part op that is ready and not cancelled qualifies.
+    private mutating func reattach(_ op: Int32, _ w: Int32, _ p: HeldPart, _ out: inout [Action]) -> Bool {
+        let i = Int(op)
+        guard ops.hot[i].parts == 1, p.part == 0, ops.hot[i].state == .ready, ops.hot[i].flags & Flag.cancelled == 0,
+              p.attempt >= 1, p.attempt <= Int(UInt16.max) else { return false }
+        let attempt = UInt16(p.attempt)
+        transition(op, to: .dispatched, nil)
+        ops.dispatchedAt[i] = min(now, p.startedAt ?? now)
+        ops.hot[i].waitingParts -= 1
+        ops.hot[i].inflightParts += 1
+        ops.hot[i].attempt = attempt
+        workers[Int(w)].dispatched += 1
+        inflightSet(op, 0, w, attempt)
+        record(op, .dispatched, part: 0, extra: w)
+        let id = workers[Int(w)].id
+        if !watchers.isEmpty { publish(op, .dispatched(part: 0, attempt: p.attempt, worker: id), &out) }
+        if let started = p.startedAt {
+            partStarted(PartRef(worker: id, op: p.op, part: 0, attempt: p.attempt, token: UInt64(op), at: started), &out)
+        }
+        return true
+    }
+
+    /// Credit beyond what a worker may still take (capacity − parts it holds) is taken back.
+    private mutating func trimCredit(_ w: Int32) {
+        let wi = Int(w)
+        let excess = workers[wi].credit - max(0, workers[wi].capacity - workers[wi].inflightCount)
+        if excess > 0 { takeCredit(w, excess) }
+    }
+}

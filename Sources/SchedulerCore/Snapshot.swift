@@ -1,0 +1,130 @@
+// Snapshots (A5): the journal's records that rebuild the live state, so recovery reads a snapshot plus
+// a short tail instead of the whole history. A snapshot is written from a copy of the core value (the
+// shell hands the copy to another thread; copy-on-write keeps that cheap for the loop). What it does
+// not keep is what the journal does not keep either: attempts in flight, retry counts used, retry
+// delays being waited out, stories and earlier attempts' errors (docs/ARCHITECTURE.md).
+
+/// An op as the journal makes it durable: enough to compare a recovered core with the one it replaces.
+public struct DurableOp: Sendable, Equatable {
+    public var queue: String
+    public var kind: String
+    public var priority: Int
+    public var dependencies: [String]
+    /// nil while unfinished (whatever its live state: pending, ready, dispatched or executing).
+    public var outcome: Outcome?
+    /// Cancel was requested while it ran (it finishes cancelled).
+    public var cancelRequested: Bool
+}
+
+extension Scheduler {
+    /// Records that rebuild this state when replayed into a new core: queue settings, every retained op
+    /// in submission order (grouped into batches of one run and time), outcomes in the order they
+    /// happened, cancels still to take effect, runs' submission keys, evicted run names, live workers.
+    public func snapshotRecords() -> [(at: Int64, record: JournalRecord)] {
+        var out: [(at: Int64, record: JournalRecord)] = []
+        out.append((now, .runNumber(next: nextRunNumber)))
+        for name in evictedOrder {
+            if let e = evictedRuns[name] { out.append((e.evictedAt, .evictedRun(name: name, finishedAt: e.finishedAt, evictedAt: e.evictedAt))) }
+        }
+        for q in queues {
+            out.append((now, .queueSettings(QueueSpec(name: q.name, maxConcurrent: Int(q.maxConcurrent), qos: q.qos, suspended: q.suspended))))
+        }
+        var tagNames = [String](repeating: "", count: 64)
+        for (t, b) in tagBits { tagNames[b] = t }
+        var batch: [OperationSpec] = []
+        var batchRun: Int32 = -1
+        var batchAt: Int64 = 0
+        func flush(_ out: inout [(at: Int64, record: JournalRecord)]) {
+            guard !batch.isEmpty, let r = runs[Int(batchRun)] else { return }
+            out.append((batchAt, .submitted(run: r.name, submitter: r.submitter, ops: batch, queues: [], key: nil)))
+            batch.removeAll(keepingCapacity: true)
+        }
+        var finished: [Int32] = []
+        var cancelling: [Int32] = []
+        for i in 0..<ops.count where ops.hot[i].flags & Flag.evicted == 0 {
+            let op = Int32(i)
+            let run = ops.hot[i].run
+            if run != batchRun || ops.submittedAt[i] != batchAt {
+                flush(&out)
+                batchRun = run
+                batchAt = ops.submittedAt[i]
+            }
+            batch.append(spec(of: op, tagNames))
+            if ops.hot[i].state == .finished {
+                finished.append(op)
+            } else if ops.hot[i].flags & Flag.cancelled != 0 {
+                cancelling.append(op)
+            }
+        }
+        flush(&out)
+        finished.sort { (ops.finishedAt[Int($0)], $0) < (ops.finishedAt[Int($1)], $1) }
+        for op in finished {
+            out.append((ops.finishedAt[Int(op)], .finished(id: ops.ids[Int(op)], outcome: outcome(of: op)!, at: ops.finishedAt[Int(op)])))
+        }
+        for op in cancelling {
+            let cascade = ops.hot[Int(op)].flags & Flag.cascade != 0
+            out.append((now, .cancelRequested(ids: [ops.ids[Int(op)]], cascade: cascade, reason: reasons[op] ?? "cancelled")))
+        }
+        for (key, applied) in submissionKeys.sorted(by: { $0.key < $1.key }) {
+            guard let r = runs[Int(applied.slot)] else { continue }
+            out.append((now, .submissionKey(run: r.name, key: SubmissionKey(key: key, digest: applied.digest), count: applied.count)))
+        }
+        for w in workers where w.alive { out.append((now, .workerJoined(name: w.name))) }
+        return out
+    }
+
+    /// The spec that re-creates `op` as it stands: current priority, retries left, dependencies that
+    /// are still retained (a finished op's dependency may belong to an evicted run).
+    func spec(of op: Int32, _ tagNames: [String]) -> OperationSpec {
+        let i = Int(op)
+        let h = ops.hot[i]
+        let lane = lanes[Int(h.lane)]
+        let cls = classes[Int(lane.cls)]
+        var after: [String] = []
+        let s = Int(ops.depStart[i])
+        for d in depList[s..<s + Int(ops.depCount[i])] where ops.hot[Int(d)].flags & Flag.evicted == 0 {
+            after.append(inputName(d, of: op))
+        }
+        var requires: [String] = []
+        if cls.requires != 0 { for b in 0..<64 where cls.requires & (1 << UInt64(b)) != 0 { requires.append(tagNames[b]) } }
+        let delay = retryDelays[op]
+        return OperationSpec(id: runAndOp(of: ops.ids[i]).op, name: names[op], queue: queues[Int(lane.queue)].name,
+                             kind: kindNames[Int(cls.kind)], payload: ops.payloads[i], after: after,
+                             priority: Int(h.priority), qos: QoS(rawValue: lane.qos), parts: Int(h.parts),
+                             policy: h.flags & Flag.policySucceeded != 0 ? .succeeded : .finished,
+                             retries: Int(h.failRetriesLeft), lossRetries: Int(h.lossRetriesLeft),
+                             timeoutMicros: timeouts[op], requires: requires, barrier: h.flags & Flag.barrier != 0,
+                             retryDelayMicros: delay?.base ?? OperationSpec.defaultRetryDelayMicros,
+                             retryDelayMaxMicros: delay?.max ?? OperationSpec.defaultRetryDelayMaxMicros)
+    }
+
+    /// A finished op's outcome with its result or text.
+    func outcome(of op: Int32) -> Outcome? {
+        switch ops.hot[Int(op)].outcome {
+        case .none: return nil
+        case .succeeded: return .succeeded(results[op] ?? [])
+        case .failed: return .failed(reasons[op] ?? "")
+        case .cancelled: return .cancelled(reasons[op] ?? "")
+        }
+    }
+
+    /// Every retained op as the journal makes it durable, by key ("RUN/OP").
+    public func durableOps() -> [String: DurableOp] {
+        var view: [String: DurableOp] = [:]
+        for i in 0..<ops.count where ops.hot[i].flags & Flag.evicted == 0 {
+            let op = Int32(i)
+            let lane = lanes[Int(ops.hot[i].lane)]
+            let s = Int(ops.depStart[i])
+            let deps = depList[s..<s + Int(ops.depCount[i])].filter { ops.hot[Int($0)].flags & Flag.evicted == 0 }.map { ops.ids[Int($0)] }
+            view[ops.ids[i]] = DurableOp(queue: queues[Int(lane.queue)].name, kind: kindNames[Int(classes[Int(lane.cls)].kind)],
+                                         priority: Int(ops.hot[i].priority), dependencies: deps, outcome: outcome(of: op),
+                                         cancelRequested: ops.hot[i].state != .finished && ops.hot[i].flags & Flag.cancelled != 0)
+        }
+        return view
+    }
+
+    /// Queue settings as the journal makes them durable.
+    public func durableQueues() -> [QueueSpec] {
+        queues.map { QueueSpec(name: $0.name, maxConcurrent: Int($0.maxConcurrent), qos: $0.qos, suspended: $0.suspended) }
+    }
+}
