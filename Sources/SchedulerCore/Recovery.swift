@@ -41,7 +41,16 @@ extension Scheduler {
         case .priorityChanged(let id, let priority, let inherit):
             setPriority(ref, id, priority, inherit, nil, &out)
         case .finished(let id, let outcome, let at):
-            if let op = lookup(id), ops.hot[Int(op)].state != .finished { finishOp(op, outcome, at: at, &out) }
+            guard let op = lookup(id) else { return }
+            if ops.hot[Int(op)].state != .finished {
+                finishOp(op, outcome, at: at, &out)
+            } else if ops.hot[Int(op)].outcome == outcome.kind {
+                // Finished already by replay (a dependency's cancel reached it first): the record's text wins.
+                switch outcome {
+                case .succeeded(let bytes): results[op] = bytes.isEmpty ? nil : bytes
+                case .failed(let text), .cancelled(let text): reasons[op] = text
+                }
+            }
         case .workerJoined(let name):
             journalWorkers.insert(name)
         case .workerLeft(let name):
@@ -156,6 +165,25 @@ extension Scheduler {
         if let started = p.startedAt {
             partStarted(PartRef(worker: id, op: p.op, part: 0, attempt: p.attempt, token: UInt64(op), at: started), &out)
         }
+        return true
+    }
+
+    /// During the hold: a held attempt's STARTED updates its claim.
+    mutating func claimStarted(_ w: Int32, _ ref: PartRef) -> Bool {
+        guard let c = hold?.claims.firstIndex(where: { $0.worker == w }),
+              let k = hold!.claims[c].hello.running.firstIndex(where: { $0.op == ref.op && $0.part == ref.part && $0.attempt == ref.attempt })
+        else { return false }
+        hold!.claims[c].hello.running[k].startedAt = ref.at ?? now
+        return true
+    }
+
+    /// During the hold: a held attempt's outcome moves its claim from running to finished.
+    mutating func claimFinished(_ w: Int32, _ ref: PartRef, _ outcome: Outcome) -> Bool {
+        guard let c = hold?.claims.firstIndex(where: { $0.worker == w }),
+              let k = hold!.claims[c].hello.running.firstIndex(where: { $0.op == ref.op && $0.part == ref.part && $0.attempt == ref.attempt })
+        else { return false }
+        let p = hold!.claims[c].hello.running.remove(at: k)
+        hold!.claims[c].hello.finished.append(FinishedPart(part: p, outcome: outcome, at: ref.at ?? now))
         return true
     }
 

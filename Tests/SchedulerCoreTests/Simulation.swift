@@ -64,6 +64,12 @@ struct Simulation {
     var droppedDeps = 0
     var crossRunDeps = 0
     var finishedCount = 0                    // specs finished (once)
+    // crash mode (RecoverySimulation.swift)
+    var crashes = false
+    var journalLog: [(at: Int64, record: JournalRecord)] = []   // what the disk holds: snapshot + tail
+    var hellos: [UInt64: WorkerHello] = [:]
+    var lastKeyed: (ops: [OperationSpec], queues: [QueueSpec], key: SubmissionKey)?
+    var crashCount = 0, snapshotCount = 0, takenBack = 0, finishedAway = 0, duplicatesAcked = 0
 
     init(seed: UInt64, maxOps: Int = 1000, runs: Bool = false) {
         rng = SplitMix64(seed: seed)
@@ -153,6 +159,7 @@ struct Simulation {
         now += Int64(rng.int(2_000))
         let compactionsBefore = s.compactions
         let out = s.handle(Input(stimulus: stimulus, now: now, e))
+        if crashes { for a in out { if case .journal(let r) = a { journalLog.append((now, r)) } } }
         for a in out { observe(a) }
         if runMode {
             if s.compactions != compactionsBefore {
@@ -291,7 +298,9 @@ struct Simulation {
         alive.insert(w)
         credit[w] = slots
         self.slots[w] = slots
-        send(.workerJoined(WorkerHello(worker: w, name: "w\(w)", slots: slots, tags: ts, kinds: ks.isEmpty ? ["a"] : ks)))
+        let hello = WorkerHello(worker: w, name: "w\(w)", slots: slots, tags: ts, kinds: ks.isEmpty ? ["a"] : ks)
+        hellos[w] = hello
+        send(.workerJoined(hello))
     }
 
     mutating func submitBatch() {
@@ -318,7 +327,13 @@ struct Simulation {
         }
         let qs = drawQueueSettings(for: batch)
         submitted += n
-        send(.submit(ref(), ops: batch, queues: qs))
+        if crashes && rng.chance(0.5) {
+            let key = SubmissionKey(key: "k\(submitted)", digest: UInt64(submitted))
+            lastKeyed = (batch, qs, key)
+            send(.submit(ref(), ops: batch, queues: qs, key: key))
+        } else {
+            send(.submit(ref(), ops: batch, queues: qs))
+        }
     }
 
     mutating func finishOne(outcome forced: Outcome? = nil) {
@@ -332,12 +347,13 @@ struct Simulation {
         let outcome = forced ?? (r < 85 ? .succeeded(rng.chance(0.3) ? [UInt8(r)] : []) : r < 95 ? .failed("err\(r)") : .cancelled("handler gave up"))
         credit[w, default: 0] += 1
         let before = s.fencing.total
+        let holding = s.isHoldingForWorkers   // a held attempt's report updates its claim (not fenced)
         // An op of an evicted run is unknown now: its late report is fenced as such.
         let wasInflight = s.lookup(d.op).flatMap { s.inflightGet($0, d.part) }.map { Int($0.attempt) == d.attempt && s.workers[Int($0.worker)].id == w } ?? false
         // Run mode: half the reports echo the dispatch's token, which compaction may have made stale.
         let token = runMode && rng.chance(0.5) ? d.token : nil
         send(.partFinished(PartRef(worker: w, op: d.op, part: d.part, attempt: d.attempt, token: token, at: runMode && rng.chance(0.3) ? now - Int64(rng.int(100_000)) : nil), outcome, grant: 1))
-        if !wasInflight && s.fencing.total != before + 1 { fail("stale report of \(d.op) not fenced") }
+        if !wasInflight && !holding && s.fencing.total != before + 1 { fail("stale report of \(d.op) not fenced") }
         if wasInflight && s.fencing.total != before { fail("current report of \(d.op) fenced") }
     }
 
@@ -402,6 +418,8 @@ struct Simulation {
                 let r = ref(); openWaits.insert(r.request)
                 send(.wait(r, ids: (0..<1 + rng.int(5)).map { _ in "o\(rng.int(submitted))" }))
             }
+        case 985..<995 where crashes: crashAndRecover()
+        case 995..<1000 where crashes: takeSnapshot()
         default: tick()
         }
     }

@@ -77,6 +77,14 @@ final class MalformedTests: XCTestCase {
         check(.hello(h), .missingField(.hello, field: "slots"))
         h = hello; h.kinds = []
         check(.hello(h), .missingField(.hello, field: "kinds"))
+        // 1.3: a first registration holds nothing (both lists empty); a re-registration's lists are checked.
+        guard case .success = WireCodec.decode(WireCodec.encode(.hello(hello))) else { return XCTFail("plain HELLO refused") }
+        h = hello; h.running = [WirePartRef.with { $0.opID = "r/a"; $0.attempt = 0 }]
+        check(.hello(h), .missingField(.hello, field: "running[0].attempt"))
+        h = hello; var fr = Fixtures.finishedRecord(0); fr.outcome = nil; h.finished = [fr]
+        check(.hello(h), .missingField(.hello, field: "finished[0].outcome"))
+        h = hello; h.running = (0...WireLimits.maxBatchRecords).map { i in WirePartRef.with { $0.opID = "o\(i)"; $0.attempt = 1 } }
+        check(.hello(h), .fieldOutOfRange(.hello, field: "running", detail: "\(WireLimits.maxBatchRecords + 1) elements, at most \(WireLimits.maxBatchRecords) allowed"))
         h = hello; h.name = String(repeating: "x", count: WireLimits.maxIDLength + 1)
         check(.hello(h), .fieldTooLarge(.hello, field: "name", size: WireLimits.maxIDLength + 1, limit: WireLimits.maxIDLength))
 
