@@ -26,12 +26,13 @@ extension CoordinatorConnection {
     /// Sends SUBMIT `message` — with a fresh submission key unless it has one — and returns its reply
     /// (accepted or not; `duplicate` when it was a repeat of one already applied).
     ///
-    /// When the reply cannot come because the coordinator went away after the SUBMIT was sent
-    /// (`connectionLost`, or no reply in time while the connection is down), `onRetry` is told, and once
-    /// the coordinator is back the same encoded SUBMIT — same key, same request id — is sent again, until
-    /// `deadline` (nil: the request timeout from now). Then the last error is thrown. A coordinator that
-    /// is connected but does not answer within the request timeout, or was never reached, gets the usual
-    /// `timeout` (re-sending would not help); an ERROR reply is `server`.
+    /// Each send waits up to the request timeout for its reply. When the reply cannot come because the
+    /// coordinator went away after the SUBMIT was sent (`connectionLost`, or no reply in time while the
+    /// connection is down), `onRetry` is told, and if the coordinator is back by `deadline` (nil: the
+    /// request timeout from now) the same encoded SUBMIT — same key, same request id — is sent again;
+    /// else the last error is thrown. A coordinator that is connected but does not answer within the
+    /// request timeout, or was never reached, gets the usual `timeout` (sending again would not help);
+    /// an ERROR reply is `server`.
     public func submit(_ message: WireProtocol.Message, until deadline: ContinuousClock.Instant? = nil,
                        onRetry: (ClientError) -> Void = { _ in }) throws -> WireSubmitReply {
         precondition(message.command == .submit, "submit(_:) sends SUBMIT, not \(message.command)")
@@ -42,7 +43,7 @@ extension CoordinatorConnection {
             try send(frames, id: id, command: .submit)
             var lost: ClientError
             do {
-                if let reply = try reply(to: id, until: min(deadline, .now + timeout)) {
+                if let reply = try reply(to: id, until: .now + timeout) {
                     guard case .submitReply(let r) = reply else {
                         throw ClientError.unexpectedReply(reply.command, expected: "SUBMIT-REPLY")
                     }
