@@ -101,7 +101,7 @@ var targets: [Target] = [
     .testTarget(name: "CoordinatorTests", dependencies: ["Coordinator"]),
     // Real opcoord/opworker/opctl processes over loopback; they must be built first (scripts/test does).
     // Starts real opcoord/opworker processes for the two process-level test targets below.
-    .target(name: "ClusterTestSupport", dependencies: ["OpClient", "WireProtocol"], path: "Tests/ClusterTestSupport"),
+    .target(name: "ClusterTestSupport", dependencies: ["OpClient", "WireProtocol", "ZeroMQ"], path: "Tests/ClusterTestSupport"),
     .testTarget(name: "IntegrationTests", dependencies: ["ClusterTestSupport", "OpClient", "WireProtocol", "ZeroMQ"]),
     // TestOperationQueue.swift's behaviours against RemoteOperationQueue on real processes.
     .testTarget(name: "CompatibilityTests", dependencies: ["ClusterTestSupport", "DistributedOperationQueue", "OpClient", "WireProtocol"]),

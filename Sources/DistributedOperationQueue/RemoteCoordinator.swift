@@ -210,12 +210,22 @@ final class Engine: Sendable {
     private func run(_ connection: CoordinatorConnection) {
         var lastSequence: UInt64 = 0
         var lastHeard = ContinuousClock.now
+        // Lost connections caught up on: once the coordinator is back after one, the connection has made
+        // the WATCH again (its events count from 1) and what is unfinished is re-read, as events of the
+        // outage are lost.
+        var losses = 0
         while true {
             let (list, stopped) = commands.withLock { c in defer { c.list = [] }; return (c.list, c.stopped) }
             for command in list { command(connection) }
             if stopped { break }
             do {
                 let events = try connection.nextEvents(timeout: list.isEmpty ? .milliseconds(2) : .zero)
+                let link = connection.link
+                let reconnected = link.isUp && link.losses != losses
+                if reconnected {
+                    losses = link.losses
+                    lastSequence = 0
+                }
                 if !events.isEmpty {
                     lastHeard = .now
                     var gap = false
@@ -224,11 +234,11 @@ final class Engine: Sendable {
                         lastSequence = e.sequence
                     }
                     apply(events, connection)
-                    if gap { resync(connection) }
-                } else if ContinuousClock.now - lastHeard > .seconds(2) {
-                    // A safety net for lost events (e.g. a restarted coordinator): re-read what is unfinished.
+                    if gap || reconnected { resync(connection, afterReconnect: reconnected) }
+                } else if reconnected || (link.isUp && ContinuousClock.now - lastHeard > .seconds(2)) {
+                    // Also a safety net for lost events. Not while the coordinator is away: nothing would answer.
                     lastHeard = .now
-                    resync(connection)
+                    resync(connection, afterReconnect: reconnected)
                 }
             } catch {
                 usleep(10_000)
@@ -243,8 +253,11 @@ final class Engine: Sendable {
         _ = held
     }
 
-    private func results(_ ids: [String], _ connection: CoordinatorConnection) -> [String: WireOpStatus] {
+    /// The records of `ids` in this client's run; `notFound`: ids the coordinator does not know (all of
+    /// a chunk when it does not know the run). A chunk whose STATUS failed otherwise is in neither.
+    private func results(_ ids: [String], _ connection: CoordinatorConnection) -> (found: [String: WireOpStatus], notFound: [String]) {
         var out: [String: WireOpStatus] = [:]
+        var notFound: [String] = []
         var todo = ids[...]
         while !todo.isEmpty {
             let chunk = Array(todo.prefix(4096))
@@ -255,12 +268,22 @@ final class Engine: Sendable {
             s.ops = true
             s.withResults = true
             s.limit = UInt32(chunk.count)
-            guard case .statusReply(let r)? = try? connection.request(.status(s)) else { continue }
+            let r: WireStatusReply
+            do {
+                guard case .statusReply(let reply) = try connection.request(.status(s)) else { continue }
+                r = reply
+            } catch ClientError.server(.notFound, _) {
+                notFound += chunk   // the run itself is unknown
+                continue
+            } catch {
+                continue
+            }
             for o in r.ops { out[o.id] = o }
+            notFound += r.notFound
             // Left out at the reply's size budget (large results): asked for again.
             if !r.omitted.isEmpty && !r.ops.isEmpty { todo = r.omitted[...] + todo }
         }
-        return out
+        return (out, notFound)
     }
 
     private func apply(_ events: [WireEvent], _ connection: CoordinatorConnection) {
@@ -275,7 +298,7 @@ final class Engine: Sendable {
                 $0.state == .finished && tracked.contains($0.opID)
                     && { if case .succeeded? = $0.outcome.result { true } else { false } }($0)
             }.map(\.opID)
-            if !succeeded.isEmpty { fetched = results(succeeded, connection) }
+            if !succeeded.isEmpty { fetched = results(succeeded, connection).found }
         }
         for e in events {
             guard let op = table.withLock({ $0[e.opID] }) else { continue }
@@ -292,10 +315,22 @@ final class Engine: Sendable {
         }
     }
 
-    private func resync(_ connection: CoordinatorConnection) {
+    /// Re-reads every unfinished operation with STATUS. `afterReconnect`: an operation the coordinator
+    /// does not know then was lost with it (it restarted without a journal): it finishes as failed, so
+    /// nothing waits for it forever.
+    private func resync(_ connection: CoordinatorConnection, afterReconnect: Bool = false) {
         let ids = table.withLock { Array($0.keys) }
         guard !ids.isEmpty else { return }
-        for (id, s) in results(ids, connection) {
+        let (found, notFound) = results(ids, connection)
+        if afterReconnect {
+            for id in notFound {
+                guard let op = table.withLock({ $0.removeValue(forKey: id) }) else { continue }
+                op.update(state: .finished, authoritative: true, cancelled: false,
+                          outcome: .failed("the coordinator at \(endpoint) restarted and no longer knows this operation; its outcome is unknown"),
+                          fraction: nil, worker: "", attempt: 0)
+            }
+        }
+        for (id, s) in found {
             guard let op = table.withLock({ $0[id] }) else { continue }
             var outcome: OperationOutcome?
             if s.state == .finished {

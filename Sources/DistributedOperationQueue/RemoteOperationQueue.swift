@@ -298,8 +298,9 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
                 var k = 0
                 var renewed = false
                 while k < messages.count {
-                    let reply = try connection.request(messages[k])
-                    guard case .submitReply(let r) = reply else { throw RemoteOperationError.connection("no SUBMIT-REPLY") }
+                    // Sent again with its submission key if the coordinator goes away before it answers
+                    // (within the request timeout): applied once either way.
+                    let r = try connection.submit(messages[k])
                     if !r.accepted && !renewed && r.errors.contains(where: { $0.field == "run" }) {
                         // Our run was evicted while we were idle (the run is checked before anything
                         // else, so nothing was added): the same batches go to a new run.

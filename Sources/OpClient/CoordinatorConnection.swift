@@ -119,6 +119,13 @@ public final class CoordinatorConnection {
     /// request id for `reply(to:until:)`. A message that breaks them is not sent: `invalidRequest`.
     /// While the coordinator is unreachable the message waits in the socket and goes when it is back.
     public func send(_ message: WireProtocol.Message) throws -> UInt32 {
+        let (id, frames) = try encode(message)
+        try send(frames, id: id, command: message.command)
+        return id
+    }
+
+    /// `message` checked (`invalidRequest` if it breaks the limits) and encoded with a new request id.
+    func encode(_ message: WireProtocol.Message) throws -> (id: UInt32, frames: [[UInt8]]) {
         let id = nextRequest
         let frames: [[UInt8]]
         do throws(WireError) {
@@ -127,13 +134,21 @@ public final class CoordinatorConnection {
             throw ClientError.invalidRequest(message.command, RequestProblem.describe(error, in: message))
         }
         nextRequest = nextRequest == .max ? 1 : nextRequest + 1
+        return (id, frames)
+    }
+
+    /// Sends the encoded request `id` — again, after a lost connection, the same bytes — and waits for
+    /// its reply anew.
+    func send(_ frames: [[UInt8]], id: UInt32, command: Command) throws {
         _ = try pumpMonitor()   // a loss before this send is not this request's
         guard try socket.sendMultipart(frames) else {
-            throw ClientError.timeout(message.command, endpoint, connected: link.isUp)
+            throw ClientError.timeout(command, endpoint, connected: link.isUp)
         }
-        outstanding[id] = Sent(command: message.command, losses: link.losses, refused: link.refusedFrames)
-        return id
+        outstanding[id] = Sent(command: command, losses: link.losses, refused: link.refusedFrames)
     }
+
+    /// Stops waiting for the reply to request `id` (a late one is then skipped).
+    func forget(_ id: UInt32) { outstanding[id] = nil }
 
     /// Checks `message` as `send` would, without sending it: nil if it may be sent, else what is wrong.
     public static func problem(with message: WireProtocol.Message) -> ClientError? {

@@ -16,6 +16,12 @@ struct Submit: ParsableCommand {
             nothing is sent unless the whole graph passes. The coordinator checks again and accepts or \
             rejects each batch (up to 8192 operations and 16 MiB) as a whole. With --wait, every accepted \
             operation is waited for, also across a lost connection (see `opctl wait --help`).
+            Each batch carries a submission key of its own. If the connection to the coordinator is lost \
+            before a batch is answered (it stopped or restarted, or the network failed), opctl says so on \
+            stderr and sends the same batch again when the coordinator is back, until --timeout (without \
+            one, --request-timeout per batch); the coordinator applies a key once, so a batch that had \
+            arrived is not added twice. Exit 3 if it is not back by then: that batch may or may not have \
+            been accepted.
             """)
 
     @OptionGroup var connection: Connection
@@ -29,7 +35,7 @@ struct Submit: ParsableCommand {
     @Flag(help: "Wait until every operation has finished; exit 1 unless all succeeded.")
     var wait = false
 
-    @Option(help: "With --wait: give up after this many seconds (exit 4).")
+    @Option(help: "Give up after this many seconds: submitting across a lost coordinator (exit 3), and with --wait, waiting (exit 4).")
     var timeout: Double?
 
     @Flag(help: "Print machine-readable JSON.")
@@ -52,17 +58,19 @@ struct Submit: ParsableCommand {
         }
         var messages = graph.submitMessages(run: newRun ?? "", submitter: Self.submitter)
         try checkLimits(messages)
+        let started = ContinuousClock.now
+        let deadline = timeout.map { started + .microseconds(Int64(($0 * 1_000_000).rounded())) }
         let conn = try withCoordinator { try connection.connect() }
         if !allowUnknownKinds { try checkKinds(graph, conn) }
         var accepted = 0
         var warnings: [WireUnplaceable] = []
         var workersConnected = 0
         var runName = newRun ?? ""
+        var duplicates = 0
         for k in messages.indices {
             // Later batches join the run the first one created (named by the coordinator unless --run).
             if k > 0, case .submit(var m) = messages[k] { m.run = runName; m.append = true; messages[k] = .submit(m) }
-            let reply = try withCoordinator { try conn.request(messages[k]) }
-            guard case .submitReply(let r) = reply else { throw ExitCode(3) }
+            let r = try submitBatch(messages[k], k, of: messages.count, conn, deadline: deadline)
             if !r.accepted {
                 if json {
                     printJSON(["accepted": false, "errors": r.errors.map { ["op": $0.opID, "field": $0.field, "message": $0.message, "related": $0.related] as [String: Any] }])
@@ -74,6 +82,7 @@ struct Submit: ParsableCommand {
                 throw ExitCode(2)
             }
             accepted += Int(r.acceptedCount)
+            if r.duplicate { duplicates += 1 }
             runName = r.run
             warnings += r.unplaceable
             workersConnected = Int(r.workers)
@@ -88,12 +97,44 @@ struct Submit: ParsableCommand {
             }
         }
         guard wait else {
-            if json { printJSON(["accepted": true, "run": runName, "count": accepted, "unplaceable": warnings.map(unplaceableJSON)]) }
+            if json {
+                printJSON(["accepted": true, "run": runName, "count": accepted, "unplaceable": warnings.map(unplaceableJSON),
+                           "duplicate": duplicates > 0])
+            }
             return
         }
         let ids = graph.operations.map(\.id)
-        let outcome = try WaitCommandCore.wait(conn, ids: ids, queue: nil, run: runName, timeout: timeout, json: json)
+        // One --timeout for the whole command: the wait gets what submitting left of it.
+        let left = deadline.map { max(0, ($0 - .now) / .seconds(1)) }
+        let outcome = try WaitCommandCore.wait(conn, ids: ids, queue: nil, run: runName, timeout: left, json: json)
         throw outcome.exitCode
+    }
+
+    /// Batch `k` (of `count`) and its reply, sent again with the same submission key after a lost
+    /// connection (`CoordinatorConnection.submit`), until `deadline` (none: the request timeout).
+    private func submitBatch(_ message: Message, _ k: Int, of count: Int, _ conn: CoordinatorConnection,
+                             deadline: ContinuousClock.Instant?) throws -> WireSubmitReply {
+        let batch = count == 1 ? "the graph" : "batch \(k + 1) of \(count)"
+        var lostAt: ContinuousClock.Instant?
+        do {
+            let r = try conn.submit(message, until: deadline) { _ in
+                if lostAt == nil { lostAt = conn.link.downSince ?? .now }
+                printError("opctl: lost the connection to the coordinator at \(conn.endpoint) before it answered \(batch) "
+                           + "(it stopped or restarted, or the network failed); sending it again when it is back, until the "
+                           + (deadline == nil ? "--request-timeout" : "--timeout"))
+            }
+            if let lostAt {
+                printError("opctl: reconnected to the coordinator at \(conn.endpoint) after \(seconds(ContinuousClock.now - lostAt)) s; "
+                           + (r.duplicate ? "it had received \(batch) before (applied once)" : "\(batch) sent again"))
+            }
+            return r
+        } catch let error as ClientError {
+            if lostAt != nil {
+                printError("opctl: gave up at the " + (deadline == nil ? "--request-timeout" : "--timeout")
+                           + ": \(batch) may or may not have been accepted (`opctl runs` shows what the coordinator has)")
+            }
+            throw report(error)
+        }
     }
 
     /// "user@host", shown by `opctl runs` (what the client says; a principal once keys exist).

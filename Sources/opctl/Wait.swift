@@ -146,12 +146,13 @@ struct Waiter {
     private(set) var unreachable = false
     /// Why opctl gave up before the coordinator answered, for stderr.
     private(set) var gaveUpNote: String?
-    /// Lost connections said on stderr so far.
-    private var announcedLosses = 0
+    /// Lost connections said on stderr so far (those before the wait, e.g. while submitting, are not its own).
+    private var announcedLosses: Int
 
     init(conn: CoordinatorConnection, deadline: ContinuousClock.Instant?) {
         self.conn = conn
         self.deadline = deadline
+        announcedLosses = conn.link.losses
     }
 
     /// Waits for the first connection: at most --request-timeout (a wrong address should not wait

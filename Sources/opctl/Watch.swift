@@ -10,6 +10,9 @@ struct Watch: ParsableCommand {
             On a terminal the view is redrawn in place; otherwise one line per state change and a summary per \
             second. With --run, only that run's state changes are shown, and --until-done exits by that run's \
             outcome only.
+            If the coordinator becomes unreachable (it stopped or restarted, or the network failed), watch says \
+            so on stderr, keeps reconnecting until --timeout (without one, until it is back) and goes on \
+            watching: the subscription is made again on the new connection.
             """)
 
     @OptionGroup var connection: Connection
@@ -38,13 +41,22 @@ struct Watch: ParsableCommand {
         try withCoordinator { try conn.watch(queue: queue, run: run) }
         let tty = isatty(STDOUT_FILENO) != 0
         let started = Date()
+        let deadline = timeout.map { ContinuousClock.now + .microseconds(Int64(($0 * 1_000_000).rounded())) }
         var view = LiveView(tty: tty)
         var lastSummary = Date.distantPast
         while true {
-            let events = try withCoordinator { try conn.nextEvents(timeout: .milliseconds(Int(interval * 1000))) }
-            for e in events { view.record(e) }
-            let (queues, workers, unplaceable) = try snapshot(conn)
-            let runInfo = run.isEmpty ? nil : try runSnapshot(conn, run)
+            let queues: [WireQueueCounts], workers: [WireWorkerInfo], unplaceable: [WireUnplaceable], runInfo: WireRunInfo?
+            do {
+                for e in try conn.nextEvents(timeout: .milliseconds(Int(interval * 1000))) { view.record(e) }
+                // Known to be down: ask nothing that cannot be answered (it would wait out the request timeout).
+                if try !conn.waitForLink(until: .now) { throw ClientError.connectionLost(.status, conn.endpoint) }
+                (queues, workers, unplaceable) = try snapshot(conn)
+                runInfo = run.isEmpty ? nil : try runSnapshot(conn, run)
+            } catch let error as ClientError {
+                guard Self.isOutage(error, conn) else { throw report(error) }
+                try rideOut(conn, &view, until: deadline)
+                continue
+            }
             if tty || Date().timeIntervalSince(lastSummary) >= 1 {
                 view.render(queues: queues, workers: workers, unplaceable: unplaceable, run: runInfo)
                 lastSummary = Date()
@@ -64,10 +76,34 @@ struct Watch: ParsableCommand {
         }
     }
 
+    /// The coordinator is away (the reply cannot come, or the link is down), as opposed to a refusal.
+    static func isOutage(_ error: ClientError, _ conn: CoordinatorConnection) -> Bool {
+        switch error {
+        case .connectionLost: true
+        case .timeout: !conn.link.isUp && conn.link.wasEverUp
+        default: false
+        }
+    }
+
+    /// The coordinator went away: says so, waits until it is back (until `deadline`, else exit 4) and says
+    /// that too. The connection makes the WATCH again by itself.
+    private func rideOut(_ conn: CoordinatorConnection, _ view: inout LiveView, until deadline: ContinuousClock.Instant?) throws {
+        let since = conn.link.downSince ?? .now
+        view.interrupt()
+        printError("opctl: coordinator at \(conn.endpoint) unreachable, retrying… (until "
+                   + (deadline == nil ? "it is back)" : "the --timeout)"))
+        guard try conn.waitForLink(until: deadline) else {
+            printError("opctl: gave up at the --timeout: the coordinator at \(conn.endpoint) did not come back "
+                       + "(unreachable for \(seconds(ContinuousClock.now - since)) s)")
+            throw ExitCode(4)
+        }
+        printError("opctl: reconnected to the coordinator at \(conn.endpoint) after \(seconds(ContinuousClock.now - since)) s; watching again")
+    }
+
     private func runSnapshot(_ conn: CoordinatorConnection, _ run: String) throws -> WireRunInfo {
         var q = WireRuns()
         q.runs = [run]
-        guard case .runsReply(let r) = try withCoordinator({ try conn.request(.runs(q)) }), let info = r.runs.first else {
+        guard case .runsReply(let r) = try conn.request(.runs(q)), let info = r.runs.first else {
             throw ExitCode(3)
         }
         return info
@@ -76,8 +112,8 @@ struct Watch: ParsableCommand {
     private func snapshot(_ conn: CoordinatorConnection) throws -> ([WireQueueCounts], [WireWorkerInfo], [WireUnplaceable]) {
         var s = WireStatus()
         s.queue = queue ?? ""
-        let status = try withCoordinator { try conn.request(.status(s)) }
-        let workers = try withCoordinator { try conn.request(.workers) }
+        let status = try conn.request(.status(s))
+        let workers = try conn.request(.workers)
         guard case .statusReply(let st) = status, case .workersReply(let w) = workers else { throw ExitCode(3) }
         return (st.queues, w.workers, st.unplaceable)
     }
@@ -90,6 +126,9 @@ struct LiveView {
     private var drawnLines = 0
 
     init(tty: Bool) { self.tty = tty }
+
+    /// Lines are about to be written below the view (on a terminal, the next view is drawn under them).
+    mutating func interrupt() { drawnLines = 0 }
 
     mutating func record(_ e: WireEvent) {
         let time = Self.clock(e.timestampUs)

@@ -56,15 +56,16 @@ public final class LocalCluster: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// Stops the coordinator (SIGTERM, bounded wait) and starts a new one on the same endpoint.
-    /// Returns the old one's exit status.
+    /// Stops the coordinator (SIGTERM, bounded wait), runs `whileDown`, and starts a new one on the same
+    /// endpoint. Returns the old one's exit status.
     @discardableResult
-    public func restartCoordinator() throws -> Int32 {
+    public func restartCoordinator(whileDown: () throws -> Void = {}) throws -> Int32 {
         kill(coordinator.processIdentifier, SIGTERM)
         let deadline = Date().addingTimeInterval(10)
         while coordinator.isRunning && Date() < deadline { usleep(10_000) }
         if coordinator.isRunning { kill(coordinator.processIdentifier, SIGKILL); coordinator.waitUntilExit() }
         let status = coordinator.terminationStatus
+        try whileDown()
         coordinator = try Self.launch("opcoord", ["--bind", endpoint, "--heartbeat-ms", "\(heartbeatMs)", "--liveness", "\(liveness)"],
                                       log: dir.appendingPathComponent("opcoord-2.log"))
         return status

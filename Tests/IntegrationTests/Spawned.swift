@@ -53,7 +53,8 @@ final class Spawned {
         return CommandLineTests.Run(status: process.terminationStatus, stdout: output("stdout"), stderr: output("stderr"))
     }
 
-    private func output(_ name: String) -> String {
+    /// What the program wrote to "stdout" or "stderr" so far.
+    func output(_ name: String) -> String {
         (try? String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8)) ?? ""
     }
 
