@@ -38,8 +38,9 @@ var targets: [Target] = [
     ]),
 
     // Shells: frames in, core events; core actions, frames out.
+    .target(name: "Journal", dependencies: ["SchedulerCore"]),
     .target(name: "Coordinator", dependencies: [
-        "SchedulerCore", "WireProtocol", "ZeroMQ",
+        "SchedulerCore", "WireProtocol", "ZeroMQ", "Journal",
         .product(name: "Logging", package: "swift-log"),
     ]),
     .target(name: "WorkerAgent", dependencies: [

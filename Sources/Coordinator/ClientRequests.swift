@@ -40,6 +40,10 @@ struct WatchStream {
 
 extension CoordinatorLoop {
     func clientRequest(_ message: Message, ref: ClientRef, key: SubmissionKey? = nil) {
+        if !journalHealthy, let reason = journalRefusal(message) {
+            replyError(.busy, reason, ref: ref, command: message.command)
+            return
+        }
         switch message {
         case .submit(let s):
             let run = RunRequest(name: s.run.isEmpty ? nil : s.run, mode: s.append ? .createOrAppend : .create, submitter: s.submitter)
@@ -206,12 +210,11 @@ extension CoordinatorLoop {
 
     func reply(_ message: Message, to ref: ClientRef) {
         guard let r = peers.routing(ofClient: ref.client) else { return }
-        send(message, to: r, requestID: UInt32(truncatingIfNeeded: ref.request))
+        sendToClient(message, to: r, requestID: UInt32(truncatingIfNeeded: ref.request))
     }
 
     func replyError(_ code: WireErrorCode, _ text: String, ref: ClientRef, command: Command?) {
-        guard let r = peers.routing(ofClient: ref.client) else { return }
-        sendError(code, text, requestID: UInt32(truncatingIfNeeded: ref.request), command: command?.rawValue ?? 0, to: r)
+        reply(.error(errorReply(code, text, command: command?.rawValue ?? 0)), to: ref)
     }
 
     private func code(for coreError: String) -> WireErrorCode {

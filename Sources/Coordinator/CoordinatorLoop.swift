@@ -1,4 +1,5 @@
 import Foundation
+import Journal
 import Logging
 import SchedulerCore
 import WireProtocol
@@ -13,7 +14,7 @@ final class CoordinatorLoop {
     private let poller = Poller()
     private let waker: Waker
     let logger: Logger
-    private let config: CoordinatorConfig
+    let config: CoordinatorConfig
 
     var core: Scheduler
     var peers = PeerTable()
@@ -40,6 +41,12 @@ final class CoordinatorLoop {
     var workerClocks: [UInt64: WorkerClock] = [:]
     /// Repeated warnings about one peer and cause are counted, not logged each time.
     var logLimiter = LogLimiter()
+    /// The write-ahead journal (A5; Durability.swift), nil when ephemeral; this pass's records; client
+    /// messages waiting for theirs to be durable.
+    let journal: JournalStore?
+    var journalBatch = JournalBatch()
+    var gate = DurabilityGate()
+    var journalHealthy = true
 
     init(config: CoordinatorConfig, context: Context, waker: Waker, logger: Logger) throws {
         self.config = config
@@ -52,7 +59,8 @@ final class CoordinatorLoop {
         coreConfig.startTimeoutMicros = config.startTimeoutMs * 1000
         coreConfig.retainMicros = config.retainMicros
         coreConfig.retainRuns = config.retainRuns
-        core = Scheduler(config: coreConfig)
+        coreConfig.journal = config.stateDirectory != nil
+        (core, journal) = try Self.recover(config, coreConfig, waker: waker, logger: logger)
         socket = try Socket(context, type: .router)
         // Tell us (EHOSTUNREACH) instead of silently dropping when a peer is gone, so departed
         // watchers are unsubscribed; no send high-water mark, because a dropped DISPATCH would strand
@@ -72,13 +80,20 @@ final class CoordinatorLoop {
     static let burstMicros: Int64 = 100_000
 
     func run(stopRequested: () -> Bool) throws {
+        if journal != nil {
+            now = WallClock.nowMicros()
+            feed(.recovered)
+            if let until = core.holdingUntil {
+                logger.info("dispatch waits up to \((until - now) / 1000) ms for the workers that were connected to re-register with what they hold")
+            }
+        }
         while !stopRequested() {
             now = WallClock.nowMicros()
             let waitUntil = min(nextTick, nextWaitDeadline() ?? .max, nextHeartbeatSweep, now + 1_000_000)
             try poller.poll(timeout: .microseconds(max(0, waitUntil - now)))
             // Stamp what this wake-up handles with the time it arrived, not when the loop went to sleep.
             now = WallClock.nowMicros()
-            if poller.isReadable(1) { waker.drain() }
+            if poller.isReadable(1) { waker.drain(); releaseDurable() }
             if poller.isReadable(0) { try receiveBurst() }
             now = WallClock.nowMicros()
             if now >= nextTick {
@@ -87,6 +102,7 @@ final class CoordinatorLoop {
             }
             expireWaits()
             flush()
+            commitJournal()
             if now >= nextHeartbeatSweep { heartbeatIdleWorkers() }
             if now >= nextPeerSweep { forgetIdlePeers() }
         }
@@ -119,6 +135,7 @@ final class CoordinatorLoop {
             d.reason = "coordinator shutting down"
             send(.disconnect(d), toWorker: id)
         }
+        closeJournal()
         logger.info("opcoord stopped; fenced messages: \(core.fencing.total)")
         try? socket.set(.linger, 500)
         socket.close()
@@ -330,8 +347,8 @@ final class CoordinatorLoop {
             guard let stream = watchers[watcher] else { return }
             if case .progress = event.transition, !stream.progress { return }   // only on request (WATCH `progress`)
             outbox.event(publishedEvent(event, withResult: stream.withResults), to: watcher)
-        case .journal:
-            break   // durability (A5) consumes these; not yet written to disk
+        case .journal(let record):
+            journalBatch.add(JournalEntry(at: now, record: record))
         case .scheduleTick(let at):
             nextTick = min(nextTick, at)
         case .disconnectWorker(let w, let reason):
@@ -359,7 +376,7 @@ final class CoordinatorLoop {
             case .worker(let w): send(b.message, toWorker: w)
             case .client(let c):
                 guard let r = peers.routing(ofClient: c) else { continue }
-                if !send(b.message, to: r, requestID: b.requestID) { unwatch(c) }
+                if !sendToClient(b.message, to: r, requestID: b.requestID) { unwatch(c) }
             }
         }
     }
@@ -382,11 +399,15 @@ final class CoordinatorLoop {
     }
 
     func sendError(_ code: WireErrorCode, _ text: String, requestID: UInt32, command: UInt8, to routing: [UInt8]) {
+        send(.error(errorReply(code, text, command: command)), to: routing, requestID: requestID)
+    }
+
+    func errorReply(_ code: WireErrorCode, _ text: String, command: UInt8) -> WireErrorReply {
         var e = WireErrorReply()
         e.code = code
         e.message = text
         e.command = UInt32(command)
-        send(.error(e), to: routing, requestID: requestID)
+        return e
     }
 
     func unwatch(_ client: UInt64) {

@@ -26,6 +26,13 @@ public struct CoordinatorConfig: Sendable {
     public var clientIdleMicros: Int64 = 60_000_000
     /// A lost worker's routing is kept this long for its late messages, then forgotten (µs).
     public var lostWorkerKeepMicros: Int64 = 300_000_000
+    /// The journal's directory (A5, docs/DEPLOY.md "State directory"); nil runs without one (ephemeral:
+    /// a restart forgets everything).
+    public var stateDirectory: String?
+    /// Recover what comes before a damaged journal record and set the rest aside, instead of refusing to start.
+    public var salvage = false
+    /// A snapshot is taken when the journal since the last one exceeds this and twice that snapshot's size.
+    public var snapshotMinBytes = 64 << 20
 
     public init(bind: String) { self.bind = bind }
 }

@@ -104,7 +104,7 @@ public enum Event: Sendable {
     /// One journal record, replayed with the time it was made (`Input.now`).
     case restore(JournalRecord)
     /// Replay is complete: dispatching waits until the workers that were connected re-register (and
-    /// say which attempts they hold) or the liveness bound passes, whichever is first.
+    /// say which attempts they hold), or two liveness bounds and a second pass, whichever is first.
     case recovered
 }
 

@@ -77,7 +77,9 @@ extension Scheduler {
         replaying = false
         let unfinished = queues.reduce(0) { $0 + Int($1.unfinished) }
         if !journalWorkers.isEmpty && unfinished > 0 {
-            hold = RecoveryHold(until: now &+ config.livenessBoundMicros, awaited: journalWorkers)
+            // A worker notices the old coordinator's silence one liveness bound after it stopped, then
+            // reconnects: two bounds and a second cover that for a coordinator that restarts at once.
+            hold = RecoveryHold(until: now &+ 2 * config.livenessBoundMicros &+ 1_000_000, awaited: journalWorkers)
         } else {
             for name in journalWorkers where config.journal { out.append(.journal(.workerLeft(name: name))) }
         }
@@ -86,6 +88,8 @@ extension Scheduler {
 
     /// Whether dispatch is held after recovery (status shows it).
     public var isHoldingForWorkers: Bool { hold != nil }
+    /// Until when, at the latest (nil: not held).
+    public var holdingUntil: Int64? { hold?.until }
 
     /// A worker joined (workerJoined has registered it): its attempts are taken back now, or when the
     /// hold ends.

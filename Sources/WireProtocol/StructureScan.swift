@@ -8,7 +8,7 @@ struct ScanNode: Sendable {
         let name: String
         let limit: Int
         let child: ScanNode?
-        /// Which of the node's (at most 3) counters this field uses.
+        /// Which of the node's (at most 4) counters this field uses.
         var slot = 0
 
         static func list(_ name: String, limit: Int = WireLimits.maxBatchRecords, _ child: ScanNode? = nil) -> Field {
@@ -19,7 +19,7 @@ struct ScanNode: Sendable {
     let fields: [Field?]
 
     init(_ list: [(Int, Field)]) {
-        precondition(list.count <= 3, "ScanNode counts at most 3 repeated fields")
+        precondition(list.count <= 4, "ScanNode counts at most 4 repeated fields")
         var f = [Field?](repeating: nil, count: (list.map(\.0).max() ?? 0) + 1)
         for (slot, (n, field)) in list.enumerated() {
             var field = field
@@ -32,7 +32,9 @@ struct ScanNode: Sendable {
 
 enum StructureScan {
     static let leaf = ScanNode([])
-    static let hello = ScanNode([(4, .list("tags")), (5, .list("kinds"))])
+    // HELLO: tags, kinds, and (1.3) the attempts a re-registering worker holds and finished.
+    static let hello = ScanNode([(4, .list("tags")), (5, .list("kinds")), (7, .list("running")), (8, .list("finished"))])
+    static let workerInfo = ScanNode([(4, .list("tags")), (5, .list("kinds"))])
     static let dispatchRecord = ScanNode([(6, .list("inputs", limit: WireLimits.maxInputsPerRecord))])
     static let dispatch = ScanNode([(1, .list("records", dispatchRecord))])
     static let records = ScanNode([(1, .list("records"))])
@@ -45,7 +47,7 @@ enum StructureScan {
     static let ack = ScanNode([(2, .list("not_found"))])
     static let statusReply = ScanNode([(1, .list("queues")), (2, .list("ops")), (4, .list("not_found"))])
     static let whyReply = ScanNode([(4, .list("waiting_on")), (5, .list("reasons"))])
-    static let workersReply = ScanNode([(1, .list("workers", hello))])  // WorkerInfo: tags 4, kinds 5
+    static let workersReply = ScanNode([(1, .list("workers", workerInfo))])
     static let events = ScanNode([(1, .list("events"))])
     static let waitReply = ScanNode([(3, .list("outcomes")), (4, .list("pending")), (5, .list("not_found"))])
     static let runsReply = ScanNode([(1, .list("runs"))])
@@ -87,8 +89,8 @@ enum StructureScan {
 
         mutating func scan(_ buf: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int,
                            node: ScanNode, path: String?) throws(WireError) {
-            // Three counters in registers: an array here would cost a malloc per record.
-            var counts: (Int, Int, Int) = (0, 0, 0)
+            // Four counters in registers: an array here would cost a malloc per record.
+            var counts: (Int, Int, Int, Int) = (0, 0, 0, 0)
             var i = start
             while i < end {
                 let key = try varint(buf, &i, end)
@@ -107,7 +109,8 @@ enum StructureScan {
                     switch field.slot {
                     case 0: counts.0 += 1; n = counts.0
                     case 1: counts.1 += 1; n = counts.1
-                    default: counts.2 += 1; n = counts.2
+                    case 2: counts.2 += 1; n = counts.2
+                    default: counts.3 += 1; n = counts.3
                     }
                     total += 1
                     if n > field.limit {

@@ -10,6 +10,8 @@ struct BenchResult {
     var fields: [(String, Double)]
     /// Free text shown in the table's last column (e.g. "target ≥ 1M ops/s: met").
     var note: String = ""
+    /// Settings the figures were measured with (e.g. "journal"), printed as JSON booleans.
+    var flags: [(String, Bool)] = []
 
     init(suite: String, name: String, fields: [(String, Double)], note: String = "") {
         self.suite = suite
@@ -27,6 +29,7 @@ enum BenchReport {
         if json {
             for r in results {
                 var parts = ["\"suite\":\"\(r.suite)\"", "\"name\":\"\(r.name)\""]
+                for (k, v) in r.flags { parts.append("\"\(k)\":\(v)") }
                 for (k, v) in r.fields { parts.append("\"\(k)\":\(format(v, json: true))") }
                 if !r.note.isEmpty { parts.append("\"note\":\"\(r.note.replacingOccurrences(of: "\"", with: "'"))\"") }
                 print("{" + parts.joined(separator: ",") + "}")
@@ -34,7 +37,8 @@ enum BenchReport {
             return
         }
         for r in results {
-            let cells = r.fields.map { "\($0.0)=\(format($0.1, json: false))" }.joined(separator: "  ")
+            let cells = (r.flags.map { "\($0.0)=\($0.1 ? "on" : "off")" } + r.fields.map { "\($0.0)=\(format($0.1, json: false))" })
+                .joined(separator: "  ")
             print("\(pad(r.suite, 6)) \(pad(r.name, 22)) \(cells)\(r.note.isEmpty ? "" : "  [\(r.note)]")")
         }
     }

@@ -16,6 +16,9 @@ import WireProtocol
 /// - `layered`: L layers × W ops, each op depending on 2 ops of the previous layer → ops/s.
 /// - `cancel`: a running `sleep 60000` op is cancelled; time from sending CANCEL-OPS until the WATCH
 ///   stream reports it finished-cancelled (client → coordinator → worker → coordinator → client).
+/// - journal: the coordinator runs with its journal (a fresh state directory) and, for `independent` and
+///   `chain`, once more `--ephemeral`, in the same run (`$OPQ_E2E_JOURNAL`, default "on,off"); every row
+///   says which (`"journal": true|false`).
 /// - `floor`: the C program's lock-step ZeroMQ round trip between two processes (`$OPQ_ZMQ_FLOOR`), and the
 ///   chain hop as a ratio to it.
 /// - with `peers`: the same workloads on Dask distributed and Ray (scripts/peers/dask_bench.py, run by
@@ -26,6 +29,10 @@ func runE2EBench(quick: Bool, peers: Bool) -> [BenchResult] {
     let prefetches = (env["OPQ_E2E_PREFETCH"] ?? (quick ? "64" : "64,256"))
         .split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
     let slots = Int(env["OPQ_E2E_SLOTS"] ?? "") ?? 2
+    let journalModes = (env["OPQ_E2E_JOURNAL"] ?? "on,off").split(separator: ",").compactMap { (s: Substring) -> Bool? in
+        s == "on" ? true : s == "off" ? false : nil
+    }
+    let withJournal = journalModes.first ?? true
     // For profiling: OPQ_E2E_ONLY=chain,cancel runs only those workloads (independent, chain, layered,
     // cancel, floor, peers); OPQ_E2E_CHAIN=N overrides the chain's length.
     let only = Set((env["OPQ_E2E_ONLY"] ?? "").split(separator: ",").map(String.init))
@@ -46,45 +53,55 @@ func runE2EBench(quick: Bool, peers: Bool) -> [BenchResult] {
         results.append(BenchResult(suite: "e2e", name: name, fields: [], note: text))
     }
 
-    // independent, once per prefetch value, each on a fresh cluster.
+    func flagged(_ rs: [BenchResult], _ journal: Bool) -> [BenchResult] {
+        rs.map { var r = $0; r.flags.append(("journal", journal)); return r }
+    }
+
+    // independent, once per prefetch value and journal mode, each on a fresh cluster (alternating the
+    // journal modes, so a change in the machine's load moves both alike).
     var best: (prefetch: Int, rate: Double)?
     for pf in !wanted("independent") ? [] : prefetches.isEmpty ? [64] : prefetches {
-        do {
-            let cluster = try E2ECluster(slots: slots, prefetch: pf)
-            defer { cluster.stop() }
-            let r = try independent(cluster, n: sizes.independent, prefetch: pf, budget: sizes.budget)
-            results.append(r)
-            if let rate = r["ops_per_s"], rate.isFinite, best == nil || rate > best!.rate { best = (pf, rate) }
-        } catch {
-            note("independent", "prefetch \(pf): failed: \(error)")
+        for journal in journalModes {
+            do {
+                let cluster = try E2ECluster(slots: slots, prefetch: pf, journal: journal)
+                defer { cluster.stop() }
+                let r = try independent(cluster, n: sizes.independent, prefetch: pf, budget: sizes.budget)
+                results += flagged([r], journal)
+                if journal == withJournal, let rate = r["ops_per_s"], rate.isFinite, best == nil || rate > best!.rate { best = (pf, rate) }
+            } catch {
+                note("independent", "prefetch \(pf), journal \(journal ? "on" : "off"): failed: \(error)")
+            }
         }
     }
     let prefetch = best?.prefetch ?? prefetches.first ?? 64
 
-    // chain, layered, cancel on one cluster with the best prefetch.
+    // chain per journal mode; layered and cancel on the first mode's cluster, with the best prefetch.
     var chainHopP50 = Double.nan
-    do {
-        let cluster = try E2ECluster(slots: slots, prefetch: prefetch)
-        defer { cluster.stop() }
-        if wanted("chain") {
+    for (k, journal) in journalModes.enumerated() {
+        do {
+            let cluster = try E2ECluster(slots: slots, prefetch: prefetch, journal: journal)
+            defer { cluster.stop() }
+            if wanted("chain") {
+                measureFloor()
+                do {
+                    let r = try chain(cluster, n: sizes.chain, budget: sizes.budget)
+                    if k == 0 { chainHopP50 = r.first { $0.name == "chain" }?["hop_p50_us"] ?? .nan }
+                    results += flagged(r, journal)
+                } catch { note("chain", "journal \(journal ? "on" : "off"): failed: \(error)") }
+            }
             measureFloor()
-            do {
-                let r = try chain(cluster, n: sizes.chain, budget: sizes.budget)
-                chainHopP50 = r.first { $0.name == "chain" }?["hop_p50_us"] ?? .nan
-                results += r
-            } catch { note("chain", "failed: \(error)") }
+            guard k == 0 else { continue }
+            if wanted("layered") {
+                do { results += flagged([try layered(cluster, layers: sizes.layers, width: sizes.width, budget: sizes.budget)], journal) }
+                catch { note("layered", "failed: \(error)") }
+            }
+            if wanted("cancel") {
+                do { results += flagged(try cancel(cluster, samples: sizes.cancelSamples, budget: sizes.budget), journal) }
+                catch { note("cancel", "failed: \(error)") }
+            }
+        } catch {
+            note("cluster", "could not start: \(error)")
         }
-        measureFloor()
-        if wanted("layered") {
-            do { results.append(try layered(cluster, layers: sizes.layers, width: sizes.width, budget: sizes.budget)) }
-            catch { note("layered", "failed: \(error)") }
-        }
-        if wanted("cancel") {
-            do { results += try cancel(cluster, samples: sizes.cancelSamples, budget: sizes.budget) }
-            catch { note("cancel", "failed: \(error)") }
-        }
-    } catch {
-        note("cluster", "could not start: \(error)")
     }
 
     // floor: the raw ZeroMQ round trip between two processes, in the same run.
@@ -442,6 +459,8 @@ final class E2ECluster {
     let endpoint: String
     let slots: Int
     private var coordinator: Process
+    private let coordinatorArgs: [String]
+    private var coordinatorStarts = 1
     private var workers: [Process] = []
     private var stopped = false
 
@@ -453,7 +472,8 @@ final class E2ECluster {
 
     var coordinatorPID: pid_t { coordinator.processIdentifier }
 
-    init(slots: Int, prefetch: Int, workerCount: Int = 2, coordinatorArgs: [String] = []) throws {
+    /// `journal`: the coordinator keeps its journal in a fresh state directory (else `--ephemeral`).
+    init(slots: Int, prefetch: Int, workerCount: Int = 2, journal: Bool = true, coordinatorArgs: [String] = []) throws {
         self.slots = slots
         let bin = Self.binDirectory
         for name in ["opcoord", "opworker"] where !FileManager.default.isExecutableFile(atPath: bin + "/" + name) {
@@ -462,8 +482,10 @@ final class E2ECluster {
         dir = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("opq-e2e-\(getpid())-\(UUID().uuidString.prefix(6))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let endpointFile = dir.appendingPathComponent("endpoint").path
+        let state = journal ? ["--state-dir", dir.appendingPathComponent("state").path] : ["--ephemeral"]
+        self.coordinatorArgs = state + coordinatorArgs
         coordinator = try Self.launch(bin + "/opcoord", ["--bind", "tcp://127.0.0.1:*", "--endpoint-file", endpointFile,
-                                                         "--log-level", "warning"] + coordinatorArgs,
+                                                         "--log-level", "warning"] + self.coordinatorArgs,
                                       log: dir.appendingPathComponent("opcoord.log"))
         var found: String?
         let deadline = Date().addingTimeInterval(20)
@@ -482,11 +504,11 @@ final class E2ECluster {
         }
         endpoint = found
         do {
-            for i in 1...workerCount {
+            for i in 0..<workerCount {
                 workers.append(try Self.launch(bin + "/opworker",
-                                               ["--connect", endpoint, "--name", "e2e-w\(i)", "--slots", "\(slots)",
+                                               ["--connect", endpoint, "--name", "e2e-w\(i + 1)", "--slots", "\(slots)",
                                                 "--prefetch", "\(prefetch)", "--log-level", "warning"],
-                                               log: dir.appendingPathComponent("w\(i).log")))
+                                               log: dir.appendingPathComponent("w\(i + 1).log")))
             }
             let conn = try connect()
             let until = Date().addingTimeInterval(20)
@@ -503,6 +525,22 @@ final class E2ECluster {
     }
 
     deinit { stop() }
+
+    /// SIGKILL to the coordinator, then a new one on the same endpoint and state directory, started at
+    /// once; returns when the old one is gone and the new one was launched.
+    func crashAndRestartCoordinator(logLevel: String = "info") throws {
+        kill(coordinator.processIdentifier, SIGKILL)
+        coordinator.waitUntilExit()
+        E2EChildren.remove(coordinator.processIdentifier)
+        coordinatorStarts += 1
+        coordinator = try Self.launch(Self.binDirectory + "/opcoord", ["--bind", endpoint, "--log-level", logLevel] + coordinatorArgs,
+                                      log: dir.appendingPathComponent("opcoord-\(coordinatorStarts).log"))
+    }
+
+    /// The coordinator's log of its `start`-th start (1 = the first).
+    func coordinatorLog(_ start: Int) -> String {
+        (try? String(contentsOf: dir.appendingPathComponent(start == 1 ? "opcoord.log" : "opcoord-\(start).log"), encoding: .utf8)) ?? ""
+    }
 
     func connect() throws -> CoordinatorConnection {
         try CoordinatorConnection(endpoint: endpoint, timeout: .seconds(30))

@@ -6,7 +6,7 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let json = arguments.contains("--json")
 let quick = arguments.contains("--quick")
 let peers = arguments.contains("--peers")
-let suites = ["core", "wire", "worker", "e2e", "history", "all"]
+let suites = ["core", "wire", "worker", "e2e", "history", "recovery", "all"]
 guard let suite = arguments.first, suites.contains(suite) else {
     FileHandle.standardError.write(Data("usage: opbench \(suites.joined(separator: "|")) [--json] [--quick] [--peers]\n".utf8))
     exit(2)
@@ -29,4 +29,8 @@ if suite == "e2e" {
 // Not part of `all` either: a long-lived coordinator's memory under many runs and many clients.
 if suite == "history" {
     BenchReport.emit(runHistoryBench(quick: quick), json: json)
+}
+// Not part of `all`: a coordinator killed with a million live operations in its journal.
+if suite == "recovery" {
+    BenchReport.emit(runRecoveryBench(quick: quick), json: json)
 }

@@ -12,6 +12,12 @@ struct OpCoord: ParsableCommand {
         discussion: """
             Workers (opworker --connect) and clients (opctl, the Swift API) connect to the one endpoint. \
             SIGINT or SIGTERM stops it gracefully: workers are told to reconnect, and it exits 0.
+
+            Everything it accepts is written to a journal in its state directory before it is acknowledged, \
+            so a restart (also after kill -9 or a power cut) goes on where it stopped: --state-dir, default \
+            $XDG_STATE_HOME/opqueue/<endpoint> (~/.local/state/opqueue/<endpoint>); --ephemeral keeps \
+            nothing. Workers keep running their operations while it is away and hand them back when it \
+            returns (docs/DEPLOY.md, "State directory").
             """)
 
     @Option(help: "ZeroMQ endpoint to bind, e.g. tcp://0.0.0.0:7600 (a port of * picks a free one).")
@@ -44,7 +50,24 @@ struct OpCoord: ParsableCommand {
     @Option(help: "Forget a client that has been silent this long and is owed no reply (e.g. 60s); it is a new client if it speaks again.")
     var clientIdle: String = "60s"
 
+    @Option(help: "Directory of the journal and snapshots (default: $XDG_STATE_HOME/opqueue/<endpoint>, else ~/.local/state/opqueue/<endpoint>).")
+    var stateDir: String?
+
+    @Flag(help: "Keep no state on disk: a restart forgets every operation (benchmarks, throwaway clusters).")
+    var ephemeral = false
+
+    @Flag(help: "If the journal is damaged, recover the records before the damage and move the rest aside (state-dir/salvaged-<time>/) instead of refusing to start.")
+    var salvage = false
+
     func validate() throws {
+        if ephemeral && stateDir != nil { throw ValidationError("--ephemeral and --state-dir exclude each other: choose one") }
+        if ephemeral && salvage { throw ValidationError("--salvage recovers a state directory; --ephemeral has none") }
+        if stateDir?.isEmpty == true { throw ValidationError("--state-dir needs a directory") }
+        // The default directory is named after the endpoint; with a port chosen at random it would be
+        // one directory shared by every such coordinator.
+        if stateDir == nil && !ephemeral && bind.hasSuffix(":*") {
+            throw ValidationError("--bind \(bind) picks a free port, so there is no default state directory for it: give --state-dir DIR (or --ephemeral to keep nothing)")
+        }
         guard RetentionPeriod.micros(clientIdle) != nil else {
             throw ValidationError("--client-idle '\(clientIdle)' is not a duration: give a number with h, m, s or ms (e.g. 60s)")
         }
@@ -75,6 +98,8 @@ struct OpCoord: ParsableCommand {
         config.retainMicros = RetentionPeriod.micros(retain)!
         config.retainRuns = retainRuns
         config.clientIdleMicros = RetentionPeriod.micros(clientIdle)!
+        config.stateDirectory = ephemeral ? nil : (stateDir ?? Self.defaultStateDirectory(bind: bind))
+        config.salvage = salvage
         let server: CoordinatorServer
         do {
             server = try CoordinatorServer(config: config, logger: logger)
@@ -92,6 +117,18 @@ struct OpCoord: ParsableCommand {
             throw ExitCode.failure
         }
         withExtendedLifetime(signals) {}
+    }
+}
+
+extension OpCoord {
+    /// One directory per endpoint under the user's state directory, so coordinators on different ports
+    /// of one machine keep apart ("tcp://127.0.0.1:7600" → ".../opqueue/127.0.0.1-7600").
+    static func defaultStateDirectory(bind: String) -> String {
+        let env = ProcessInfo.processInfo.environment
+        let base = env["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? (NSHomeDirectory() + "/.local/state")
+        var slug = bind.hasPrefix("tcp://") ? String(bind.dropFirst(6)) : bind
+        slug = String(slug.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "_" ? $0 : "-" })
+        return base + "/opqueue/" + slug
     }
 }
 

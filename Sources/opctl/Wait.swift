@@ -14,8 +14,8 @@ struct Wait: ParsableCommand {
             If the connection to the coordinator is lost while waiting (it stopped or restarted, or the \
             network failed; ZMTP heartbeats notice a frozen or cut-off coordinator within about 6 s), opctl \
             says so on stderr, keeps reconnecting until --timeout (without one, until it is back) and asks \
-            again. A restarted coordinator keeps no journal yet: if it no longer knows the operations, \
-            opctl says how many and exits 3 at once.
+            again. A coordinator restarted with its state directory knows them still; one started without \
+            it (--ephemeral, another --state-dir) does not: then opctl says how many and exits 3 at once.
             """)
 
     @OptionGroup var connection: Connection
@@ -138,7 +138,7 @@ enum WaitCommandCore {
 
 /// Issues WAITs and keeps them alive: a lost connection is announced on stderr, waited out until the
 /// deadline (none: until the coordinator is back), and the WAIT asked again — unless the coordinator
-/// that answers no longer knows what is awaited (it keeps no journal yet), which ends opctl at once.
+/// that answers no longer knows what is awaited (started without its journal), which ends opctl at once.
 struct Waiter {
     let conn: CoordinatorConnection
     let deadline: ContinuousClock.Instant?
@@ -294,7 +294,7 @@ struct Waiter {
             what.append("queue\(unknownQueues.count == 1 ? "" : "s") \(unknownQueues.joined(separator: ", "))")
         }
         printError("opctl: the coordinator at \(conn.endpoint) restarted and no longer knows \(what.joined(separator: " and ")) "
-                   + "(it keeps no journal yet); their outcome is unknown")
+                   + "(it was started without its state directory, or the run was evicted); their outcome is unknown")
         throw ExitCode(3)
     }
 }

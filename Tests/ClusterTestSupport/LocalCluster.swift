@@ -29,15 +29,25 @@ public final class LocalCluster: @unchecked Sendable {
     public private(set) var workers: [String: Process] = [:]
     private var stopped = false
 
-    /// `coordinatorArgs`: more opcoord options (e.g. `--start-timeout 1`).
-    public init(heartbeatMs: Int = 200, liveness: Int = 3, coordinatorArgs: [String] = []) throws {
+    /// The coordinator's state directory (its journal), kept across `restartCoordinator`; nil when ephemeral.
+    public let stateDirectory: String?
+    private let coordinatorArgs: [String]
+    private var coordinatorStarts = 1
+
+    /// `coordinatorArgs`: more opcoord options (e.g. `--start-timeout 1`). `journal: false` runs it
+    /// `--ephemeral` (a restart forgets everything); `stateDirectory` puts its journal there instead of
+    /// in the cluster's temporary directory.
+    public init(heartbeatMs: Int = 200, liveness: Int = 3, coordinatorArgs: [String] = [], journal: Bool = true,
+                stateDirectory: String? = nil) throws {
         self.heartbeatMs = heartbeatMs
         self.liveness = liveness
         dir = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("opq-it-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        self.stateDirectory = journal ? stateDirectory ?? dir.appendingPathComponent("state").path : nil
+        self.coordinatorArgs = coordinatorArgs + (self.stateDirectory.map { ["--state-dir", $0] } ?? ["--ephemeral"])
         let endpointFile = dir.appendingPathComponent("endpoint").path
         coordinator = try Self.launch("opcoord", ["--bind", "tcp://127.0.0.1:*", "--endpoint-file", endpointFile,
-                                                  "--heartbeat-ms", "\(heartbeatMs)", "--liveness", "\(liveness)"] + coordinatorArgs,
+                                                  "--heartbeat-ms", "\(heartbeatMs)", "--liveness", "\(liveness)"] + self.coordinatorArgs,
                                       log: dir.appendingPathComponent("opcoord.log"))
         let deadline = Date().addingTimeInterval(20)
         var found: String?
@@ -56,18 +66,21 @@ public final class LocalCluster: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// Stops the coordinator (SIGTERM, bounded wait), runs `whileDown`, and starts a new one on the same
-    /// endpoint. Returns the old one's exit status.
+    /// Stops the coordinator (SIGTERM with a bounded wait, or at once with `crash`: SIGKILL), runs
+    /// `whileDown`, and starts a new one on the same endpoint and state directory (`extraArgs` added,
+    /// e.g. `--salvage`). Returns the old one's exit status (or the signal that ended it).
     @discardableResult
-    public func restartCoordinator(whileDown: () throws -> Void = {}) throws -> Int32 {
-        kill(coordinator.processIdentifier, SIGTERM)
+    public func restartCoordinator(crash: Bool = false, extraArgs: [String] = [], whileDown: () throws -> Void = {}) throws -> Int32 {
+        kill(coordinator.processIdentifier, crash ? SIGKILL : SIGTERM)
         let deadline = Date().addingTimeInterval(10)
         while coordinator.isRunning && Date() < deadline { usleep(10_000) }
         if coordinator.isRunning { kill(coordinator.processIdentifier, SIGKILL); coordinator.waitUntilExit() }
         let status = coordinator.terminationStatus
         try whileDown()
-        coordinator = try Self.launch("opcoord", ["--bind", endpoint, "--heartbeat-ms", "\(heartbeatMs)", "--liveness", "\(liveness)"],
-                                      log: dir.appendingPathComponent("opcoord-2.log"))
+        coordinatorStarts += 1
+        coordinator = try Self.launch("opcoord", ["--bind", endpoint, "--heartbeat-ms", "\(heartbeatMs)", "--liveness", "\(liveness)"]
+                                          + coordinatorArgs + extraArgs,
+                                      log: dir.appendingPathComponent("opcoord-\(coordinatorStarts).log"))
         return status
     }
 

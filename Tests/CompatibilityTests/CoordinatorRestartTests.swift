@@ -76,7 +76,7 @@ struct CoordinatorRestartTests {
     /// instead of waiting forever; an operation added afterwards gets its events (no worker: it finishes
     /// by being cancelled).
     @Test func afterARestartTheClientGoesOnAndWhatTheCoordinatorForgotFails() throws {
-        let local = try LocalCluster(heartbeatMs: 200)
+        let local = try LocalCluster(heartbeatMs: 200, journal: false)   // --ephemeral: the restart forgets
         defer { local.stop() }
         let remote = try RemoteCoordinator(endpoint: local.endpoint, timeout: .seconds(5))
         let q = RemoteOperationQueue(name: "restart", coordinator: remote)

@@ -189,10 +189,10 @@ struct ClientLimitsTests {
 
     // MARK: waits across a lost coordinator (item 8)
 
-    /// The coordinator restarts while `opctl wait` waits; it keeps no journal, so the new one does not
+    /// The coordinator restarts while `opctl wait` waits; it runs --ephemeral, so the new one does not
     /// know the operation. opctl notices the lost connection, reconnects, asks again and ends at once.
     @Test func aWaitEndsWhenARestartedCoordinatorNoLongerKnowsTheOperation() throws {
-        let c = try LocalCluster()
+        let c = try LocalCluster(journal: false)
         defer { c.stop() }
         try c.startWorker("a", slots: 1)
         #expect(try c.submit([op("long", kind: "sleep", payload: "60000")]).accepted)
@@ -204,7 +204,7 @@ struct ClientLimitsTests {
         #expect(ContinuousClock.now - restarted < .seconds(10), "ended within a few seconds of the restart")
         #expect(r.status == 3, "\(r.stdout)\(r.stderr)")
         #expect(r.stderr.contains("lost the connection to the coordinator at \(c.endpoint) while waiting"), "\(r.stderr)")
-        #expect(r.stderr.contains("restarted and no longer knows 1 of the 1 operation still awaited (it keeps no journal yet)"), "\(r.stderr)")
+        #expect(r.stderr.contains("restarted and no longer knows 1 of the 1 operation still awaited (it was started without its state directory"), "\(r.stderr)")
     }
 
     /// The coordinator stops while `opctl wait --timeout 3` waits and never comes back: opctl keeps

@@ -84,7 +84,8 @@ final class MalformedTests: XCTestCase {
         h = hello; var fr = Fixtures.finishedRecord(0); fr.outcome = nil; h.finished = [fr]
         check(.hello(h), .missingField(.hello, field: "finished[0].outcome"))
         h = hello; h.running = (0...WireLimits.maxBatchRecords).map { i in WirePartRef.with { $0.opID = "o\(i)"; $0.attempt = 1 } }
-        check(.hello(h), .fieldOutOfRange(.hello, field: "running", detail: "\(WireLimits.maxBatchRecords + 1) elements, at most \(WireLimits.maxBatchRecords) allowed"))
+        // The pre-scan counts them before anything is allocated (StructureScan's HELLO node).
+        check(.hello(h), .batchTooLarge(.hello, count: WireLimits.maxBatchRecords + 1, limit: WireLimits.maxBatchRecords))
         h = hello; h.name = String(repeating: "x", count: WireLimits.maxIDLength + 1)
         check(.hello(h), .fieldTooLarge(.hello, field: "name", size: WireLimits.maxIDLength + 1, limit: WireLimits.maxIDLength))
 

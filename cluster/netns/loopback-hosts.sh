@@ -24,7 +24,10 @@ launch() { # HOST
         --heartbeat-ms|--liveness|--log-level|--start-timeout|--max-prefetch) hb+=("${opts[$i]}" "${opts[$((i + 1))]}"); i=$((i + 1));;
       esac
     done
-    co=(--bind 'tcp://127.0.0.1:*' --endpoint-file "$STATE/endpoint" "${hb[@]}")
+    # A respawned coordinator binds the endpoint the workers know, and recovers its state directory.
+    local bind='tcp://127.0.0.1:*'
+    [ -s "$STATE/endpoint" ] && bind="$(cat "$STATE/endpoint")"
+    co=(--bind "$bind" --endpoint-file "$STATE/endpoint" --state-dir "$STATE/h0.state" "${hb[@]}")
     "$bin/opcoord" "${co[@]}" >>"$STATE/logs/h0.opcoord.log" 2>&1 &
   else
     local wo=() i
@@ -54,7 +57,7 @@ stop_all() {
 }
 
 case "${1:-}" in
-  up) mkdir -p "$STATE/logs"; stop_all; rm -f "$STATE"/logs/*.log "$STATE/endpoint"; echo "${2:?K}" >"$STATE/hosts";;
+  up) mkdir -p "$STATE/logs"; stop_all; rm -rf "$STATE"/logs/*.log "$STATE/endpoint" "$STATE/h0.state"; echo "${2:?K}" >"$STATE/hosts";;
   start)
     shift; [ -x "${1:-}/opcoord" ] || die "start BIN_DIR: no opcoord in '${1:-}'"
     (cd "$1" && pwd) >"$STATE/bin"; shift

@@ -169,7 +169,7 @@ start_host_process() { # HOST — starts opcoord (host 0) or opworker (others) w
   if [ "$h" -eq 0 ]; then
     rm -f "$STATE/endpoint"
     launch 0 "$(pidfile_of 0)" "$STATE/logs/h0.opcoord.log" "$BIN_DIR/opcoord" \
-      --bind "$(endpoint)" --endpoint-file "$STATE/endpoint" \
+      --bind "$(endpoint)" --endpoint-file "$STATE/endpoint" --state-dir "$STATE/h0.state" \
       --heartbeat-ms "$HEARTBEAT_MS" --liveness "$LIVENESS" --log-level "$LOG_LEVEL"
   else
     local args=(--connect "$(endpoint)" --name "$(ns_name "$h")" --log-level "$LOG_LEVEL")
@@ -223,7 +223,8 @@ cmd_up() {
   take_lock
   probe
   teardown
-  rm -f "$STATE"/logs/*.log
+  # A new cluster: the coordinator's journal of an earlier one goes too (respawn keeps it).
+  rm -rf "$STATE"/logs/*.log "$STATE/h0.state"
   UP_OK=0
   trap '[ "$UP_OK" = 1 ] || { log "up failed: tearing down"; teardown; }' EXIT
   local n ns hif nif

@@ -1,0 +1,120 @@
+import Foundation
+import Journal
+import Logging
+import SchedulerCore
+import WireProtocol
+import ZeroMQ
+
+// The coordinator's side of the journal (A5; docs/ARCHITECTURE.md, "Journal and recovery"): recovery at
+// start, one journal batch per loop pass (group commit on the store's writer thread), client messages
+// held until what they reveal is durable, snapshots, and refusing changes while the disk fails.
+
+extension CoordinatorLoop {
+    /// Opens the state directory (locked against a second coordinator) and replays it into a new core.
+    static func recover(_ config: CoordinatorConfig, _ coreConfig: SchedulerConfig, waker: Waker,
+                        logger: Logger) throws -> (Scheduler, JournalStore?) {
+        var core = Scheduler(config: coreConfig)
+        guard let dir = config.stateDirectory else {
+            logger.warning("no state directory (--ephemeral): a restart forgets every operation")
+            return (core, nil)
+        }
+        let store = try JournalStore(directory: dir, wake: { waker.wake() })
+        let started = ContinuousClock.now
+        var stimulus: UInt64 = 0
+        var ignored: [Action] = []
+        let recovery = try store.recover(salvage: config.salvage) { entry in
+            stimulus &+= 1
+            core.handle(Input(stimulus: stimulus, now: entry.at, .restore(entry.record)), into: &ignored)
+            ignored.removeAll(keepingCapacity: true)
+        }
+        for note in recovery.notes { logger.warning("journal: \(note)") }
+        let took = ContinuousClock.now - started
+        let counts = core.runCounts
+        logger.info("state directory \(dir): \(recovery.snapshotEntries) snapshot and \(recovery.tailEntries) journal records replayed in \(took) (\(recovery.bytesRead) bytes): \(core.totalOperations) operations in \(counts.retained) runs")
+        return (core, store)
+    }
+
+    /// Hands this pass's records to the journal's writer (one group commit may take several passes'),
+    /// then sends what became durable.
+    func commitJournal() {
+        guard let journal else { return }
+        if !journalBatch.isEmpty {
+            gate.appended(journal.append(journalBatch))
+            journalBatch.removeAll()
+        }
+        releaseDurable()
+        watchJournalHealth(journal)
+        if journal.bytesSinceSnapshot > max(config.snapshotMinBytes, 2 * journal.lastSnapshotBytes), !journal.snapshotInProgress {
+            // A copy of the core for the snapshot thread: copy-on-write makes it cheap here; the arrays
+            // this loop touches next are copied once, as it touches them.
+            let copy = core
+            if journal.requestSnapshot({ copy.snapshotRecords().map { JournalEntry(at: $0.at, record: $0.record) } }) {
+                logger.info("journal: snapshot of \(copy.totalOperations) operations requested (\(journal.bytesSinceSnapshot) bytes since the last)")
+            }
+        }
+        for note in journal.takeNotes() { logger.notice("journal: \(note)") }
+    }
+
+    /// Sends a message to a client now, or once the journal has made durable what it may reveal.
+    /// While the disk fails, messages go at once (reads and waits answer from memory; the changes they
+    /// show are held for the disk, and acknowledgements of changes wait for it). Returns false when the
+    /// peer is gone (known only for messages sent now).
+    @discardableResult
+    func sendToClient(_ message: Message, to routing: [UInt8], requestID: UInt32) -> Bool {
+        guard let journal else { return send(message, to: routing, requestID: requestID) }
+        let tag = gate.tag(batchHasRecords: !journalBatch.isEmpty)
+        if !journalHealthy && !isAcknowledgement(message) { return send(message, to: routing, requestID: requestID) }
+        if gate.mayPass(tag, durable: journal.durableSequence) { return send(message, to: routing, requestID: requestID) }
+        gate.hold(DurabilityGate.Held(tag: tag, routing: routing, message: message, requestID: requestID))
+        return true
+    }
+
+    /// Replies that acknowledge a change: they never go before it is durable.
+    private func isAcknowledgement(_ message: Message) -> Bool {
+        switch message {
+        case .submitReply, .ack: return true
+        default: return false
+        }
+    }
+
+    func releaseDurable() {
+        guard let journal, !gate.isEmpty else { return }
+        for h in gate.release(durable: journal.durableSequence) { send(h.message, to: h.routing, requestID: h.requestID) }
+    }
+
+    /// Logs the journal going bad and coming back; while it is bad, changes are refused (`journalRefusal`).
+    private func watchJournalHealth(_ journal: JournalStore) {
+        switch journal.health {
+        case .ok where !journalHealthy:
+            journalHealthy = true
+            logger.notice("journal: writable again; everything held in memory is on disk, changes are accepted again")
+        case .failing(let reason, _) where journalHealthy:
+            journalHealthy = false
+            logger.error("journal: cannot write to \(journal.directory): \(reason). Changes are refused (BUSY) until it is writable; reads go on; what was accepted is kept in memory and written when it can be")
+        default:
+            break
+        }
+    }
+
+    /// A state-changing request while the journal cannot write: the error text it gets (nil: not refused).
+    func journalRefusal(_ message: Message) -> String? {
+        switch message {
+        case .submit, .cancelOps, .queue, .setPriority:
+            let reason: String
+            if case .failing(let r, _)? = journal?.health { reason = r } else { reason = "not writable" }
+            return "journal unavailable (\(reason)): nothing was changed; status and waits still work; retry when the coordinator's state directory is writable again"
+        default:
+            return nil
+        }
+    }
+
+    /// Graceful stop: what is queued is made durable, then the state directory is unlocked.
+    func closeJournal() {
+        guard let journal else { return }
+        if !journalBatch.isEmpty { gate.appended(journal.append(journalBatch)); journalBatch.removeAll() }
+        if !journal.close(timeout: .seconds(5)) {
+            logger.error("journal: not everything was written before stopping (\(journal.health)); the last changes may be lost")
+        }
+        releaseDurable()
+    }
+}

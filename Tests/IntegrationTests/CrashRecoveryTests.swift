@@ -1,0 +1,84 @@
+import ClusterTestSupport
+import Foundation
+import OpClient
+import Testing
+import WireProtocol
+
+/// A5 on real processes: opcoord killed with SIGKILL at seeded random moments during a layered run of
+/// short shell ops and restarted on its state directory. Every op succeeds exactly once with its result,
+/// and none runs twice: a finished op is not run again, and ops running at a crash are handed back by
+/// their workers instead of being run again (each run appends a line to a file; no worker is lost, so
+/// the count of re-runs must be 0).
+/// OPQ_CRASH_OPS (default 20,000), OPQ_CRASH_KILLS (10) and OPQ_CRASH_SEED size and replay it.
+@Suite(.serialized) struct CrashRecoveryTests {
+    @Test func aKilledCoordinatorLosesNothingAndRunsNothingTwice() throws {
+        let env = ProcessInfo.processInfo.environment
+        let total = Int(env["OPQ_CRASH_OPS"] ?? "") ?? 20_000
+        let kills = Int(env["OPQ_CRASH_KILLS"] ?? "") ?? 10
+        var seed = UInt64(env["OPQ_CRASH_SEED"] ?? "") ?? 1
+        func random(_ n: Int) -> Int {   // SplitMix64
+            seed &+= 0x9E37_79B9_7F4A_7C15
+            var z = seed
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Int((z ^ (z >> 31)) % UInt64(n))
+        }
+        let c = try LocalCluster(heartbeatMs: 100, liveness: 3)
+        defer { c.stop() }
+        try c.startWorker("crash-a", slots: 2, prefetch: 2)
+        try c.startWorker("crash-b", slots: 2, prefetch: 2)
+        let log = c.dir.appendingPathComponent("runs.txt").path
+        FileManager.default.createFile(atPath: log, contents: nil)
+
+        // Layers of `width` ops, each depending on two ops of the layer before.
+        let width = min(200, total)
+        let command = #"{"command": "echo $OPQ_OP_ID >> "# + log + #"; echo $OPQ_OP_ID"}"#
+        let ops = (0..<total).map { i -> WireOperation in
+            let layer = i / width
+            let after = layer == 0 ? [] : Array(Set([(layer - 1) * width + random(width), (layer - 1) * width + random(width)])).map { "o\($0)" }
+            return op("o\(i)", kind: "shell", payload: command, after: after, queue: "crash")
+        }
+        let conn = try c.connect(timeout: .seconds(20))
+        for start in stride(from: 0, to: total, by: 4096) {
+            var s = WireSubmit()
+            s.operations = Array(ops[start..<min(total, start + 4096)])
+            s.run = "crash"
+            s.append = true
+            let r = try conn.submit(.submit(s), until: .now + .seconds(60))
+            try #require(r.accepted, "\(r.errors.prefix(3))")
+        }
+
+        // Kill at random moments while it runs, restart on the same state directory at once.
+        for k in 0..<kills {
+            usleep(UInt32(200_000 + random(1_300_000)))   // the moment is the point: not a synchronisation
+            let status = try c.restartCoordinator(crash: true)
+            #expect(status == SIGKILL, "kill \(k + 1): the coordinator was ended by SIGKILL (\(status))")
+        }
+
+        var w = WireWait()
+        w.run = "crash"
+        w.timeoutUs = 600_000_000
+        let waited = try c.connect(timeout: .seconds(620)).request(.wait(w), timeout: .seconds(620))
+        guard case .waitReply(let done) = waited else { Issue.record("no WAIT reply: \(waited)"); return }
+        #expect(done.finished, "\(c.logs())")
+        #expect(done.succeededCount == UInt32(total), "\(done.failedCount) failed, \(done.cancelledCount) cancelled\n\(c.logs())")
+
+        // Results survive: each op's stdout is its own key.
+        var wrong: [String] = []
+        for start in stride(from: 0, to: total, by: 4096) {
+            let ids = (start..<min(total, start + 4096)).map { "crash/o\($0)" }
+            let st = try c.status(ids, withResults: true)
+            for id in ids where st[id]?.succeededResult != id + "\n" { wrong.append("\(id): \(String(describing: st[id]?.succeededResult))") }
+        }
+        #expect(wrong.isEmpty, "\(wrong.count) ops without their result: \(wrong.prefix(5))")
+
+        // Exactly one run per op.
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        var runs: [Substring: Int] = [:]
+        for l in lines { runs[l, default: 0] += 1 }
+        let twice = runs.filter { $0.value > 1 }
+        #expect(runs.count == total, "\(runs.count) of \(total) ops ran")
+        #expect(twice.isEmpty, "\(twice.count) ops ran more than once (re-runs: \(lines.count - runs.count)): \(twice.keys.sorted().prefix(10))\n\(c.logs())")
+        print("crash test: \(total) ops, \(kills) kills, \(lines.count - runs.count) re-runs")
+    }
+}
