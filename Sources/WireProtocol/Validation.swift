@@ -20,9 +20,10 @@ extension WireCodec {
             try c.label(m.name, "name")
             for (i, k) in m.kinds.enumerated() { try c.label(k, "kinds[\(i)]") }
             for (i, t) in m.tags.enumerated() { try c.label(t, "tags[\(i)]") }
-            try c.batch(m.running.count, "running")
+            // Empty on a first registration (and from workers older than 1.3): at most one batch each.
+            if !m.running.isEmpty { try c.batch(m.running.count, "running") }
             for (i, r) in m.running.enumerated() { try c.part(r.opID, r.part, r.attempt, "running[\(i)]") }
-            try c.batch(m.finished.count, "finished")
+            if !m.finished.isEmpty { try c.batch(m.finished.count, "finished") }
             try c.finishedRecords(m.finished, "finished")
         case .welcome(let m):
             try c.id(m.workerID, "worker_id")
