@@ -47,6 +47,7 @@ var targets: [Target] = [
         "WorkerRuntime", "WireProtocol", "ZeroMQ", "OpSpec", "OpClient",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "DequeModule", package: "swift-collections"),
     ]),
     .target(name: "OpClient", dependencies: ["WireProtocol", "ZeroMQ", "OpSpec"]),
     // The Swift API (OperationQueue's vocabulary); a library product, so no unsafe flags below it.
@@ -100,6 +101,8 @@ var targets: [Target] = [
     .testTarget(name: "WorkerRuntimeTests", dependencies: ["WorkerRuntime", "OpSpec"]),
     // The coordinator shell's pure values (clock conversion, log limiting), without sockets.
     .testTarget(name: "CoordinatorTests", dependencies: ["Coordinator"]),
+    // The worker shell's pure values (what it holds across sessions), without sockets.
+    .testTarget(name: "WorkerAgentTests", dependencies: ["WorkerAgent", "WorkerRuntime", "WireProtocol"]),
     // Real opcoord/opworker/opctl processes over loopback; they must be built first (scripts/test does).
     // Starts real opcoord/opworker processes for the two process-level test targets below.
     .target(name: "ClusterTestSupport", dependencies: ["OpClient", "WireProtocol", "ZeroMQ"], path: "Tests/ClusterTestSupport"),

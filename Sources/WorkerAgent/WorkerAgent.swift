@@ -38,12 +38,19 @@ public final class WorkerAgent: Sendable {
     public var kinds: [String] { queue.registry.kinds }
 
     /// Runs sessions until `stop()`. Throws only if the coordinator rejects this worker (REJECT),
-    /// which retrying would not fix.
+    /// which retrying would not fix. Parts outlive a session that is lost (PROTOCOL.md §7.4); they are
+    /// cancelled when the worker stops or is rejected.
     public func run() throws {
         var backoff = config.reconnectMinMs
+        var held = HeldParts(capacity: config.slots + config.prefetch)
+        defer {
+            // Stopped between sessions (or a session threw): nothing will report these parts.
+            let keys = held.dropAll()
+            if !keys.isEmpty { cancelLocally(keys, reason: "worker shutting down") }
+        }
         while !stopping.load(ordering: .relaxed) {
             let session = try WorkerSession(agent: self)
-            let end = try session.run()
+            let end = try session.run(holding: &held)
             session.close()
             switch end {
             case .stopped:
@@ -56,6 +63,14 @@ public final class WorkerAgent: Sendable {
                 pause(milliseconds: backoff)
                 backoff = min(config.reconnectMaxMs, backoff * 2)
             }
+        }
+    }
+
+    /// Cancels these parts in the local queue (each (op, attempt) once).
+    func cancelLocally(_ keys: [PartKey], reason: String) {
+        var seen: Set<PartKey> = []
+        for key in keys where seen.insert(PartKey(opID: key.opID, part: 0, attempt: key.attempt)).inserted {
+            queue.cancel(opID: key.opID, attempt: key.attempt, reason: reason)
         }
     }
 
@@ -72,7 +87,7 @@ public final class WorkerAgent: Sendable {
         let deadline = ContinuousClock.now + .milliseconds(milliseconds)
         while !stopping.load(ordering: .relaxed), ContinuousClock.now < deadline {
             _ = try? poller.poll(timeout: deadline - ContinuousClock.now)
-            waker.drain()   // events of cancelled parts; the next session drains the buffer itself
+            waker.drain()   // events of parts that go on: the next session takes them from the buffer
         }
     }
 }

@@ -5,9 +5,10 @@ import WireProtocol
 import WorkerRuntime
 import ZeroMQ
 
-/// One connection to the coordinator, from HELLO to its end. A new session is a new worker to the
-/// coordinator (new id), so nothing of an old session's parts is reported in a later one: they were
-/// re-queued by the coordinator when it declared the old session lost.
+/// One connection to the coordinator, from HELLO to its end. What the worker holds outlives the
+/// session (`HeldParts`): when the coordinator goes silent, says DISCONNECT or answers ERROR
+/// `UNEXPECTED`, the parts keep running, and the next HELLO lists them (PROTOCOL.md §7.4). Only the
+/// worker's own shutdown and a REJECT cancel them.
 final class WorkerSession {
     enum End {
         case stopped
@@ -25,14 +26,15 @@ final class WorkerSession {
     private var liveness: Int64
     private var lastReceived: Int64
     private var lastSent: Int64 = 0
-    /// Parts dispatched in this session and not yet reported finished.
-    private var active: Set<PartKey> = []
+    /// What the worker holds across sessions; lent to the session by `run`.
+    private var held: HeldParts
 
     init(agent: WorkerAgent) throws {
         self.agent = agent
         heartbeatMicros = Int64(agent.config.heartbeatIntervalMs) * 1000
         liveness = Int64(agent.config.liveness)
         lastReceived = Self.now()
+        held = HeldParts(capacity: 0)
         socket = try Socket(agent.context, type: .dealer)
         try socket.set(.maxMessageSize, WireLimits.socketMaxMessageSize)
         try socket.set(.sendHighWaterMark, 0)
@@ -50,7 +52,16 @@ final class WorkerSession {
         return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
     }
 
-    func run() throws -> End {
+    /// `held`: what the worker holds, updated by the session (also when it throws).
+    func run(holding held: inout HeldParts) throws -> End {
+        swap(&self.held, &held)
+        defer { swap(&self.held, &held) }
+        // Events of the time between sessions (parts that started or finished meanwhile).
+        reportEvents()
+        let (running, finished) = self.held.helloSnapshot()
+        if !running.isEmpty || !finished.isEmpty {
+            logger.info("registering with \(running.count) part(s) still held and \(finished.count) finished record(s)")
+        }
         var hello = WireHello()
         hello.protocolVersion = UInt32(WireVersion.current)
         hello.name = agent.config.name
@@ -58,6 +69,8 @@ final class WorkerSession {
         hello.tags = agent.config.tags
         hello.kinds = agent.kinds
         hello.prefetch = UInt32(agent.config.prefetch)
+        hello.running = running
+        hello.finished = finished
         send(.hello(hello))
 
         while true {
@@ -81,8 +94,7 @@ final class WorkerSession {
             let after = Self.now()
             if after - lastReceived > heartbeatMicros * liveness {
                 let what = workerID == nil ? "no WELCOME" : "coordinator silent"
-                abandon()
-                return .lost("\(what) for \((after - lastReceived) / 1000) ms", wasRegistered: workerID != nil)
+                return lost("\(what) for \((after - lastReceived) / 1000) ms")
             }
             if workerID != nil, after - lastSent >= heartbeatMicros { send(.heartbeat) }
         }
@@ -107,32 +119,48 @@ final class WorkerSession {
     private func handle(_ message: Message) -> End? {
         switch message {
         case .welcome(let w):
+            guard workerID == nil else {
+                logger.warning("ignored a second WELCOME (\(w.workerID)) in session \(workerID!)")
+                break
+            }
             workerID = w.workerID
             heartbeatMicros = Int64(max(1, w.heartbeatIntervalMs)) * 1000
             liveness = Int64(max(1, w.liveness))
-            logger.info("registered as \(w.workerID) with \(agent.config.connect): \(agent.config.slots) slots, kinds \(agent.kinds.joined(separator: ","))")
-            var c = WireCredit()
-            c.credit = UInt32(agent.config.slots + agent.config.prefetch)
-            send(.credit(c))
+            let welcomed = held.welcomed(at: Self.now(), livenessBound: heartbeatMicros * liveness)
+            let from = held.isEmpty ? "" : "; \(held.count) part(s) held from before"
+            logger.info("registered as \(w.workerID) with \(agent.config.connect): \(agent.config.slots) slots, kinds \(agent.kinds.joined(separator: ","))\(from)")
+            // The first grant leaves room for the parts still held; they give credit back as they finish.
+            if welcomed.credit > 0 {
+                var c = WireCredit()
+                c.credit = UInt32(min(welcomed.credit, Int(WireLimits.maxCredit)))
+                send(.credit(c))
+            }
+            // What the HELLO did not carry, finished first (a freed slot before the part that takes it).
+            var finished = welcomed.finished, started = welcomed.started
+            while case .finished(var m)? = Batcher.finished(draining: &finished, sentUs: Self.now()) {
+                m.credit = 0
+                send(.finished(m))
+            }
+            while let m = Batcher.started(draining: &started, sentUs: Self.now()) { send(m) }
         case .reject(let r):
             logger.error("coordinator rejected this worker: \(r.reason)")
+            cancelHeld(reason: "the coordinator rejected this worker")
             return .rejected(r.reason)
         case .dispatch(let d):
             let parts = d.records.map(DispatchedPart.init(wire:))
-            for p in parts { active.insert(p.key) }
+            held.dispatched(parts.lazy.map(\.key))
             agent.queue.submit(contentsOf: parts)
         case .cancel(let c):
             for r in c.records {
+                held.cancelledByCoordinator(opID: r.opID, attempt: Int(r.attempt))
                 agent.queue.cancel(opID: r.opID, attempt: Int(r.attempt), reason: r.reason.isEmpty ? "cancelled" : r.reason)
             }
         case .disconnect(let d):
-            abandon()
-            return .lost("coordinator said: \(d.reason)", wasRegistered: workerID != nil)
+            return lost("coordinator said: \(d.reason)")
         case .error(let e):
             logger.warning("coordinator error \(e.code): \(e.message)")
             if e.code == .unexpected {
-                abandon()
-                return .lost("coordinator does not know this session", wasRegistered: workerID != nil)
+                return lost("coordinator does not know this session")
             }
         case .heartbeat:
             break
@@ -147,7 +175,8 @@ final class WorkerSession {
     /// Sends what the local queue reported since the last call, one message per kind: FINISHED first,
     /// then STARTED, so the coordinator never counts more parts running here than there are slots (a
     /// slot is freed before the part that takes it starts). A part that started and finished since the
-    /// last report goes in FINISHED alone, its start time in `started_at_us`.
+    /// last report goes in FINISHED alone, its start time in `started_at_us`. Before WELCOME nothing
+    /// goes out: `held` keeps the events for the HELLO, or for right after WELCOME.
     private func reportEvents() {
         let events = agent.events.take()
         guard !events.isEmpty else { return }
@@ -155,12 +184,16 @@ final class WorkerSession {
         var startedIndex: [PartKey: Int] = [:]
         var progress: [WireProgressRecord] = []
         var finished: [WireFinishedRecord] = []
-        for (event, at) in events where active.contains(event.key) {
+        var finishedKeys: [PartKey] = []
+        var credit = 0
+        for (event, at) in events {
             switch event {
             case .started(let key):
+                guard held.started(key, at: at) else { continue }
                 startedIndex[key] = started.count
                 started.append(WirePartRef(key: key, at: at))
             case .progress(let key, let fraction, let message):
+                guard held.registered && held.holds(key) else { continue }
                 var r = WireProgressRecord()
                 r.opID = key.opID
                 r.part = UInt32(key.part)
@@ -169,17 +202,25 @@ final class WorkerSession {
                 if let message { r.message = String(message.prefix(1024)) }
                 progress.append(r)
             case .finished(let key, let outcome):
-                active.remove(key)
                 var record = WireFinishedRecord(key: key, outcome: Self.bounded(outcome), at: at)
+                guard case .report(let grant) = held.finished(key, record: record, at: at) else { continue }
+                credit += grant
                 if let i = startedIndex.removeValue(forKey: key) {
                     record.startedAtUs = started[i].atUs
                     started[i].opID = ""   // reported with its FINISHED instead
                 }
                 finished.append(record)
+                finishedKeys.append(key)
             }
         }
         started.removeAll { $0.opID.isEmpty }
-        while let m = Batcher.finished(draining: &finished, sentUs: Self.now()) { send(m) }
+        // Credit rides on the FINISHED messages, at most one per record in each.
+        while case .finished(var m)? = Batcher.finished(draining: &finished, sentUs: Self.now()) {
+            m.credit = UInt32(min(credit, m.records.count))
+            credit -= Int(m.credit)
+            send(.finished(m))
+        }
+        if !finishedKeys.isEmpty { held.reportedFinished(finishedKeys, at: Self.now()) }
         while let m = Batcher.started(draining: &started, sentUs: Self.now()) { send(m) }
         while let m = Batcher.progress(draining: &progress) { send(m) }
     }
@@ -213,16 +254,25 @@ final class WorkerSession {
         var d = WireDisconnect()
         d.reason = reason
         send(.disconnect(d))
-        abandon()
+        cancelHeld(reason: reason)
         try? socket.set(.linger, 1000)
     }
 
-    /// Drops this session's parts: the coordinator runs them again elsewhere (at-least-once).
-    private func abandon() {
-        if !active.isEmpty {
-            logger.info("cancelling \(active.count) local part(s) of the ended session")
-            for key in active { agent.queue.cancel(opID: key.opID, attempt: key.attempt, reason: "worker session ended") }
-            active.removeAll()
+    /// The coordinator is gone or no longer knows this session: the parts keep running, for the next
+    /// HELLO to list. Events not yet reported stay in the inbox: the next session takes them as
+    /// finished while away.
+    private func lost(_ reason: String) -> End {
+        held.sessionEnded(at: Self.now())
+        let keeping = held.isEmpty ? "" : "; keeping \(held.count) part(s) running for the next registration"
+        return .lost(reason + keeping, wasRegistered: workerID != nil)
+    }
+
+    /// Cancels every part held (shutdown, REJECT): the coordinator runs them again (at-least-once).
+    private func cancelHeld(reason: String) {
+        let keys = held.dropAll()
+        if !keys.isEmpty {
+            logger.info("cancelling \(keys.count) local part(s)")
+            agent.cancelLocally(keys, reason: reason)
         }
     }
 }

@@ -12,8 +12,9 @@ struct OpWorker: ParsableCommand {
         abstract: "An opqueue worker: runs operations the coordinator dispatches, in a local priority queue.",
         discussion: """
             Built-in handler kinds: shell, sleep, burn, noop, echo, fail (docs/HANDLERS.md). It reconnects with \
-            backoff when the coordinator goes away. SIGINT or SIGTERM: running operations are cancelled \
-            and handed back to the coordinator, which runs them again elsewhere.
+            backoff when the coordinator goes away; its operations keep running meanwhile, and it tells the \
+            coordinator about them when it registers again. SIGINT or SIGTERM: running operations are \
+            cancelled and handed back to the coordinator, which runs them again elsewhere.
             """)
 
     @OptionGroup var options: WorkerOptions
