@@ -71,6 +71,7 @@ final class WorkerSession {
         hello.prefetch = UInt32(agent.config.prefetch)
         hello.running = running
         hello.finished = finished
+        hello.sentUs = Self.now()   // places the held parts' times on the coordinator's timeline
         send(.hello(hello))
 
         while true {

@@ -422,7 +422,7 @@ public nonisolated struct WireHello: Sendable {
   /// Clears the value of `prefetch`. Subsequent reads from it will return its default value.
   public mutating func clearPrefetch() {self._prefetch = nil}
 
-  /// (1.3) Re-registration after a lost or restarted coordinator (PROTOCOL.md §4.4): the attempts this
+  /// (1.3) Re-registration after a lost or restarted coordinator (PROTOCOL.md §7.4): the attempts this
   /// worker still holds (`at_us` = when its handler started, 0 = waiting for a slot), and those it
   /// finished while away or shortly before (their FINISHED may not have been recorded). The
   /// coordinator reattaches them instead of running them again, or cancels them.
