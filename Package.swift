@@ -48,6 +48,8 @@ var targets: [Target] = [
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
     ]),
     .target(name: "OpClient", dependencies: ["WireProtocol", "ZeroMQ", "OpSpec"]),
+    // The coordinator's write-ahead journal and snapshots on local disk (A5; format in JournalStore.swift).
+    .target(name: "Journal", dependencies: ["SchedulerCore"]),
     // The Swift API (OperationQueue's vocabulary); a library product, so no unsafe flags below it.
     .target(name: "DistributedOperationQueue", dependencies: ["OpClient", "OpSpec", "WireProtocol"]),
 
@@ -99,6 +101,8 @@ var targets: [Target] = [
     .testTarget(name: "WorkerRuntimeTests", dependencies: ["WorkerRuntime", "OpSpec"]),
     // The coordinator shell's pure values (clock conversion, log limiting), without sockets.
     .testTarget(name: "CoordinatorTests", dependencies: ["Coordinator"]),
+    // The journal's codec, on-disk format, recovery rules and writer (temporary directories; tmpfs as root).
+    .testTarget(name: "JournalTests", dependencies: ["Journal", "SchedulerCore"]),
     // Real opcoord/opworker/opctl processes over loopback; they must be built first (scripts/test does).
     // Starts real opcoord/opworker processes for the two process-level test targets below.
     .target(name: "ClusterTestSupport", dependencies: ["OpClient", "WireProtocol"], path: "Tests/ClusterTestSupport"),

@@ -1,0 +1,117 @@
+// The binary encoding of one `JournalEntry` (the payload of a journal record; framing and files are in
+// JournalStore.swift). Hand-written rather than protobuf or Codable: it sits on the coordinator's hot
+// path (one record per accepted batch and per finished op) and in recovery (a million records per second).
+//
+// Payload, version 1 (all multi-byte values little-endian):
+//
+//   Entry      = u8 version (1) · svarint at · u8 tag · fields of the record, by tag:
+//     1 submitted        str run · str submitter · uvarint n · Op × n · uvarint m · Queue × m · Key?
+//     2 cancelRequested  uvarint n · str id × n · bool cascade · str reason
+//     3 cancelAll        str queue · str reason
+//     4 cancelRun        str run · str reason
+//     5 queueSettings    Queue
+//     6 priorityChanged  str id · svarint priority · bool inherit
+//     7 finished         str id · Outcome · svarint at
+//     8 workerJoined     str name
+//     9 workerLeft       str name
+//    10 runNumber        svarint next
+//    11 evictedRun       str name · svarint finishedAt · svarint evictedAt
+//    12 submissionKey    str run · Key · svarint count
+//   Op         = str id · u8 flags · [str name] · str queue · str kind · bytes payload · uvarint n · str after × n
+//                · svarint priority · [u8 qos] · svarint parts · u8 policy · svarint retries · svarint lossRetries
+//                · [svarint timeoutMicros] · uvarint n · str requires × n · svarint retryDelayMicros
+//                · svarint retryDelayMaxMicros
+//                flags: bit 0 name present, bit 1 qos present, bit 2 timeout present, bit 3 barrier; other bits 0.
+//                A field in [brackets] is there only when its flag is set, so nil and "" / 0 stay distinct.
+//   Queue      = str name · svarint maxConcurrent · u8 qos · bool suspended
+//   Key?       = u8 0 (nil) | u8 1 · Key
+//   Key        = str key · u64 digest (fixed 8 bytes: a hash is as long as a varint would be, and slower)
+//   Outcome    = u8 kind · payload: 1 succeeded bytes result | 2 failed str error | 3 cancelled str reason
+//   qos        = QoS raw value 0...4;  policy = DependencyPolicy raw value 0...1;  bool = u8 0 or 1
+//   uvarint    = LEB128, 7 bits a byte, low group first, at most 10 bytes
+//   svarint    = zigzag ((v << 1) ^ (v >> 63)) then uvarint: small negatives (-1 = unlimited) stay short
+//   str        = uvarint byte length · UTF-8 (validated on decode);  bytes = uvarint length · raw bytes
+//
+// Decoding is total: every read is bounds-checked, every enum and bool value and flag bit checked, a count
+// or length larger than the bytes left is an error before anything is allocated, and the payload must
+// end exactly where the entry does. Anything else throws `JournalCodecError`, never traps.
+
+import SchedulerCore
+
+public enum JournalCodec {
+    /// The payload format version, the first byte of every payload.
+    public static let version: UInt8 = 1
+
+    enum Tag: UInt8 {
+        case submitted = 1, cancelRequested, cancelAll, cancelRun, queueSettings, priorityChanged, finished,
+             workerJoined, workerLeft, runNumber, evictedRun, submissionKey
+    }
+
+    enum OpFlag {
+        static let name: UInt8 = 1, qos: UInt8 = 2, timeout: UInt8 = 4, barrier: UInt8 = 8
+        static let all: UInt8 = 15
+    }
+
+    // MARK: Encoding
+
+    /// Appends the encoding of `entry` to `out`.
+    public static func encode(_ entry: JournalEntry, into out: inout [UInt8]) {
+        append(entry, to: &out, frameHeader: 0)
+    }
+
+    /// Appends `entry` as a framed record: length, length check, CRC-32C, payload (JournalStore.swift).
+    static func appendRecord(_ entry: JournalEntry, to out: inout [UInt8]) {
+        append(entry, to: &out, frameHeader: JournalFormat.frameHeaderSize)
+    }
+
+    /// Grows `out` once by an upper bound of the size, writes through a pointer, trims the rest: byte-wise
+    /// `Array.append` spent more time on uniqueness and capacity checks than on encoding.
+    @inline(__always)
+    private static func append(_ entry: JournalEntry, to out: inout [UInt8], frameHeader: Int) {
+        let bound = frameHeader + JournalEncoder.bound(entry)
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: bound))
+        let used = out.withUnsafeMutableBytes { buffer in
+            let base = buffer.baseAddress! + start
+            var writer = JournalEncoder(base + frameHeader)
+            writer.entry(entry)
+            let length = (base + frameHeader).distance(to: writer.position)
+            precondition(frameHeader + length <= bound, "JournalEncoder.bound is too small for \(entry.record)")
+            if frameHeader > 0 { JournalFormat.writeFrameHeader(at: base, payloadLength: length) }
+            return frameHeader + length
+        }
+        out.removeLast(bound - used)
+    }
+
+    // MARK: Decoding
+
+    /// Decodes one entry that fills `bytes` exactly.
+    public static func decode(_ bytes: UnsafeRawBufferPointer) throws(JournalCodecError) -> JournalEntry {
+        var decoder = JournalDecoder(bytes)
+        let entry = try decoder.entry()
+        guard decoder.remaining == 0 else {
+            throw JournalCodecError(reason: "\(decoder.remaining) bytes after the end of the entry", offset: decoder.offset)
+        }
+        return entry
+    }
+
+    public static func decode(_ bytes: ArraySlice<UInt8>) throws(JournalCodecError) -> JournalEntry {
+        let result: Result<JournalEntry, JournalCodecError> = bytes.withUnsafeBytes { raw in
+            do throws(JournalCodecError) { return .success(try decode(raw)) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
+    /// The fewest bytes an op or a queue can take (one byte per field, none of the optional ones):
+    /// a count larger than the bytes left allow is rejected before anything is reserved for it.
+    static let minimumOpSize = 14
+    static let minimumQueueSize = 4
+}
+
+/// Why a payload could not be decoded; `offset` is the byte within the payload.
+public struct JournalCodecError: Error, Equatable, CustomStringConvertible {
+    public var reason: String
+    public var offset: Int
+    public init(reason: String, offset: Int) { self.reason = reason; self.offset = offset }
+    public var description: String { "\(reason) (payload byte \(offset))" }
+}

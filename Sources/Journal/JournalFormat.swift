@@ -1,0 +1,135 @@
+// File names, file headers and record frames of the on-disk format (specified in JournalStore.swift),
+// and the one routine that walks a file's records and applies the torn-tail / corruption rules.
+
+enum JournalFormat {
+    static let segmentMagic: [UInt8] = Array("OPQJRNL1".utf8)
+    static let snapshotMagic: [UInt8] = Array("OPQSNAP1".utf8)
+    static let fileVersion: UInt32 = 1
+    static let fileHeaderSize = 16
+    static let frameHeaderSize = 12
+    /// No record comes near this (a SUBMIT is at most 16 MiB on the wire); the bound keeps a length in u32.
+    static let maxPayload = 1 << 30
+
+    enum Kind {
+        case segment, snapshot
+        var magic: [UInt8] { self == .segment ? segmentMagic : snapshotMagic }
+        var prefix: String { self == .segment ? "journal-" : "snapshot-" }
+        var suffix: String { self == .segment ? ".log" : ".snap" }
+    }
+
+    /// `journal-00000007.log`, `snapshot-00000007.snap` (8 digits, more once past 99,999,999).
+    static func name(_ kind: Kind, _ number: Int) -> String {
+        let digits = String(number)
+        return kind.prefix + String(repeating: "0", count: max(0, 8 - digits.count)) + digits + kind.suffix
+    }
+
+    /// The number in a file name of that kind, or nil for any other name (temporary files included).
+    static func number(of name: String, _ kind: Kind) -> Int? {
+        guard name.hasPrefix(kind.prefix), name.hasSuffix(kind.suffix) else { return nil }
+        let digits = name.dropFirst(kind.prefix.count).dropLast(kind.suffix.count)
+        guard digits.count >= 8, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        return Int(digits)
+    }
+
+    static func header(_ kind: Kind, _ number: Int) -> [UInt8] {
+        var h = kind.magic
+        appendLE(fileVersion, &h)
+        appendLE(UInt32(truncatingIfNeeded: number), &h)
+        return h
+    }
+
+    /// Why `file` does not start with the header of file `number` of this kind, or nil if it does.
+    static func headerProblem(_ file: UnsafeRawBufferPointer, _ kind: Kind, _ number: Int) -> String? {
+        guard file.count >= fileHeaderSize else {
+            return "file is \(file.count) bytes, shorter than its \(fileHeaderSize)-byte header"
+        }
+        guard file.prefix(8).elementsEqual(kind.magic) else {
+            return "bad magic (expected \(String(decoding: kind.magic, as: UTF8.self)))"
+        }
+        let version = loadLE(file, 8)
+        guard version == fileVersion else {
+            return "format version \(version) (this build reads version \(fileVersion))"
+        }
+        let stored = loadLE(file, 12)
+        guard stored == UInt32(truncatingIfNeeded: number) else {
+            return "header says file number \(stored), the name says \(number)"
+        }
+        return nil
+    }
+
+    // MARK: Frames
+
+    /// Writes the frame header at `base` for the `length` payload bytes that follow it.
+    @inline(__always)
+    static func writeFrameHeader(at base: UnsafeMutableRawPointer, payloadLength length: Int) {
+        precondition(length <= maxPayload, "journal record of \(length) bytes exceeds the \(maxPayload)-byte limit")
+        let crc = CRC32C.checksum(UnsafeRawBufferPointer(start: base + frameHeaderSize, count: length))
+        let l = UInt32(length)
+        base.storeBytes(of: l.littleEndian, as: UInt32.self)
+        base.storeBytes(of: (~l).littleEndian, toByteOffset: 4, as: UInt32.self)
+        base.storeBytes(of: crc.littleEndian, toByteOffset: 8, as: UInt32.self)
+    }
+
+    /// How a walk over a file's records ended.
+    enum End: Equatable {
+        /// Every byte is part of a good record.
+        case clean
+        /// From `offset` on, the bytes look like an interrupted write (see `scan`).
+        case torn(offset: Int)
+        /// The record at `offset` is damaged.
+        case corrupt(offset: Int, reason: String)
+    }
+
+    /// Walks the records of `file` from `start` (just after the header), calling `visit` with each good
+    /// record's offset and payload; `visit` returns a reason to treat that record as corrupt (an
+    /// undecodable payload), or nil. The rules (see JournalStore.swift):
+    ///  - fewer than 12 bytes left, a consistent length pair whose payload runs past the end of the file,
+    ///    or nothing but zero bytes left: torn;
+    ///  - an inconsistent length pair, a CRC mismatch, or a payload `visit` rejects: corrupt.
+    static func scan(_ file: UnsafeRawBufferPointer, from start: Int,
+                     visit: (_ offset: Int, _ payload: UnsafeRawBufferPointer) throws -> String?) rethrows -> End {
+        var offset = start
+        let end = file.count
+        while offset < end {
+            let left = end - offset
+            if left < frameHeaderSize { return .torn(offset: offset) }
+            let length = loadLE(file, offset)
+            let check = loadLE(file, offset + 4)
+            if length ^ check != 0xFFFF_FFFF {
+                if isZero(file, from: offset) { return .torn(offset: offset) }
+                return .corrupt(offset: offset, reason: "length check failed (length \(hex32(length)), check \(hex32(check)))")
+            }
+            if Int(length) > left - frameHeaderSize { return .torn(offset: offset) }
+            let payload = UnsafeRawBufferPointer(rebasing: file[(offset + frameHeaderSize)..<(offset + frameHeaderSize + Int(length))])
+            let stored = loadLE(file, offset + 8)
+            let computed = CRC32C.checksum(payload)
+            if stored != computed {
+                return .corrupt(offset: offset, reason: "CRC mismatch (stored \(hex32(stored)), computed \(hex32(computed)))")
+            }
+            if let problem = try visit(offset, payload) {
+                return .corrupt(offset: offset, reason: "undecodable record: \(problem)")
+            }
+            offset += frameHeaderSize + Int(length)
+        }
+        return .clean
+    }
+
+    static func isZero(_ file: UnsafeRawBufferPointer, from offset: Int) -> Bool {
+        file[offset...].allSatisfy { $0 == 0 }
+    }
+
+    @inline(__always)
+    static func loadLE(_ p: UnsafeRawBufferPointer, _ offset: Int) -> UInt32 {
+        UInt32(littleEndian: p.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    }
+
+    static func appendLE(_ v: UInt32, _ out: inout [UInt8]) {
+        withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) }
+    }
+}
+
+/// "0x0000abcd".
+func hex32(_ v: UInt32) -> String {
+    let digits = String(v, radix: 16)
+    return "0x" + String(repeating: "0", count: 8 - digits.count) + digits
+}
