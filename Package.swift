@@ -4,7 +4,7 @@ import PackageDescription
 // Rule numbers in comments (S1–S17, A1–A10) are those of docs/SEMANTICS.md, the behaviour contract.
 // Layers (dependencies point down only; see docs/ARCHITECTURE.md):
 //   executables  opcoord, opworker, opctl, opbench, oploadtest
-//   shells       Coordinator, WorkerAgent, OpClient
+//   shells       Coordinator (+ Journal, its state on disk), WorkerAgent, OpClient
 //   runtime      WorkerRuntime, OpSpec
 //   wire         WireProtocol (protobuf), ZeroMQ (over CZeroMQ)
 //   core         SchedulerCore (pure, no I/O)
@@ -38,7 +38,6 @@ var targets: [Target] = [
     ]),
 
     // Shells: frames in, core events; core actions, frames out.
-    .target(name: "Journal", dependencies: ["SchedulerCore"]),
     .target(name: "Coordinator", dependencies: [
         "SchedulerCore", "WireProtocol", "ZeroMQ", "Journal",
         .product(name: "Logging", package: "swift-log"),
@@ -50,6 +49,8 @@ var targets: [Target] = [
         .product(name: "DequeModule", package: "swift-collections"),
     ]),
     .target(name: "OpClient", dependencies: ["WireProtocol", "ZeroMQ", "OpSpec"]),
+    // The coordinator's write-ahead journal and snapshots on local disk (A5; format in JournalStore.swift).
+    .target(name: "Journal", dependencies: ["SchedulerCore"]),
     // The Swift API (OperationQueue's vocabulary); a library product, so no unsafe flags below it.
     .target(name: "DistributedOperationQueue", dependencies: ["OpClient", "OpSpec", "WireProtocol"]),
 
@@ -103,6 +104,8 @@ var targets: [Target] = [
     .testTarget(name: "CoordinatorTests", dependencies: ["Coordinator"]),
     // The worker shell's pure values (what it holds across sessions), without sockets.
     .testTarget(name: "WorkerAgentTests", dependencies: ["WorkerAgent", "WorkerRuntime", "WireProtocol"]),
+    // The journal's codec, on-disk format, recovery rules and writer (temporary directories; tmpfs as root).
+    .testTarget(name: "JournalTests", dependencies: ["Journal", "SchedulerCore"]),
     // Real opcoord/opworker/opctl processes over loopback; they must be built first (scripts/test does).
     // Starts real opcoord/opworker processes for the two process-level test targets below.
     .target(name: "ClusterTestSupport", dependencies: ["OpClient", "WireProtocol", "ZeroMQ"], path: "Tests/ClusterTestSupport"),

@@ -24,10 +24,7 @@ public struct JournalBatch: Sendable {
 
     /// Encodes and frames `entry` (frame: u32 length, u32 ~length, u32 CRC-32C, payload).
     public mutating func add(_ entry: JournalEntry) {
-        let start = bytes.count
-        JournalFormat.reserveFrameHeader(&bytes)
-        JournalCodec.encode(entry, into: &bytes)
-        JournalFormat.sealFrame(&bytes, at: start)
+        JournalCodec.appendRecord(entry, to: &bytes)
         count += 1
     }
 

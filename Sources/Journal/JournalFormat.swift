@@ -59,23 +59,15 @@ enum JournalFormat {
 
     // MARK: Frames
 
+    /// Writes the frame header at `base` for the `length` payload bytes that follow it.
     @inline(__always)
-    static func reserveFrameHeader(_ out: inout [UInt8]) {
-        for _ in 0..<frameHeaderSize { out.append(0) }
-    }
-
-    /// Fills in the frame header at `start` for the payload that follows it to the end of `out`.
-    @inline(__always)
-    static func sealFrame(_ out: inout [UInt8], at start: Int) {
-        let length = out.count - start - frameHeaderSize
+    static func writeFrameHeader(at base: UnsafeMutableRawPointer, payloadLength length: Int) {
         precondition(length <= maxPayload, "journal record of \(length) bytes exceeds the \(maxPayload)-byte limit")
-        out.withUnsafeMutableBytes { p in
-            let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: p[(start + frameHeaderSize)...]))
-            let l = UInt32(length)
-            p.storeBytes(of: l.littleEndian, toByteOffset: start, as: UInt32.self)
-            p.storeBytes(of: (~l).littleEndian, toByteOffset: start + 4, as: UInt32.self)
-            p.storeBytes(of: crc.littleEndian, toByteOffset: start + 8, as: UInt32.self)
-        }
+        let crc = CRC32C.checksum(UnsafeRawBufferPointer(start: base + frameHeaderSize, count: length))
+        let l = UInt32(length)
+        base.storeBytes(of: l.littleEndian, as: UInt32.self)
+        base.storeBytes(of: (~l).littleEndian, toByteOffset: 4, as: UInt32.self)
+        base.storeBytes(of: crc.littleEndian, toByteOffset: 8, as: UInt32.self)
     }
 
     /// How a walk over a file's records ended.

@@ -149,8 +149,8 @@ public final class JournalStore: @unchecked Sendable {
     public func recover(salvage: Bool = false, forEach body: (JournalEntry) throws -> Void) throws -> JournalRecovery {
         precondition(!writer.isStarted, "JournalStore.recover() called twice")
         let result = try Recoverer(directory: directory, salvage: salvage).run(body)
-        writer.start(nextSegment: result.nextSegment, journalBytes: result.journalBytes,
-                     lastSnapshotBytes: result.snapshotBytes)
+        try writer.start(nextSegment: result.nextSegment, journalBytes: result.journalBytes,
+                         lastSnapshotBytes: result.snapshotBytes)
         return result.report
     }
 

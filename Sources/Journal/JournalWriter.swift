@@ -105,12 +105,18 @@ final class JournalWriter: @unchecked Sendable {
     // MARK: Loop thread
 
     /// Starts the writer thread; appends go to segment `nextSegment` (created at once).
-    func start(nextSegment: Int, journalBytes: Int, lastSnapshotBytes: Int) {
+    func start(nextSegment: Int, journalBytes: Int, lastSnapshotBytes: Int) throws(JournalError) {
         segment = nextSegment
         sizes.withLock { $0 = Sizes(journalBytes: journalBytes, snapshotPoint: 0, lastSnapshotBytes: lastSnapshotBytes) }
-        monitor.withLock { started = true }
-        let thread = startThread(name: "journal-writer") { [self] in run() }
-        monitor.withLock { writerThread = thread }
+        switch startThread(name: "journal-writer", { [self] in run() }) {
+        case .success(let thread):
+            monitor.withLock {
+                started = true
+                writerThread = thread
+            }
+        case .failure(let error):
+            throw .io(path: directory, operation: "start the journal writer thread for", errno: error.errno)
+        }
     }
 
     func append(_ bytes: [UInt8]) -> UInt64 {
@@ -197,7 +203,9 @@ final class JournalWriter: @unchecked Sendable {
                 var count = 0
                 var last: UInt64 = 0
                 while count < unwritten.count, case .batch(let bytes, let sequence) = unwritten[count] {
-                    if count > 0 && writeBuffer.count + bytes.count > Self.maxWriteBytes { break }
+                    // A group stops where the segment is full (the next goes to a new one) or at the cap.
+                    if count > 0 && (segmentSize + writeBuffer.count >= options.segmentBytes
+                                     || writeBuffer.count + bytes.count > Self.maxWriteBytes) { break }
                     writeBuffer.append(contentsOf: bytes)
                     last = sequence
                     count += 1
@@ -318,8 +326,7 @@ final class JournalWriter: @unchecked Sendable {
         // It has finished (one snapshot at a time) but may still be clearing `snapshotActive`: join first.
         if let previous { pthread_join(previous, nil) }
         monitor.withLock { snapshotActive = true }
-        let thread = startThread(name: "journal-snap") { [self] in
-            writeSnapshot(number: number, produce: produce, point: point)
+        let finished: @Sendable () -> Void = { [self] in
             snapshotInProgress.store(false, ordering: .releasing)
             monitor.withLock {
                 snapshotActive = false
@@ -327,7 +334,16 @@ final class JournalWriter: @unchecked Sendable {
             }
             wake()
         }
-        monitor.withLock { snapshotThread = thread }
+        switch startThread(name: "journal-snap", { [self] in
+            writeSnapshot(number: number, produce: produce, point: point)
+            finished()
+        }) {
+        case .success(let thread):
+            monitor.withLock { snapshotThread = thread }
+        case .failure(let error):
+            note("snapshot \(JournalFormat.name(.snapshot, number)) not written: cannot start its thread: \(errnoText(error.errno)); the journal segments stay, the next request tries again")
+            finished()
+        }
     }
 
     /// Writes `snapshot-N.snap.tmp`, syncs it, renames it into place, syncs the directory, then deletes
@@ -357,10 +373,7 @@ final class JournalWriter: @unchecked Sendable {
             buffer.removeAll(keepingCapacity: true)
         }
         for entry in entries where failure == nil {
-            let start = buffer.count
-            JournalFormat.reserveFrameHeader(&buffer)
-            JournalCodec.encode(entry, into: &buffer)
-            JournalFormat.sealFrame(&buffer, at: start)
+            JournalCodec.appendRecord(entry, to: &buffer)
             if buffer.count >= 1 << 20 { flush() }
         }
         flush()

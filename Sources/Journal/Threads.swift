@@ -59,9 +59,14 @@ extension Duration {
     }
 }
 
-/// Starts a joinable thread named `name` (at most 15 bytes: what `top -H` shows) running `body`.
-func startThread(name: String, _ body: @escaping @Sendable () -> Void) -> pthread_t {
-    final class Box { let body: @Sendable () -> Void; let name: String; init(_ b: @escaping @Sendable () -> Void, _ n: String) { body = b; name = n } }
+/// Starts a joinable thread named `name` (at most 15 bytes: what `top -H` shows) running `body`;
+/// pthread_create's error number if it cannot.
+func startThread(name: String, _ body: @escaping @Sendable () -> Void) -> Result<pthread_t, ThreadError> {
+    final class Box {
+        let body: @Sendable () -> Void
+        let name: String
+        init(_ body: @escaping @Sendable () -> Void, _ name: String) { self.body = body; self.name = name }
+    }
     let context = Unmanaged.passRetained(Box(body, name)).toOpaque()
     var thread = pthread_t()
     let rc = pthread_create(&thread, nil, { context in
@@ -70,9 +75,14 @@ func startThread(name: String, _ body: @escaping @Sendable () -> Void) -> pthrea
         box.body()
         return nil
     }, context)
-    precondition(rc == 0, "pthread_create failed: \(errnoText(rc))")
-    return thread
+    guard rc == 0 else {
+        Unmanaged<Box>.fromOpaque(context).release()
+        return .failure(ThreadError(errno: rc))
+    }
+    return .success(thread)
 }
+
+struct ThreadError: Error { var errno: Int32 }
 
 /// pthread_setname_np is not in Swift's Glibc module (it needs _GNU_SOURCE); this is what it does.
 private func nameThisThread(_ name: String) {
