@@ -40,7 +40,7 @@ struct WatchStream {
 
 extension CoordinatorLoop {
     func clientRequest(_ message: Message, ref: ClientRef, key: SubmissionKey? = nil) {
-        if !journalHealthy, let reason = journalRefusal(message) {
+        if !journalHealthy || journalBehind, let reason = journalRefusal(message) {
             replyError(.busy, reason, ref: ref, command: message.command)
             return
         }

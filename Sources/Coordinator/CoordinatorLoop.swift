@@ -47,6 +47,7 @@ final class CoordinatorLoop {
     var journalBatch = JournalBatch()
     var gate = DurabilityGate()
     var journalHealthy = true
+    var journalBehind = false
 
     init(config: CoordinatorConfig, context: Context, waker: Waker, logger: Logger) throws {
         self.config = config

@@ -44,6 +44,7 @@ extension CoordinatorLoop {
         }
         releaseDurable()
         watchJournalHealth(journal)
+        journalBehind = journal.bufferedBytes > Self.journalBacklogLimit
         if journal.bytesSinceSnapshot > max(config.snapshotMinBytes, 2 * journal.lastSnapshotBytes), !journal.snapshotInProgress {
             // A copy of the core for the snapshot thread: copy-on-write makes it cheap here; the arrays
             // this loop touches next are copied once, as it touches them.
@@ -96,12 +97,22 @@ extension CoordinatorLoop {
         }
     }
 
-    /// A state-changing request while the journal cannot write: the error text it gets (nil: not refused).
+    /// Bytes waiting for the disk beyond which changes are refused (a disk slower than the submissions,
+    /// or failing): memory stays bounded, and the client is told to come back.
+    static let journalBacklogLimit = 256 << 20
+
+    /// A state-changing request while the journal cannot take it: the error text it gets (nil: not refused).
     func journalRefusal(_ message: Message) -> String? {
         switch message {
         case .submit, .cancelOps, .queue, .setPriority:
             let reason: String
-            if case .failing(let r, _)? = journal?.health { reason = r } else { reason = "not writable" }
+            if case .failing(let r, _)? = journal?.health {
+                reason = r
+            } else if journalBehind {
+                reason = "\((journal?.bufferedBytes ?? 0) >> 20) MiB not yet on disk: the disk is slower than the changes"
+            } else {
+                reason = "not writable"
+            }
             return "journal unavailable (\(reason)): nothing was changed; status and waits still work; retry when the coordinator's state directory is writable again"
         default:
             return nil
