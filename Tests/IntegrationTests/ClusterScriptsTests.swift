@@ -35,12 +35,14 @@ struct ClusterScriptsTests {
 
     /// A3 across a real network path: kill -9 one worker, freeze another past the liveness bound, cut a
     /// third host's link for 10 s, all during a run; every op succeeds and each failure is detected within
-    /// the liveness bound + 1 s (the script checks both and prints the figures).
+    /// the liveness bound + 1 s (the script checks both and prints the figures). Then A5: the coordinator
+    /// killed with SIGKILL 10 times during a 20,000-op shell run and restarted on its state directory;
+    /// every op succeeds exactly once (crash.sh).
     @Test func failuresOnRealTCPPathsAreDetectedWithinTheBoundAndNothingIsLost() throws {
         let run = try CommandLineTests.run("/bin/bash", [Self.root + "/cluster/netns/faults.sh", Binaries.directory],
                                            env: ["OPQ_NETNS_PREFIX": "opqf", "OPQ_NETNS_BASE": "40",
                                                  "OPQ_NETNS_STATE": NSTemporaryDirectory() + "opq-netns-faults"],
-                                           timeout: 150)
+                                           timeout: 300)
         if run.status == Self.skipped {
             print("skipped: network namespaces are not available here: \(run.stdout)\(run.stderr)")
             return
@@ -48,6 +50,7 @@ struct ClusterScriptsTests {
         print(run.stdout)
         #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
         #expect(run.stdout.contains("PASS: faults"), "\(run.stdout)")
+        #expect(run.stdout.contains("PASS: coordinator crashes"), "\(run.stdout)")
     }
 
     /// The same fault run where namespaces are impossible: processes on loopback, kill -9 and SIGSTOP
@@ -56,7 +59,7 @@ struct ClusterScriptsTests {
         let run = try CommandLineTests.run("/bin/bash", [Self.root + "/cluster/netns/faults.sh", Binaries.directory],
                                            env: ["OPQ_FAULTS_TARGET": "loopback", "OPQ_NETNS_PREFIX": "opqb",
                                                  "OPQ_NETNS_STATE": NSTemporaryDirectory() + "opq-loopback-faults"],
-                                           timeout: 150)
+                                           timeout: 300)
         print(run.stdout)
         #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
         #expect(run.stdout.contains("PASS: faults"), "\(run.stdout)")

@@ -13,6 +13,8 @@
 # every operation must have succeeded and produced exactly one FINISHED event (none lost, none
 # finished twice), and each failure must have been detected within the liveness bound + 1 s. It
 # prints the detection times, the ops, re-dispatches (attempts > 1) and fenced late reports.
+# Then the coordinator is killed with SIGKILL at seeded moments during a second run and restarted on its
+# state directory each time (crash.sh: OPQ_CRASH_OPS shell ops, OPQ_CRASH_KILLS kills; every op exactly once).
 # Where namespaces are impossible (not root, no veth) it runs on loopback instead (loopback-hosts.sh:
 # the same processes on 127.0.0.1; kill -9 and SIGSTOP only — there is no link to cut), or exits 77
 # with OPQ_FAULTS_TARGET=netns. OPQ_FAULTS_TARGET=loopback forces loopback.
@@ -151,6 +153,9 @@ echo "== waiting for the layered run"
 wait "$LOADTEST"
 wait_rc=$?
 cat "$WORK/run.txt"
+# Then the coordinator itself: killed with SIGKILL again and again during a run (A5; crash.sh).
+"$HERE/crash.sh" "$BIN" "$NETNS"
+crash_rc=$?
 "$NETNS" stop >/dev/null 2>&1 || true
 "$PY" - "$WORK/run.json" "$OPS" <<'EOF'
 import json, sys
@@ -171,9 +176,9 @@ ops_rc=$?
 set -e
 echo "== coordinator log (lost/joined)"
 grep -E 'lost|joined|left|fenced' "$STATE_DIR/logs/h0.opcoord.log" | tail -n 20 || true
-if [ "$detect_rc" -eq 0 ] && [ "$wait_rc" -eq 0 ] && [ "$ops_rc" -eq 0 ]; then
+if [ "$detect_rc" -eq 0 ] && [ "$wait_rc" -eq 0 ] && [ "$ops_rc" -eq 0 ] && [ "$crash_rc" -eq 0 ]; then
   echo "PASS: faults"
 else
-  echo "FAIL: faults (detection $detect_rc, wait $wait_rc, ops $ops_rc)"
+  echo "FAIL: faults (detection $detect_rc, wait $wait_rc, ops $ops_rc, coordinator crashes $crash_rc)"
   exit 1
 fi

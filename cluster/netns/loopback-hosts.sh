@@ -4,7 +4,7 @@
 # PREFIX-hN (the names netns.sh gives them). There is no link to cut: `cut`/`restore` fail.
 #
 # Usage: loopback-hosts.sh up K | start BIN_DIR [opworker/opcoord options…] | endpoint
-#        | kill HOST | freeze HOST | thaw HOST | respawn HOST | stop | down
+#        | kill HOST | pid HOST | freeze HOST | thaw HOST | respawn HOST | stop | down
 # State (pid files, logs/, endpoint, the start options) in $OPQ_NETNS_STATE (default /tmp/PREFIX-loopback).
 set -Eeuo pipefail
 PREFIX="${OPQ_NETNS_PREFIX:-opq}"
@@ -76,6 +76,7 @@ case "${1:-}" in
     die "only $n of $((k - 1)) workers registered within 30 s (logs: $STATE/logs)";;
   endpoint) cat "$STATE/endpoint";;
   kill) kill -KILL "$(pid_of "$2")";;
+  pid) pid_of "$2";;
   freeze) kill -STOP "$(pid_of "$2")";;
   thaw) kill -CONT "$(pid_of "$2")";;
   respawn) launch "$2";;
