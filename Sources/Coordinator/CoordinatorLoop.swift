@@ -46,6 +46,7 @@ final class CoordinatorLoop {
     let journal: JournalStore?
     var journalBatch = JournalBatch()
     var gate = DurabilityGate()
+    let durabilityWake = DurabilityWake()
     var journalHealthy = true
     var journalBehind = false
 
@@ -61,7 +62,7 @@ final class CoordinatorLoop {
         coreConfig.retainMicros = config.retainMicros
         coreConfig.retainRuns = config.retainRuns
         coreConfig.journal = config.stateDirectory != nil
-        (core, journal) = try Self.recover(config, coreConfig, waker: waker, logger: logger)
+        (core, journal) = try Self.recover(config, coreConfig, waker: waker, wake: durabilityWake, logger: logger)
         socket = try Socket(context, type: .router)
         // Tell us (EHOSTUNREACH) instead of silently dropping when a peer is gone, so departed
         // watchers are unsubscribed; no send high-water mark, because a dropped DISPATCH would strand

@@ -1,5 +1,6 @@
 import Foundation
 import Journal
+import Synchronization
 import Logging
 import SchedulerCore
 import WireProtocol
@@ -9,24 +10,31 @@ import ZeroMQ
 // start, one journal batch per loop pass (group commit on the store's writer thread), client messages
 // held until what they reveal is durable, snapshots, and refusing changes while the disk fails.
 
+/// Whether the loop wants to be woken when the journal's durable point moves: only while client
+/// messages wait for it (a dependency hop writes records but waits for nothing, so it costs no wake-up).
+final class DurabilityWake: Sendable {
+    let wanted = Atomic<Bool>(false)
+}
+
 extension CoordinatorLoop {
     /// Opens the state directory (locked against a second coordinator) and replays it into a new core.
-    static func recover(_ config: CoordinatorConfig, _ coreConfig: SchedulerConfig, waker: Waker,
+    static func recover(_ config: CoordinatorConfig, _ coreConfig: SchedulerConfig, waker: Waker, wake: DurabilityWake,
                         logger: Logger) throws -> (Scheduler, JournalStore?) {
         var core = Scheduler(config: coreConfig)
         guard let dir = config.stateDirectory else {
             logger.warning("no state directory (--ephemeral): a restart forgets every operation")
             return (core, nil)
         }
-        let store = try JournalStore(directory: dir, wake: { waker.wake() })
+        // The writer thread wakes the loop after a sync only when client messages wait for one.
+        let store = try JournalStore(directory: dir, wake: { if wake.wanted.exchange(false, ordering: .acquiringAndReleasing) { waker.wake() } })
         let started = ContinuousClock.now
         var stimulus: UInt64 = 0
         var ignored: [Action] = []
-        let recovery = try store.recover(salvage: config.salvage) { entry in
+        let recovery = try store.recover(salvage: config.salvage, pipelined: { entry in
             stimulus &+= 1
             core.handle(Input(stimulus: stimulus, now: entry.at, .restore(entry.record)), into: &ignored)
             ignored.removeAll(keepingCapacity: true)
-        }
+        })
         for note in recovery.notes { logger.warning("journal: \(note)") }
         let took = ContinuousClock.now - started
         let counts = core.runCounts
@@ -39,7 +47,8 @@ extension CoordinatorLoop {
     func commitJournal() {
         guard let journal else { return }
         if !journalBatch.isEmpty {
-            gate.appended(journal.append(journalBatch))
+            // Urgent when a reply waits for it; else the writer may gather a few passes into one sync.
+            gate.appended(journal.append(journalBatch, urgent: !gate.isEmpty))
             journalBatch.removeAll()
         }
         releaseDurable()
@@ -67,6 +76,7 @@ extension CoordinatorLoop {
         if !journalHealthy && !isAcknowledgement(message) { return send(message, to: routing, requestID: requestID) }
         if gate.mayPass(tag, durable: journal.durableSequence) { return send(message, to: routing, requestID: requestID) }
         gate.hold(DurabilityGate.Held(tag: tag, routing: routing, message: message, requestID: requestID))
+        releaseDurable()
         return true
     }
 
@@ -78,8 +88,14 @@ extension CoordinatorLoop {
         }
     }
 
+    /// Sends the held messages that are durable now; while some still wait, asks the writer for a wake-up.
     func releaseDurable() {
         guard let journal, !gate.isEmpty else { return }
+        for h in gate.release(durable: journal.durableSequence) { send(h.message, to: h.routing, requestID: h.requestID) }
+        guard !gate.isEmpty else { return }
+        durabilityWake.wanted.store(true, ordering: .releasing)
+        journal.hurry()
+        // Once more: a sync that ended before the flag was set woke nobody.
         for h in gate.release(durable: journal.durableSequence) { send(h.message, to: h.routing, requestID: h.requestID) }
     }
 

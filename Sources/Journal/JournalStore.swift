@@ -65,11 +65,17 @@ public struct JournalOptions: Sendable {
     public var retryInterval: Duration
     /// fdatasync after every group commit and fsync of files and directories. Off only in tests.
     public var fsync: Bool
+    /// Batches nobody waits for (`append(_:urgent: false)`) may wait this long for more before they are
+    /// written, so a stream of small passes (a chain of dependent operations) costs one sync per this
+    /// interval, not one per pass. An urgent batch, `hurry()`, or 1 MiB queued ends the wait at once.
+    public var lazyCommit: Duration
 
-    public init(segmentBytes: Int = 64 << 20, retryInterval: Duration = .seconds(1), fsync: Bool = true) {
+    public init(segmentBytes: Int = 64 << 20, retryInterval: Duration = .seconds(1), fsync: Bool = true,
+                lazyCommit: Duration = .milliseconds(5)) {
         self.segmentBytes = segmentBytes
         self.retryInterval = retryInterval
         self.fsync = fsync
+        self.lazyCommit = lazyCommit
     }
 }
 
@@ -138,7 +144,7 @@ public final class JournalStore: @unchecked Sendable {
     /// Throws `JournalError.corrupt` on damage (see the format above); `salvage` keeps what is before it.
     public func recover(salvage: Bool = false) throws -> JournalRecovery {
         var entries: [JournalEntry] = []
-        var report = try recover(salvage: salvage) { entries.append($0) }
+        var report = try recover(salvage: salvage, forEach: { entries.append($0) })
         report.entries = entries
         return report
     }
@@ -154,14 +160,45 @@ public final class JournalStore: @unchecked Sendable {
         return result.report
     }
 
+    /// Like `recover(salvage:forEach:)`, with reading and decoding on a second thread while `body`
+    /// runs on this one (the coordinator's start: replaying a million operations into the core takes
+    /// about as long as decoding them). The same rules; if anything throws, discard what was built.
+    public func recover(salvage: Bool = false, pipelined body: (JournalEntry) throws -> Void) throws -> JournalRecovery {
+        precondition(!writer.isStarted, "JournalStore.recover() called twice")
+        let pipeline = RecoveryPipeline()
+        let directory = self.directory
+        try pipeline.start { deliver in try Recoverer(directory: directory, salvage: salvage).run(deliver) }
+        var failure: Error?
+        while let chunk = pipeline.take() {
+            guard failure == nil else { continue }
+            do {
+                for entry in chunk { try body(entry) }
+            } catch {
+                failure = error
+                pipeline.cancel()
+            }
+        }
+        if let failure { throw failure }
+        let result = try pipeline.result()
+        try writer.start(nextSegment: result.nextSegment, journalBytes: result.journalBytes,
+                         lastSnapshotBytes: result.snapshotBytes)
+        return result.report
+    }
+
     // MARK: Writing (loop thread)
 
     /// Queues one loop iteration's records; never waits for the disk. Returns the batch's sequence number
     /// (1, 2, …): the batch is durable once `durableSequence` reaches it.
+    ///
+    /// `urgent`: someone waits for it (a reply held until it is durable): written at once. Otherwise it may
+    /// wait up to `options.lazyCommit` for more (see there).
     @discardableResult
-    public func append(_ batch: JournalBatch) -> UInt64 {
-        writer.append(batch.bytes)
+    public func append(_ batch: JournalBatch, urgent: Bool = true) -> UInt64 {
+        writer.append(batch.bytes, urgent: urgent)
     }
+
+    /// Someone now waits for what was appended: write it without waiting for more.
+    public func hurry() { writer.hurry() }
 
     /// Everything appended up to this sequence number is on disk (fdatasync returned).
     public var durableSequence: UInt64 { writer.durableSequence.load(ordering: .acquiring) }

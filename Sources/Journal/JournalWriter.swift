@@ -57,6 +57,10 @@ final class JournalWriter: @unchecked Sendable {
     // Shared by the loop, writer and closing threads, under `monitor`.
     private let monitor = Monitor()
     private var queued: [Item] = []
+    /// Whether a queued batch is waited for, and when the oldest queued one arrived (lazy commits).
+    private var urgent = false
+    private var queuedSince: UInt64 = 0
+    private var queuedBytes = 0
     private var lastSequence: UInt64 = 0
     private var started = false
     private var stopping = false
@@ -119,15 +123,36 @@ final class JournalWriter: @unchecked Sendable {
         }
     }
 
-    func append(_ bytes: [UInt8]) -> UInt64 {
+    func append(_ bytes: [UInt8], urgent: Bool) -> UInt64 {
         bufferedBytes.add(bytes.count, ordering: .relaxed)
         return monitor.withLock {
             precondition(started && !stopping && !abandoned, "JournalStore.append before recover() or after close()")
             lastSequence += 1
+            if queued.isEmpty { queuedSince = monotonicNanos(); queuedBytes = 0 }
             queued.append(.batch(bytes, sequence: lastSequence))
+            queuedBytes += bytes.count
+            if urgent { self.urgent = true }
             monitor.broadcast()
             return lastSequence
         }
+    }
+
+    func hurry() {
+        monitor.withLock {
+            guard !urgent else { return }
+            urgent = true
+            monitor.broadcast()
+        }
+    }
+
+    /// Called with the lock held: whether queued batches go now, or may wait for more (lazy commit).
+    private func queuedMayGo() -> Bool {
+        if urgent || stopping || failing || queuedBytes >= 1 << 20 || options.lazyCommit == .zero { return true }
+        if queued.contains(where: { if case .snapshot = $0 { return true } else { return false } }) { return true }
+        let due = queuedSince + options.lazyCommit.nanoseconds
+        if monotonicNanos() >= due { return true }
+        monitor.wait(until: due)
+        return false
     }
 
     func requestSnapshot(_ produce: @escaping @Sendable () -> [JournalEntry]) -> Bool {
@@ -154,7 +179,11 @@ final class JournalWriter: @unchecked Sendable {
             monitor.withLock {
                 while true {
                     if abandoned { exit = true; return }
-                    if !queued.isEmpty { break }  // new batches: write them (and retry, if failing)
+                    // New batches: write them (and retry, if failing), unless nobody waits for them yet.
+                    if !queued.isEmpty {
+                        if queuedMayGo() { break }
+                        continue
+                    }
                     if failing {
                         if monotonicNanos() >= retryAt { break }
                         monitor.wait(until: retryAt)
@@ -169,6 +198,7 @@ final class JournalWriter: @unchecked Sendable {
                     }
                 }
                 swap(&taken, &queued)
+                urgent = false
             }
             if exit { break }
             unwritten.append(contentsOf: taken)

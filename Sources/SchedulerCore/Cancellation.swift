@@ -8,14 +8,14 @@ extension Scheduler {
         case .success(let f): found = f
         case .failure(let f): out.append(.reply(ref, .notFound(f.text))); return
         }
-        if config.journal { out.append(.journal(.cancelRequested(ids: found.map { ops.ids[Int($0)] }, cascade: cascade, reason: reason))) }
+        if journaling { out.append(.journal(.cancelRequested(ids: found.map { ops.ids[Int($0)] }, cascade: cascade, reason: reason))) }
         for op in found { cancelOp(op, reason, cascade: cascade, &out) }
         out.append(.reply(ref, .ok))
     }
 
     mutating func cancelAllRequest(_ ref: ClientRef, _ name: String, _ reason: String, _ out: inout [Action]) {
         guard let q = queueIndex[name] else { out.append(.reply(ref, .error("unknown queue \(name)"))); return }
-        if config.journal { out.append(.journal(.cancelAll(queue: name, reason: reason))) }
+        if journaling { out.append(.journal(.cancelAll(queue: name, reason: reason))) }
         let members = queues[Int(q)].members
         var kept: [Int32] = []
         for op in members where ops.hot[Int(op)].state != .finished {

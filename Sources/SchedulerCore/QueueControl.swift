@@ -21,7 +21,7 @@ extension Scheduler {
     }
 
     func journalQueue(_ q: Int32, _ out: inout [Action]) {
-        guard config.journal else { return }
+        guard journaling else { return }
         let s = queues[Int(q)]
         out.append(.journal(.queueSettings(QueueSpec(name: s.name, maxConcurrent: Int(s.maxConcurrent), qos: s.qos, suspended: s.suspended))))
     }
@@ -39,7 +39,7 @@ extension Scheduler {
         guard Priority.isValid(p) else {
             out.append(.reply(ref, .error("invalid priority \(p) (use -8, -4, 0, 4, 8)"))); return
         }
-        if config.journal { out.append(.journal(.priorityChanged(id: id, priority: p, inherit: inherit))) }
+        if journaling { out.append(.journal(.priorityChanged(id: id, priority: p, inherit: inherit))) }
         let raise = p > Int(ops.hot[Int(op)].priority)
         reprioritise(op, Int8(p))
         if inherit && raise {

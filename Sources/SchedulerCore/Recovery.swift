@@ -86,6 +86,9 @@ extension Scheduler {
         journalWorkers = []
     }
 
+    /// Records are emitted unless this core runs without a journal, or is replaying one (nothing to write again).
+    var journaling: Bool { @inline(__always) get { config.journal && !replaying } }
+
     /// Whether dispatch is held after recovery (status shows it).
     public var isHoldingForWorkers: Bool { hold != nil }
     /// Until when, at the latest (nil: not held).

@@ -352,7 +352,7 @@ extension Scheduler {
     /// Cancels every unfinished op of a run (S4 per op).
     mutating func cancelRun(_ ref: ClientRef, _ name: String, _ reason: String, _ out: inout [Action]) {
         guard let slot = runIndex[name] else { out.append(.reply(ref, .notFound("\(runFailure(name))"))); return }
-        if config.journal { out.append(.journal(.cancelRun(run: name, reason: reason))) }
+        if journaling { out.append(.journal(.cancelRun(run: name, reason: reason))) }
         for op in runs[Int(slot)]!.ops where ops.hot[Int(op)].state != .finished {
             cancelOp(op, reason, cascade: false, &out)
         }

@@ -109,7 +109,7 @@ extension Scheduler {
         }
         starts[n] = Int32(resolved.count)
         reopenRun(run)
-        if config.journal {
+        if journaling {
             out.append(.journal(.submitted(run: runName, submitter: runs[Int(run)]!.submitter, ops: specArray, queues: qspecs, key: key)))
         }
         for qs in qspecs {
@@ -127,7 +127,8 @@ extension Scheduler {
         runs[Int(run)]!.ops.reserveCapacity(runs[Int(run)]!.ops.count + n)
         for i in 0..<n {   // all ops exist before edges are wired
             insert(specs, batchKeys, i, run, &cache)
-            if !unplaceable.isPlaceable(cache.cls) { unplaceable.note(base + Int32(i), cache.cls, self) }
+            // (Replay has no workers and no one to warn: every op would be noted.)
+            if !unplaceable.isPlaceable(cache.cls) && !replaying { unplaceable.note(base + Int32(i), cache.cls, self) }
         }
         for i in 0..<n {
             wire(base + Int32(i), specs, i, resolved[Int(starts[i])..<Int(starts[i + 1])], &cancelNow, &out)

@@ -25,7 +25,7 @@ extension Scheduler {
             workers[Int(w)].classes.append(Int32(c))
         }
         livenessHeap.insert(TimerEntry(at: now &+ config.livenessBoundMicros, target: w))
-        if config.journal { out.append(.journal(.workerJoined(name: h.name))) }
+        if journaling { out.append(.journal(.workerJoined(name: h.name))) }
         giveCredit(w, h.credit ?? h.slots)
         workerClaims(w, h, &out)
     }
@@ -87,7 +87,7 @@ extension Scheduler {
         takeCredit(w, workers[wi].credit)
         workers[wi].alive = false
         workers[wi].lostReason = reason
-        if config.journal { out.append(.journal(.workerLeft(name: workers[wi].name))) }
+        if journaling { out.append(.journal(.workerLeft(name: workers[wi].name))) }
         workers[wi].tagNames = []     // what the peer sent is released with it
         workers[wi].kindNames = []
         liveWorkers -= 1

@@ -72,9 +72,54 @@ struct StoreTests {
         store.close()
         let reopened = try JournalStore(directory: dir.state, options: noSync)
         var seen: [JournalEntry] = []
-        let recovery = try reopened.recover { seen.append($0) }
+        let recovery = try reopened.recover(forEach: { seen.append($0) })
         #expect(seen == appended && recovery.entries.isEmpty && recovery.tailEntries == appended.count)
         reopened.close()
+    }
+
+    /// Decoding on its own thread: the same entries in the same order; an error of the caller's stops it
+    /// and comes back, the decoder's thread ending too.
+    @Test func pipelinedRecoveryDeliversTheSameEntriesAndStopsOnTheCallersError() throws {
+        let dir = TemporaryDirectory()
+        var random = RandomEntries(seed: 4)
+        let store = try JournalStore(directory: dir.state, options: noSync)
+        _ = try store.recover()
+        var appended: [JournalEntry] = []
+        for _ in 0..<10 { appended += appendRandom(store, &random, batches: 40).0 }   // several chunks' worth
+        store.close()
+        let reopened = try JournalStore(directory: dir.state, options: noSync)
+        var seen: [JournalEntry] = []
+        _ = try reopened.recover(pipelined: { seen.append($0) })
+        #expect(seen == appended)
+        reopened.close()
+
+        struct Stop: Error {}
+        let third = try JournalStore(directory: dir.state, options: noSync)
+        var delivered = 0
+        #expect(throws: Stop.self) {
+            try third.recover(pipelined: { _ in delivered += 1; if delivered == 300 { throw Stop() } })
+        }
+        #expect(delivered == 300)
+        third.close()
+    }
+
+    /// Lazy commits: a batch nobody waits for may wait for more (here up to 30 s), an urgent one takes
+    /// it along at once, and `hurry` ends the wait (both well within 5 s: long before 30 s).
+    @Test func aBatchNobodyWaitsForGoesWithTheNextUrgentOneOrWhenHurried() throws {
+        let dir = TemporaryDirectory()
+        var random = RandomEntries(seed: 5)
+        var lazy = noSync
+        lazy.lazyCommit = .seconds(30)
+        let store = try JournalStore(directory: dir.state, options: lazy)
+        _ = try store.recover()
+        func batch() -> JournalBatch { var b = JournalBatch(); b.add(random.entry()); return b }
+        let a = store.append(batch(), urgent: false)
+        let b = store.append(batch(), urgent: true)
+        #expect(waitUntil(5) { store.durableSequence >= b } && b > a)
+        let c = store.append(batch(), urgent: false)
+        store.hurry()
+        #expect(waitUntil(5) { store.durableSequence >= c })
+        store.close()
     }
 
     @Test func aSecondStoreOnTheSameDirectoryIsToldWhoHasIt() throws {
