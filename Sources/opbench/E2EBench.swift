@@ -228,6 +228,9 @@ func independent(_ cluster: E2ECluster, n: Int, prefetch: Int, budget: Double) t
     fields += [("ops_per_s", rate.rounded()), ("submit_s", Double(tSubmitted - t0) / 1e9), ("total_s", seconds),
                ("coord_cpu_s", cpu1.coordinator - cpu0.coordinator), ("workers_cpu_s", cpu1.workers - cpu0.workers),
                ("client_cpu_s", cpu1.client - cpu0.client)]
+    // The journal's size after the run (a submitted and a finished record per op, plus worker sessions).
+    let journalBytes = cluster.stateBytes()
+    if journalBytes > 0 { fields.append(("journal_bytes_per_op", (Double(journalBytes) / Double(n)).rounded())) }
     let failed = r.failedCount + r.cancelledCount
     return BenchResult(suite: "e2e", name: "independent", fields: fields,
                        note: "target ≥ 100,000 ops/s: \(rate >= 100_000 ? "met" : "missed")"
@@ -536,6 +539,9 @@ final class E2ECluster {
         coordinator = try Self.launch(Self.binDirectory + "/opcoord", ["--bind", endpoint, "--log-level", logLevel] + coordinatorArgs,
                                       log: dir.appendingPathComponent("opcoord-\(coordinatorStarts).log"))
     }
+
+    /// Bytes in the coordinator's state directory (0 when it runs --ephemeral).
+    func stateBytes() -> Int { directoryBytes(dir.appendingPathComponent("state")) }
 
     /// The coordinator's log of its `start`-th start (1 = the first).
     func coordinatorLog(_ start: Int) -> String {

@@ -207,6 +207,28 @@ struct ClientLimitsTests {
         #expect(r.stderr.contains("restarted and no longer knows 1 of the 1 operation still awaited (it was started without its state directory"), "\(r.stderr)")
     }
 
+    /// Issue 14 item 8 with the journal (A5): the coordinator is killed with SIGKILL while `opctl wait`
+    /// (no --timeout) waits for a running shell op, and restarted on its state directory. opctl notices,
+    /// reconnects, asks again, and ends 0 when the op finishes — which ran once: its worker kept it
+    /// running and handed it back.
+    @Test func aWaitSurvivesACoordinatorKilledAndRestartedOnItsStateDirectory() throws {
+        let c = try LocalCluster(heartbeatMs: 100)
+        defer { c.stop() }
+        try c.startWorker("a", slots: 1)
+        let marker = c.dir.appendingPathComponent("ran").path
+        let command = #"{"command": "sleep 1.5; echo once >> "# + marker + #""}"#
+        #expect(try c.submit([op("slow", kind: "shell", payload: command)]).accepted)
+        try c.waitUntil("the op runs", timeout: 20) { try c.status(["slow"])["slow"]?.state == .executing }
+        let wait = try Spawned(opctl, ["wait", "slow", "--run", "test"], env: ["OPCOORD": c.endpoint])
+        try wait.waitUntilConnected(to: c)
+        try c.restartCoordinator(crash: true)
+        let r = wait.finish(timeout: 60)
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        #expect(r.stderr.contains("lost the connection"), "\(r.stderr)")
+        #expect(r.stdout.contains("1 succeeded"), "\(r.stdout)")
+        #expect((try? String(contentsOfFile: marker, encoding: .utf8)) == "once\n", "the op ran exactly once")
+    }
+
     /// The coordinator stops while `opctl wait --timeout 3` waits and never comes back: opctl keeps
     /// trying until its own deadline and exits 4 then — not at the request timeout, not never. And
     /// against a coordinator that is not there at all, also at the deadline.
