@@ -56,6 +56,10 @@ struct OpCoord: ParsableCommand {
     @Flag(help: "Keep no state on disk: a restart forgets every operation (benchmarks, throwaway clusters).")
     var ephemeral = false
 
+    @Option(help: ArgumentHelp("Journal bytes since the last snapshot that trigger the next (and twice the last snapshot's size); for tests.",
+                               visibility: .hidden))
+    var snapshotBytes: Int = 64 << 20
+
     @Flag(help: "If the journal is damaged, recover the records before the damage and move the rest aside (state-dir/salvaged-<time>/) instead of refusing to start.")
     var salvage = false
 
@@ -63,6 +67,7 @@ struct OpCoord: ParsableCommand {
         if ephemeral && stateDir != nil { throw ValidationError("--ephemeral and --state-dir exclude each other: choose one") }
         if ephemeral && salvage { throw ValidationError("--salvage recovers a state directory; --ephemeral has none") }
         if stateDir?.isEmpty == true { throw ValidationError("--state-dir needs a directory") }
+        guard snapshotBytes >= 1 else { throw ValidationError("--snapshot-bytes must be ≥ 1") }
         // The default directory is named after the endpoint; with a port chosen at random it would be
         // one directory shared by every such coordinator.
         if stateDir == nil && !ephemeral && bind.hasSuffix(":*") {
@@ -100,6 +105,7 @@ struct OpCoord: ParsableCommand {
         config.clientIdleMicros = RetentionPeriod.micros(clientIdle)!
         config.stateDirectory = ephemeral ? nil : (stateDir ?? Self.defaultStateDirectory(bind: bind))
         config.salvage = salvage
+        config.snapshotMinBytes = snapshotBytes
         let server: CoordinatorServer
         do {
             server = try CoordinatorServer(config: config, logger: logger)

@@ -67,6 +67,40 @@ import WireProtocol
         #expect(log(c, start: 3).contains("salvaged"), "\(log(c, start: 3))")
     }
 
+    /// Snapshots through the coordinator: with a tiny threshold it snapshots while work runs; killed and
+    /// restarted, it recovers from the newest snapshot plus the segments after it: every op with its
+    /// outcome and result, a suspended queue still suspended, its op still waiting.
+    @Test func aSnapshotAndItsTailRecoverEveryOperationWithItsOutcome() throws {
+        let c = try LocalCluster(coordinatorArgs: ["--snapshot-bytes", "2000"])
+        defer { c.stop() }
+        try c.startWorker("s", slots: 2)
+        #expect(try c.submit([op("held", queue: "held")], queues: [queueSettings("held", suspended: true)], run: "j").accepted)
+        var ids: [String] = []
+        for b in 0..<8 {
+            let ops = (0..<20).map { op("s\(b)-\($0)", kind: "echo", payload: "r\(b)-\($0)", queue: "j") }
+            #expect(try c.submit(ops, run: "j").accepted)
+            ids += ops.map(\.id)
+            try c.wait(ops.map(\.id))
+        }
+        let dir = try #require(c.stateDirectory)
+        try c.waitUntil("a snapshot was written", timeout: 20) {
+            try FileManager.default.contentsOfDirectory(atPath: dir).contains { $0.hasSuffix(".snap") }
+        }
+        try c.restartCoordinator(crash: true)
+        try c.waitUntil("the restarted coordinator answers", timeout: 20) { (try? c.statusReply()) != nil }
+        let start = log(c, start: 2)
+        let replayed = try #require(start.split(separator: "\n").first { $0.contains("replayed in") }, "\(start)")
+        #expect(!replayed.contains(": 0 snapshot"), "recovered from a snapshot: \(replayed)")
+        let st = try c.status(ids.map { "j/" + $0 }, withResults: true)
+        let wrong = ids.filter { id in
+            let expected = "r" + id.dropFirst()   // s3-7 → r3-7
+            return st[id]?.succeededResult != String(expected)
+        }
+        #expect(wrong.isEmpty, "\(wrong.count) ops without their outcome: \(wrong.prefix(5))")
+        #expect(try c.status(["j/held"])["held"]?.state == .ready)
+        #expect(try c.statusReply().queues.first { $0.name == "held" }?.suspended == true)
+    }
+
     @Test func aTornTailIsTruncatedAndEveryAcknowledgedOperationSurvives() throws {
         let c = try LocalCluster()
         defer { c.stop() }
