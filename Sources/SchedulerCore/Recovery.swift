@@ -31,13 +31,7 @@ extension Scheduler {
         case .cancelRun(let run, let reason):
             cancelRun(ref, run, reason, &out)
         case .queueSettings(let spec):
-            if let q = queueIndex[spec.name] {
-                queues[Int(q)].maxConcurrent = Int32(spec.maxConcurrent)
-                queues[Int(q)].suspended = spec.suspended
-                activateAll(q)
-            } else {
-                _ = ensureQueue(spec)
-            }
+            applyQueueSettings(spec)
         case .priorityChanged(let id, let priority, let inherit):
             setPriority(ref, id, priority, inherit, nil, &out)
         case .finished(let id, let outcome, let at):

@@ -112,15 +112,7 @@ extension Scheduler {
         if journaling {
             out.append(.journal(.submitted(run: runName, submitter: runs[Int(run)]!.submitter, ops: specArray, queues: qspecs, key: key)))
         }
-        for qs in qspecs {
-            if let q = queueIndex[qs.name] {
-                queues[Int(q)].maxConcurrent = Int32(qs.maxConcurrent)
-                queues[Int(q)].suspended = qs.suspended
-                activateAll(q)
-            } else {
-                _ = ensureQueue(qs)
-            }
-        }
+        for qs in qspecs { applyQueueSettings(qs) }
         var cancelNow: [(Int32, String)] = []
         var cache = InsertCache()
         var unplaceable = UnplaceableTally()
@@ -136,6 +128,17 @@ extension Scheduler {
         for (op, reason) in cancelNow { cancelOp(op, reason, cascade: false, &out) }
         out.append(.reply(ref, .accepted(count: n, unplaceable: unplaceable.list, run: runName)))
         return true
+    }
+
+    /// Creates the queue, or sets an existing one's limit and suspension (its QoS never changes).
+    mutating func applyQueueSettings(_ qs: QueueSpec) {
+        if let q = queueIndex[qs.name] {
+            queues[Int(q)].maxConcurrent = Int32(qs.maxConcurrent)
+            queues[Int(q)].suspended = qs.suspended
+            activateAll(q)
+        } else {
+            _ = ensureQueue(qs)
+        }
     }
 
     func validateQueues(_ qspecs: [QueueSpec]) -> [SubmitProblem] {
