@@ -204,8 +204,12 @@ final class CoordinatorLoop {
     }
 
     private func workerHello(_ h: WireHello, from routing: [UInt8]) {
+        // Sessions this HELLO replaces are lost in the core together with the join, so the parts they
+        // held are taken back from the new session's `running` before anything dispatches them again.
+        var replaced: [UInt64] = []
         if case .worker(let old)? = peers.role(of: routing), !lostWorkers.contains(old) {
             endSession(old, reason: "re-registered on the same connection", tell: false)
+            replaced.append(old)
         }
         if let old = peers.openSession(named: h.name), !lostWorkers.contains(old) {
             // The same worker restarted (or a second one given the same --name): the new session takes
@@ -214,6 +218,7 @@ final class CoordinatorLoop {
                 logger.warning("worker \(WorkerName.sessionText(old)) '\(clipped(h.name))' replaced by a new connection with the same name\(heldBack(suppressed, "more times since the last such line"))")
             }
             endSession(old, reason: "replaced by a new connection of worker '\(h.name)'", tell: true)
+            replaced.append(old)
         }
         let id = peers.newWorker(routing: routing, name: h.name)
         lastSentToWorker[id] = now
@@ -232,7 +237,7 @@ final class CoordinatorLoop {
         workerClocks[id] = clock
         feed(.workerJoined(WorkerHello(worker: id, name: h.name, slots: Int(h.slots), tags: h.tags,
                                        kinds: h.kinds, credit: 0, prefetch: h.hasPrefetch ? Int(h.prefetch) : nil,
-                                       running: running, finished: finished)))
+                                       running: running, finished: finished, replaces: replaced)))
         var w = WireWelcome()
         w.workerID = WorkerName.text(id)
         w.heartbeatIntervalMs = config.heartbeatIntervalMs
@@ -244,10 +249,9 @@ final class CoordinatorLoop {
         }
     }
 
-    /// Ends a worker session that is still live in the core: its parts are re-queued (A3), late messages
-    /// from it are fenced, and with `tell` it hears DISCONNECT.
+    /// Ends the shell's side of a worker session that a new HELLO replaces (the core loses it with that
+    /// HELLO: `WorkerHello.replaces`): late messages from it are fenced, and with `tell` it hears DISCONNECT.
     private func endSession(_ id: UInt64, reason: String, tell: Bool) {
-        feed(.workerLost(worker: id, reason: reason))
         if tell {
             var d = WireDisconnect()
             d.reason = reason

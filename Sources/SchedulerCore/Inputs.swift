@@ -39,10 +39,13 @@ public struct WorkerHello: Sendable, Equatable {
     /// where it can, and cancels the others on the worker (Recovery.swift).
     public var running: [HeldPart]
     public var finished: [FinishedPart]
+    /// Live sessions this one replaces (the same worker re-registering): lost in the same step, so
+    /// what they held is taken back from `running` before anything can dispatch it again.
+    public var replaces: [UInt64]
     public init(worker: UInt64, name: String, slots: Int, tags: [String] = [], kinds: [String], credit: Int? = nil,
-                prefetch: Int? = nil, running: [HeldPart] = [], finished: [FinishedPart] = []) {
+                prefetch: Int? = nil, running: [HeldPart] = [], finished: [FinishedPart] = [], replaces: [UInt64] = []) {
         self.worker = worker; self.name = name; self.slots = slots; self.tags = tags; self.kinds = kinds; self.credit = credit
-        self.prefetch = prefetch; self.running = running; self.finished = finished
+        self.prefetch = prefetch; self.running = running; self.finished = finished; self.replaces = replaces
     }
 }
 
@@ -104,7 +107,7 @@ public enum Event: Sendable {
     /// One journal record, replayed with the time it was made (`Input.now`).
     case restore(JournalRecord)
     /// Replay is complete: dispatching waits until the workers that were connected re-register (and
-    /// say which attempts they hold), or two liveness bounds and a second pass, whichever is first.
+    /// say which attempts they hold), or two liveness bounds and three seconds pass, whichever is first.
     case recovered
 }
 

@@ -72,8 +72,9 @@ extension Scheduler {
         let unfinished = queues.reduce(0) { $0 + Int($1.unfinished) }
         if !journalWorkers.isEmpty && unfinished > 0 {
             // A worker notices the old coordinator's silence one liveness bound after it stopped, then
-            // reconnects: two bounds and a second cover that for a coordinator that restarts at once.
-            hold = RecoveryHold(until: now &+ 2 * config.livenessBoundMicros &+ 1_000_000, awaited: journalWorkers)
+            // reconnects after at most a second while it holds work (and may have tried a coordinator
+            // that died again): two bounds and three seconds cover that.
+            hold = RecoveryHold(until: now &+ 2 * config.livenessBoundMicros &+ 3_000_000, awaited: journalWorkers)
         } else {
             for name in journalWorkers where config.journal { out.append(.journal(.workerLeft(name: name))) }
         }

@@ -5,6 +5,10 @@ import DequeModule
 
 extension Scheduler {
     mutating func workerJoined(_ h: WorkerHello, _ out: inout [Action]) {
+        for old in h.replaces {
+            guard let w = workerIndex[old], workers[Int(w)].alive else { continue }
+            loseWorker(w, "replaced by a new session of worker '\(h.name)'", &out)
+        }
         if workerIndex[h.worker] != nil || h.slots < 0 || (h.credit ?? 0) < 0 || (h.prefetch ?? 0) < 0 {
             out.append(.disconnectWorker(worker: h.worker, reason: workerIndex[h.worker] != nil
                 ? "worker id \(h.worker) already used" : "negative slots, credit or prefetch"))

@@ -59,12 +59,18 @@ public final class WorkerAgent: Sendable {
                 throw WorkerError.rejected(reason)
             case .lost(let reason, let wasRegistered):
                 if wasRegistered { backoff = config.reconnectMinMs }
-                logger.warning("session ended: \(reason); reconnecting in \(backoff) ms")
-                pause(milliseconds: backoff)
+                // Holding work, it reconnects within a second whatever came before: a restarted coordinator
+                // waits for it only so long before it runs that work again (PROTOCOL.md §7.4).
+                let wait = held.isEmpty && held.finishedKept == 0 ? backoff : min(backoff, Self.holdingBackoffMaxMs)
+                logger.warning("session ended: \(reason); reconnecting in \(wait) ms")
+                pause(milliseconds: wait)
                 backoff = min(config.reconnectMaxMs, backoff * 2)
             }
         }
     }
+
+    /// The longest pause between sessions while the worker holds parts or unreported outcomes.
+    static let holdingBackoffMaxMs = 1000
 
     /// Cancels these parts in the local queue (each (op, attempt) once).
     func cancelLocally(_ keys: [PartKey], reason: String) {
