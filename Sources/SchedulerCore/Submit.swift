@@ -81,7 +81,7 @@ extension Scheduler {
                 } else {
                     mine[i] = true
                 }
-                checkFields(specs, i, &problems, &newTags)
+                Self.checkFields(specs, i, tagBits, &problems, &newTags)
             }
             // Resolve dependencies once; the indices are reused when wiring. "RUN/OP" names another
             // run's op; a bare id one of this run.
@@ -157,7 +157,10 @@ extension Scheduler {
         return problems
     }
 
-    func checkFields(_ specs: UnsafeBufferPointer<OperationSpec>, _ i: Int, _ problems: inout [SubmitProblem], _ newTags: inout Set<String>) {
+    /// Problems of one spec's own fields. Static, given the one table it reads: called once per op from
+    /// mutating code, a method would be passed a copy of the whole Scheduler (see Inflight.swift).
+    static func checkFields(_ specs: UnsafeBufferPointer<OperationSpec>, _ i: Int, _ tagBits: [String: Int],
+                            _ problems: inout [SubmitProblem], _ newTags: inout Set<String>) {
         let name = specs[i].id.isEmpty ? "#\(i)" : specs[i].id
         let p = specs[i].priority
         if !Priority.isValid(p) { problems.append(.invalidPriority(op: name, p)) }
