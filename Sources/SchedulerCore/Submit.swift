@@ -74,7 +74,7 @@ extension Scheduler {
                 let id = specs[i].id
                 if id.isEmpty {
                     problems.append(.emptyId(index: i))
-                } else if id.utf8.contains(0x2F) {
+                } else if RunNames.slashOffset(id) != nil {
                     problems.append(.invalidId(op: id, reason: "an operation id must not contain '/' (it separates run and op in RUN/OP)"))
                 } else if idTable.insert(batchKeys[i], base + Int32(i), keys) != nil {
                     problems.append(.duplicateId(id))
