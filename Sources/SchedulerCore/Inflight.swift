@@ -1,7 +1,13 @@
 // Who holds each dispatched part. Single-part ops keep it in a column (no hashing on the hot path);
 // multi-part ops in their side record. Each worker lists its parts lazily (stale keys skipped, compacted).
 
+// The non-mutating helpers that mutating code calls once per op (`inflightGet`, `isStarted`) are
+// always inlined: a call to a non-mutating method from a mutating one passes `self` by value, and for
+// a struct the size of `Scheduler` that is a memcpy of the whole struct per call (callgrind: 76–100
+// instructions each, three to four per op; docs/BENCHMARKS.md).
+
 extension Scheduler {
+    @inline(__always)
     func inflightGet(_ op: Int32, _ part: Int) -> Inflight? {
         let i = Int(op)
         if ops.hot[i].parts == 1 {

@@ -137,7 +137,8 @@ extension Scheduler {
         }
     }
 
-    /// Whether the part's current attempt said STARTED.
+    /// Whether the part's current attempt said STARTED. (Inlined: see Inflight.swift.)
+    @inline(__always)
     func isStarted(_ op: Int32, _ part: Int) -> Bool {
         let i = Int(op)
         if ops.hot[i].parts == 1 { return ops.hot[i].flags & Flag.attemptStarted != 0 }

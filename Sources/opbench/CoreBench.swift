@@ -1,30 +1,37 @@
+import Foundation
 import SchedulerCore
 import DequeModule
 
 /// Drives SchedulerCore in-process with simulated workers that finish every part at once:
 /// (a) 1M independent ops, (b) a layered 1M-op DAG (2 deps per op on the previous layer), (c) the same at 10k.
+/// `$OPQ_CORE_ONLY` (comma-separated: independent, dag, dag_10k, reserved) runs only those workloads and
+/// `$OPQ_CORE_OPS` sets the big workloads' size (e.g. for instruction counts under callgrind).
 func runCoreBench(json: Bool, quick: Bool) -> [BenchResult] {
-    let big = quick ? 100_000 : 1_000_000
+    let env = ProcessInfo.processInfo.environment
+    let big = Int(env["OPQ_CORE_OPS"] ?? "") ?? (quick ? 100_000 : 1_000_000)
+    let only = env["OPQ_CORE_ONLY"].map { Set($0.split(separator: ",").map(String.init)) }
+    let wanted = { (w: String) in only?.contains(w) ?? true }
     var results: [BenchResult] = []
-    let a = CoreWorkload(name: "independent_\(label(big))", ops: big, layerWidth: 0).run()
-    let b = CoreWorkload(name: "dag_\(label(big))", ops: big, layerWidth: 1_000).run()
+    var a, b, c, d: BenchResult?
+    if wanted("independent") { a = CoreWorkload(name: "independent_\(label(big))", ops: big, layerWidth: 0).run() }
+    if wanted("dag") { b = CoreWorkload(name: "dag_\(label(big))", ops: big, layerWidth: 1_000).run() }
     // The small graph is run several times (fresh core each) so its figure is not noise.
     var small = CoreWorkload(name: "dag_10k", ops: 10_000, layerWidth: 1_000)
     small.repeats = quick ? 5 : 20
-    let c = small.run()
+    if wanted("dag_10k") { c = small.run() }
     // The same DAG with the core pre-sized (Scheduler.reserve), as a coordinator expecting the load would be.
     var reserved = CoreWorkload(name: "dag_\(label(big))_reserved", ops: big, layerWidth: 1_000)
     reserved.reserve = true
-    let d = reserved.run()
+    if wanted("reserved") { d = reserved.run() }
     let target = 1_000_000.0
-    for (r, checkMem) in [(a, true), (b, true), (c, false), (d, true)] {
+    for case let (r?, checkMem) in [(a, true), (b, true), (c, false), (d, true)] {
         var notes: [String] = []
         let rate = r["ops_per_s"] ?? 0
         notes.append("≥1M ops/s: \(rate >= target ? "met" : "MISSED")")
         if checkMem && big >= 1_000_000, let bpo = r["bytes_per_op"] {
             notes.append("≤256 B/op: \(bpo <= 256 ? "met" : "MISSED")")
         }
-        if r.name.hasPrefix("dag_") && r.name != "dag_10k", let small = c["ops_per_s"], small > 0 {
+        if r.name.hasPrefix("dag_") && r.name != "dag_10k", let small = c?["ops_per_s"], small > 0 {
             let ratio = rate / small
             notes.append("\(label(big)) vs 10k throughput \(Int((ratio * 100).rounded()))% (≥75%: \(ratio >= 0.75 ? "met" : "MISSED"))")
         }

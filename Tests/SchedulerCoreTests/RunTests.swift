@@ -31,6 +31,28 @@ func config(retainRuns: Int = 10_000, retainMicros: Int64 = 24 * 3_600_000_000, 
 }
 
 final class RunTests: XCTestCase {
+    /// RunNames finds the '/' in the id's bytes in place; the same split and the same rejections as
+    /// reading them through `String.UTF8View`, for short (inline) and long, ASCII and non-ASCII ids.
+    func testSlashFoundInPlace() {
+        let samples = ["a/b", "r/o/x", "/x", "x/", "plain", "", "é/ü", "a/\u{301}b", "🙂-run/🙂-op",
+                       "a-run-name-longer-than-fifteen-bytes/and-an-op", "no-slash-but-longer-than-fifteen-bytes-ünï"]
+        for s in samples {
+            let slash = s.utf8.firstIndex(of: 0x2F)
+            XCTAssertEqual(RunNames.slashOffset(s), slash.map { s.utf8.distance(from: s.utf8.startIndex, to: $0) }, s)
+            let split = RunNames.split(s)
+            XCTAssertEqual(split?.run, slash.map { s[..<$0] }, s)
+            XCTAssertEqual(split?.op, slash.map { s[s.index(after: $0)...] }, s)
+        }
+        var h = Harness()
+        for id in ["x/y", "an-op-id-longer-than-fifteen/bytes", "é/ü"] {
+            let r = h.ref()
+            guard case .rejected(let p)? = reply(r, h.send(.submit(r, ops: [op(id)], queues: []))),
+                  case .invalidId(let bad, _)? = p.first else { XCTFail("\(id) accepted"); continue }
+            XCTAssertEqual(bad, id)
+        }
+        XCTAssertEqual(h.s.totalOperations, 0)
+    }
+
     func testSameBatchAsTwoRunsRunsTwice() {
         var h = Harness()
         let batch = [op("a"), op("b", ["a"])]
