@@ -100,7 +100,7 @@ var targets: [Target] = [
     .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"]),
     .testTarget(name: "OpSpecTests", dependencies: ["OpSpec"]),
     .testTarget(name: "WorkerRuntimeTests", dependencies: ["WorkerRuntime", "OpSpec"]),
-    // The coordinator shell's pure values (clock conversion, log limiting), without sockets.
+    // The coordinator shell's pure values (clock conversion, log limiting, the durability gate), without sockets.
     .testTarget(name: "CoordinatorTests", dependencies: ["Coordinator"]),
     // The worker shell's pure values (what it holds across sessions), without sockets.
     .testTarget(name: "WorkerAgentTests", dependencies: ["WorkerAgent", "WorkerRuntime", "WireProtocol"]),
