@@ -13,6 +13,17 @@ public enum Binaries {
     public static func path(_ name: String) -> String { directory + "/" + name }
 }
 
+/// Polls `condition` every 20 ms until it holds or `timeout` seconds pass (for states that have no event):
+/// the one bounded wait of the process-level tests.
+public func waitUntil(_ what: String, timeout: Double, _ condition: () throws -> Bool) throws {
+    let deadline = ContinuousClock.now + .seconds(timeout)
+    while ContinuousClock.now < deadline {
+        if try condition() { return }
+        usleep(20_000)
+    }
+    throw ClusterError("timed out after \(timeout) s waiting for \(what)")
+}
+
 public struct ClusterError: Error, CustomStringConvertible {
     public var description: String
     public init(_ d: String) { description = d }
@@ -172,14 +183,11 @@ public final class LocalCluster: @unchecked Sendable {
         if let p = workers[worker] { kill(p.processIdentifier, sig) }
     }
 
-    /// Polls `condition` every 20 ms until it holds or `timeout` seconds pass (for states that have no event).
+    /// Polls `condition` until it holds or `timeout` seconds pass; the error carries the processes' logs.
     public func waitUntil(_ what: String, timeout: Double, _ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try condition() { return }
-            usleep(20_000)
+        do { try ClusterTestSupport.waitUntil(what, timeout: timeout, condition) } catch let e as ClusterError {
+            throw ClusterError("\(e.description)\n\(logs())")
         }
-        throw ClusterError("timed out after \(timeout) s waiting for \(what)\n\(logs())")
     }
 
     public func logs() -> String {

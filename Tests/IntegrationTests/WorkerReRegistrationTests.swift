@@ -35,7 +35,7 @@ struct WorkerReRegistrationTests {
 
             // Silent from now on: the worker loses it after 300 ms and tries again (its HELLOs reach this
             // socket, which reads nothing), while the shell op finishes.
-            try Self.waitUntil("the shell op wrote its marker", timeout: 20) { FileManager.default.fileExists(atPath: marker) }
+            try waitUntil("the shell op wrote its marker", timeout: 20) { FileManager.default.fileExists(atPath: marker) }
             first.close()
 
             let second = try StandIn(ctx, endpoint: endpoint)
@@ -154,15 +154,6 @@ struct WorkerReRegistrationTests {
 
     static func shell(_ command: String) -> String {
         String(decoding: try! JSONSerialization.data(withJSONObject: ["command": command]), as: UTF8.self)
-    }
-
-    static func waitUntil(_ what: String, timeout: Double, _ condition: () throws -> Bool) throws {
-        let deadline = ContinuousClock.now + .seconds(timeout)
-        while ContinuousClock.now < deadline {
-            if try condition() { return }
-            usleep(20_000)
-        }
-        throw ClusterError("timed out after \(timeout) s waiting for \(what)")
     }
 }
 
