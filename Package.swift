@@ -52,7 +52,7 @@ var targets: [Target] = [
     // The coordinator's write-ahead journal and snapshots on local disk (A5; format in JournalStore.swift).
     .target(name: "Journal", dependencies: ["SchedulerCore"]),
     // The Swift API (OperationQueue's vocabulary); a library product, so no unsafe flags below it.
-    .target(name: "DistributedOperationQueue", dependencies: ["OpClient", "OpSpec", "WireProtocol"]),
+    .target(name: "DistributedOperationQueue", dependencies: ["OpClient", "OpSpec", "WireProtocol", "ZeroMQ"]),
 
     // Executables.
     .executableTarget(name: "opcoord", dependencies: [
@@ -66,7 +66,7 @@ var targets: [Target] = [
         .product(name: "Logging", package: "swift-log"),
     ]),
     .executableTarget(name: "opctl", dependencies: [
-        "OpClient", "OpSpec", "WireProtocol",
+        "OpClient", "OpSpec", "WireProtocol", "ZeroMQ",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
     ]),
 

@@ -39,17 +39,20 @@ struct WatchStream {
 }
 
 extension CoordinatorLoop {
-    func clientRequest(_ message: Message, ref: ClientRef, key: SubmissionKey? = nil) {
+    /// `principal`: who sent it, with keys (its name is recorded as the submitter and the canceller).
+    func clientRequest(_ message: Message, ref: ClientRef, key: SubmissionKey? = nil, principal: Principal? = nil) {
         if !journalHealthy || journalBehind, let reason = journalRefusal(message) {
             replyError(.busy, reason, ref: ref, command: message.command)
             return
         }
         switch message {
         case .submit(let s):
-            let run = RunRequest(name: s.run.isEmpty ? nil : s.run, mode: s.append ? .createOrAppend : .create, submitter: s.submitter)
+            let run = RunRequest(name: s.run.isEmpty ? nil : s.run, mode: s.append ? .createOrAppend : .create,
+                                 submitter: principal?.name ?? s.submitter)
             feed(.submit(ref, ops: s.operations.map(WireToCore.operation), queues: s.queues.map(queueSpec), run: run, key: key))
         case .cancelOps(let c):
-            let reason = c.reason.isEmpty ? "cancelled by client" : c.reason
+            var reason = c.reason.isEmpty ? "cancelled by client" : c.reason
+            if let p = principal { reason = c.reason.isEmpty ? "cancelled by \(p.name)" : "\(c.reason) (cancelled by \(p.name))" }
             if !c.queue.isEmpty {
                 feed(.cancelAll(ref, queue: c.queue, reason: reason))
             } else if c.opIds.isEmpty {

@@ -49,6 +49,8 @@ final class CoordinatorLoop {
     let durabilityWake = DurabilityWake()
     var journalHealthy = true
     var journalBehind = false
+    /// Keys and roles (PROTOCOL.md §12); nil without CURVE (loopback, or `--insecure`).
+    var loopAccess: LoopAccess?
 
     init(config: CoordinatorConfig, context: Context, waker: Waker, logger: Logger) throws {
         self.config = config
@@ -64,12 +66,19 @@ final class CoordinatorLoop {
         coreConfig.journal = config.stateDirectory != nil
         (core, journal) = try Self.recover(config, coreConfig, waker: waker, wake: durabilityWake, logger: logger)
         socket = try Socket(context, type: .router)
+        if let access = config.access {
+            // The ZAP handler is bound already (CoordinatorServer), so no key gets in unchecked.
+            try socket.useCurveServer(access.keys, domain: "opqueue")
+            let (list, generation) = access.current()
+            loopAccess = LoopAccess(list: list, generation: generation)
+        }
         // Tell us (EHOSTUNREACH) instead of silently dropping when a peer is gone, so departed
         // watchers are unsubscribed; no send high-water mark, because a dropped DISPATCH would strand
         // work (credits already bound what a worker can be sent).
         try socket.set(.routerMandatory, true)
-        // A worker that reconnects with the same routing id takes the old connection's place.
-        try socket.set(.routerHandover, true)
+        // A worker that reconnects with the same routing id takes the old connection's place. Not with
+        // keys: a peer choosing another's routing id must not take over its connection (and its work).
+        try socket.set(.routerHandover, config.access == nil)
         try socket.set(.sendHighWaterMark, 0)
         try socket.set(.receiveHighWaterMark, 0)
         try socket.set(.maxMessageSize, WireLimits.socketMaxMessageSize)
@@ -102,6 +111,7 @@ final class CoordinatorLoop {
                 nextTick = .max
                 feed(.tick)
             }
+            refreshAccess()
             expireWaits()
             flush()
             commitJournal()
@@ -116,7 +126,11 @@ final class CoordinatorLoop {
     private func forgetIdlePeers() {
         let busy = Set(pendingWaits.keys.map(\.client)).union(pendingAcks.keys.map(\.client))
         _ = peers.forgetIdleClients(idleSince: now - config.clientIdleMicros) { busy.contains($0) || watchers[$0] != nil }
-        for w in peers.forgetLostWorkers(lostBefore: now - config.lostWorkerKeepMicros) { lostWorkers.remove(w) }
+        for w in peers.forgetLostWorkers(lostBefore: now - config.lostWorkerKeepMicros) {
+            lostWorkers.remove(w)
+            loopAccess?.workerKeys[w] = nil
+        }
+        forgetClientKeys()
         nextPeerSweep = now + max(config.clientIdleMicros / 2, 100_000)
     }
 
@@ -153,12 +167,20 @@ final class CoordinatorLoop {
         let until = WallClock.nowMicros() + Self.burstMicros
         for n in 0..<config.receiveBurst {
             if n & 7 == 7, WallClock.nowMicros() > until { return }
-            guard let frames = try socket.receiveMultipart(flags: .dontWait) else { return }
+            let frames: [[UInt8]], user: String?
+            if loopAccess == nil {
+                guard let f = try socket.receiveMultipart(flags: .dontWait) else { return }
+                (frames, user) = (f, nil)
+            } else {
+                // With CURVE every message carries the User-Id our ZAP handler gave its connection: the key.
+                guard let r = try socket.receiveMultipart(flags: .dontWait, property: "User-Id") else { return }
+                (frames, user) = (r.frames, r.property)
+            }
             guard frames.count >= 2 else { continue }   // a ROUTER always prepends the routing id
             let routing = frames[0]
             let body = Array(frames[1...])
             switch WireCodec.decode(body) {
-            case .success(let envelope): handle(envelope, from: routing, body: body)
+            case .success(let envelope): handle(envelope, from: routing, body: body, user: user)
             case .failure(let error): reject(error, frames: body, from: routing)
             }
         }
@@ -182,20 +204,27 @@ final class CoordinatorLoop {
                   command: header?.commandCode ?? 0, to: routing)
     }
 
-    private func handle(_ envelope: Envelope, from routing: [UInt8], body: [[UInt8]]) {
+    private func handle(_ envelope: Envelope, from routing: [UInt8], body: [[UInt8]], user: String?) {
         let rid = envelope.requestID
+        var principal: Principal?
+        if loopAccess != nil {
+            guard let p = authorize(envelope, from: routing, user: user) else { return }
+            principal = p
+        }
         switch envelope.message {
         case .submit(let s) where !s.submissionKey.isEmpty:
             // A retry is recognised by its key and the exact bytes it carries (PROTOCOL.md §5.13).
             let client = peers.client(for: routing, now: now)
+            if let p = principal { noteKey(p.key, client: client, name: p.name) }
             let key = SubmissionKey(key: s.submissionKey, digest: SubmissionDigest.of(body.last ?? []))
-            clientRequest(envelope.message, ref: ClientRef(client: client, request: UInt64(rid)), key: key)
-        case .hello(let h): workerHello(h, from: routing)
+            clientRequest(envelope.message, ref: ClientRef(client: client, request: UInt64(rid)), key: key, principal: principal)
+        case .hello(let h): workerHello(h, from: routing, principal: principal)
         case .credit, .started, .progress, .finished, .heartbeat, .disconnect:
             workerMessage(envelope.message, from: routing)
         case .submit, .cancelOps, .queue, .setPriority, .status, .why, .workers, .watch, .wait, .runs:
             let client = peers.client(for: routing, now: now)
-            clientRequest(envelope.message, ref: ClientRef(client: client, request: UInt64(rid)))
+            if let p = principal { noteKey(p.key, client: client, name: p.name) }
+            clientRequest(envelope.message, ref: ClientRef(client: client, request: UInt64(rid)), principal: principal)
         case .welcome, .reject, .dispatch, .cancel, .submitReply, .ack, .statusReply, .whyReply,
              .workersReply, .event, .waitReply, .runsReply, .error:
             sendError(.unexpected, "\(envelope.message.command) is sent by the coordinator, not to it",
@@ -203,7 +232,7 @@ final class CoordinatorLoop {
         }
     }
 
-    private func workerHello(_ h: WireHello, from routing: [UInt8]) {
+    private func workerHello(_ h: WireHello, from routing: [UInt8], principal: Principal?) {
         // Sessions this HELLO replaces are lost in the core together with the join, so the parts they
         // held are taken back from the new session's `running` before anything dispatches them again.
         var replaced: [UInt64] = []
@@ -224,7 +253,10 @@ final class CoordinatorLoop {
         lastSentToWorker[id] = now
         var clock = WorkerClock()
         clock.observe(sent: h.sentUs, receivedAt: now)
-        workerInfo[id] = (h.name, h.tags, h.kinds, now)
+        // With keys every worker also carries "key:NAME", so a submitter can pin ops to a key (PROTOCOL.md §12).
+        let tags = principal.map { h.tags + [$0.pinTag] } ?? h.tags
+        if let p = principal { noteKey(p.key, worker: id, name: p.name) }
+        workerInfo[id] = (h.name, tags, h.kinds, now)
         // The attempts it still holds and those it finished while we were away (A5): taken back, not re-run.
         func started(_ at: Int64) -> Int64? { at > 0 ? clock.convert(at, now: now) ?? now : nil }
         let running = h.running.map { p in
@@ -235,7 +267,7 @@ final class CoordinatorLoop {
                          outcome: Outcome(wire: r), at: clock.convert(r.atUs, now: now))
         }
         workerClocks[id] = clock
-        feed(.workerJoined(WorkerHello(worker: id, name: h.name, slots: Int(h.slots), tags: h.tags,
+        feed(.workerJoined(WorkerHello(worker: id, name: h.name, slots: Int(h.slots), tags: tags,
                                        kinds: h.kinds, credit: 0, prefetch: h.hasPrefetch ? Int(h.prefetch) : nil,
                                        running: running, finished: finished, replaces: replaced)))
         var w = WireWelcome()

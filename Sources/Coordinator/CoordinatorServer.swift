@@ -33,6 +33,11 @@ public struct CoordinatorConfig: Sendable {
     public var salvage = false
     /// A snapshot is taken when the journal since the last one exceeds this and twice that snapshot's size.
     public var snapshotMinBytes = 64 << 20
+    /// CURVE keys and the allow file (PROTOCOL.md §12); nil accepts anyone who reaches the port
+    /// (loopback, or `opcoord --insecure`).
+    public var access: AccessControl?
+    /// Off loopback without keys by the operator's explicit choice: said in status and WORKERS replies.
+    public var insecure = false
 
     public init(bind: String) { self.bind = bind }
 }
@@ -58,12 +63,22 @@ public final class CoordinatorServer: Sendable {
 
     /// Runs until `stop()`. `ready` gets the bound endpoint (with the real port when binding `:*`).
     public func run(ready: (String) -> Void = { _ in }) throws {
+        // The ZAP handler first: a CURVE socket bound without one would admit any key.
+        let zap = try config.access.map { try ZAPServer(context: context, access: $0, waker: waker) }
+        defer { zap?.stop() }
         let loop = try CoordinatorLoop(config: config, context: context, waker: waker, logger: logger)
         ready(loop.endpoint)
-        logger.info("opcoord listening on \(loop.endpoint)")
+        logger.info("opcoord listening on \(loop.endpoint)\(config.access == nil ? "" : " (CURVE)")")
         try loop.run { stopping.load(ordering: .relaxed) }
         loop.shutdown()
+        zap?.stop()
         try? context.terminate(timeout: .seconds(2))
+    }
+
+    /// Re-reads the allow file (SIGHUP); sessions of keys it no longer lists are dropped at once.
+    public func reloadAccess() {
+        config.access?.reload()
+        waker.wake()
     }
 
     /// Asks `run` to return; safe from any thread, idempotent.

@@ -16,6 +16,8 @@ extension CoordinatorLoop {
         r.totalOperations = UInt64(core.totalOperations)
         r.coordinatorRssBytes = ProcessStats.residentBytes()
         r.coordinatorCpuUs = ProcessStats.cpuMicros()
+        r.security = security
+        r.authFailures = authFailures
         let names = s.queue.isEmpty ? core.queueNames : [s.queue]
         r.queues = names.compactMap { core.queueCounts($0) }.map(Self.wireCounts)
         if !s.queue.isEmpty && r.queues.isEmpty { r.notFound = [s.queue] }
@@ -127,6 +129,7 @@ extension CoordinatorLoop {
         if let w = st.workers.first ?? st.lastWorker {
             o.workerID = WorkerName.text(w)
             o.workerSession = WorkerName.session(w)
+            o.workerKey = loopAccess?.keyNameOfWorker[WorkerName.number(w)] ?? ""
         }
         o.attempts = UInt32(st.attempts)
         o.resultSize = UInt64(st.resultSize)
@@ -219,9 +222,19 @@ extension CoordinatorLoop {
                 i.kinds = info.kinds
                 i.connectedUs = info.connectedAt
             }
+            i.keyName = loopAccess?.keyNameOfWorker[WorkerName.number(w.id)] ?? ""
             return i
         }
+        r.security = security
         return r
+    }
+
+    /// How peers are admitted (status and WORKERS say it, so an insecure coordinator is never a surprise).
+    var security: String { config.access != nil ? "curve" : config.insecure ? "insecure" : "loopback" }
+
+    /// Refused handshakes (ZAP) and requests refused for their key.
+    var authFailures: UInt64 {
+        (config.access?.authFailures.load(ordering: .relaxed) ?? 0) + (loopAccess?.denied ?? 0)
     }
 
     func waitReply(_ w: WaitRequest, timedOut: Bool) -> WireWaitReply {

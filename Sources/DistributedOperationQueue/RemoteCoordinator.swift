@@ -1,6 +1,9 @@
 import Dispatch
 import Foundation
 import OpClient
+@_exported import struct ZeroMQ.CurveClientKeys
+@_exported import enum OpClient.ClientKeys
+import ZeroMQ
 @_exported import OpSpec
 import Synchronization
 import WireProtocol
@@ -17,10 +20,13 @@ public final class RemoteCoordinator: Sendable {
     /// Connects and subscribes to events; throws when the coordinator does not answer within `timeout`.
     /// `fetchResults`: fetch each succeeded operation's result bytes before it is reported finished
     /// (one STATUS per batch of events in which some of this client's operations succeeded); turn off when
-    /// results are not needed.
+    /// results are not needed. `curve`: this client's keys for a coordinator with keys (PROTOCOL.md §12),
+    /// e.g. `try ClientKeys.resolve(key: "alice.key", coordinatorKey: "coordinator.key.pub")`; nil uses
+    /// `$OPQ_KEY` and `$OPQ_COORDINATOR_KEY` when they are set, else no keys.
     public init(endpoint: String = CoordinatorConnection.defaultEndpoint, timeout: Duration = .seconds(10),
-                fetchResults: Bool = true) throws {
-        engine = try Engine(endpoint: endpoint, timeout: timeout, fetchResults: fetchResults)
+                fetchResults: Bool = true, curve: CurveClientKeys? = nil) throws {
+        let keys = try curve ?? ClientKeys.resolve(key: nil, coordinatorKey: nil)
+        engine = try Engine(endpoint: endpoint, timeout: timeout, fetchResults: fetchResults, curve: keys)
     }
 
     deinit { engine.stop() }
@@ -85,7 +91,7 @@ final class Engine: Sendable {
     private let stopOnce = Mutex(false)
     private let threadName = "opqueue.remote-\(UUID().uuidString.prefix(8))"
 
-    init(endpoint: String, timeout: Duration, fetchResults: Bool) throws {
+    init(endpoint: String, timeout: Duration, fetchResults: Bool, curve: CurveClientKeys?) throws {
         self.endpoint = endpoint
         self.fetchResults = fetchResults
         let started = DispatchSemaphore(value: 0)
@@ -93,7 +99,7 @@ final class Engine: Sendable {
         let thread = Thread { [self] in
             let connection: CoordinatorConnection
             do {
-                connection = try CoordinatorConnection(endpoint: endpoint, timeout: timeout)
+                connection = try CoordinatorConnection(endpoint: endpoint, timeout: timeout, curve: curve)
                 try connection.watch(progress: true)
             } catch {
                 startError.withLock { $0 = "\(error)" }

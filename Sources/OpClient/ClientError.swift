@@ -23,6 +23,8 @@ public enum ClientError: Error, CustomStringConvertible {
     /// then closes the connection, so the reply never arrives). The request it answers and the size,
     /// when known.
     case replyTooLarge(Command?, String, size: Int?)
+    /// The coordinator refused this client's key, or its lack of one (PROTOCOL.md §12): nothing was sent.
+    case authenticationFailed(String, String)
 
     public var description: String {
         switch self {
@@ -42,6 +44,8 @@ public enum ClientError: Error, CustomStringConvertible {
             "\(c) request not sent: \(why)"
         case .connectionLost(let c, let e):
             "lost the connection to the coordinator at \(e) while waiting for the reply to \(c) (it stopped or restarted, or the network failed); the request may or may not have been carried out"
+        case .authenticationFailed(let e, let why):
+            "authentication failed at \(e): \(why)"
         case .replyTooLarge(let c, let e, let size):
             (c.map { "the reply to \($0)" } ?? "a message") + " from the coordinator at \(e) is "
                 + (size.map { "\(ByteCount.text($0)), " } ?? "")

@@ -48,6 +48,11 @@ public final class CoordinatorConnection {
         public internal(set) var refusedFrames = 0
         /// When the current outage began; nil while up or before the first connection.
         public internal(set) var downSince: ContinuousClock.Instant?
+        /// Why the coordinator refuses this client's keys (or their absence), once the handshake said
+        /// so: every request then fails at once with `authenticationFailed` instead of timing out.
+        public internal(set) var authProblem: String?
+        /// Connections closed during the CURVE handshake in a row (a wrong coordinator key looks so).
+        var handshakeCloses = 0
     }
     public private(set) var link = Link()
 
@@ -64,11 +69,16 @@ public final class CoordinatorConnection {
         ProcessInfo.processInfo.environment["OPCOORD"].flatMap { $0.isEmpty ? nil : $0 } ?? "tcp://127.0.0.1:7600"
     }
 
-    public init(endpoint: String = CoordinatorConnection.defaultEndpoint, timeout: Duration = .seconds(10)) throws {
+    /// CURVE keys (PROTOCOL.md §12); nil speaks in the clear (a loopback or `--insecure` coordinator).
+    public let curve: CurveClientKeys?
+
+    public init(endpoint: String = CoordinatorConnection.defaultEndpoint, timeout: Duration = .seconds(10),
+                curve: CurveClientKeys? = nil) throws {
         self.endpoint = endpoint
         self.timeout = timeout
+        self.curve = curve
         context = try Context()
-        (socket, monitor, poller) = try Self.open(context, endpoint)
+        (socket, monitor, poller) = try Self.open(context, endpoint, curve)
     }
 
     deinit { close() }
@@ -78,8 +88,9 @@ public final class CoordinatorConnection {
         socket.close()
     }
 
-    private static func open(_ context: Context, _ endpoint: String) throws -> (Socket, SocketMonitor, Poller) {
+    private static func open(_ context: Context, _ endpoint: String, _ curve: CurveClientKeys?) throws -> (Socket, SocketMonitor, Poller) {
         let socket = try Socket(context, type: .dealer)
+        if let curve { try socket.useCurveClient(curve) }
         try socket.set(.maxMessageSize, WireLimits.socketMaxMessageSize)
         try socket.set(.sendHighWaterMark, 0)
         try socket.set(.receiveHighWaterMark, 0)
@@ -88,7 +99,8 @@ public final class CoordinatorConnection {
         try socket.set(.reconnectInterval, 100)
         try socket.set(.reconnectIntervalMax, 1000)
         // Before connecting, so the first connection's events are seen too.
-        let monitor = try socket.monitor([.handshakeSucceeded, .disconnected, .connectRetried, .connectDelayed, .connected])
+        let monitor = try socket.monitor([.handshakeSucceeded, .disconnected, .connectRetried, .connectDelayed, .connected,
+                                          .handshakeFailedAuth, .handshakeFailedProtocol])
         do {
             try socket.connect(endpoint)
         } catch {
@@ -168,6 +180,10 @@ public final class CoordinatorConnection {
     public func reply(to id: UInt32, until deadline: ContinuousClock.Instant?) throws -> WireProtocol.Message? {
         let sent = outstanding[id] ?? Sent(command: .heartbeat, losses: link.losses, refused: link.refusedFrames)
         while true {
+            if let why = link.authProblem {
+                outstanding[id] = nil
+                throw ClientError.authenticationFailed(endpoint, why)
+            }
             if link.refusedFrames > sent.refused {
                 outstanding[id] = nil
                 throw ClientError.replyTooLarge(sent.command, endpoint, size: nil)
@@ -195,6 +211,7 @@ public final class CoordinatorConnection {
         while true {
             _ = try pumpMonitor()
             if link.isUp { return true }
+            if let why = link.authProblem { throw ClientError.authenticationFailed(endpoint, why) }
             var left: Duration?
             if let deadline {
                 left = deadline - .now
@@ -287,7 +304,19 @@ public final class CoordinatorConnection {
         var changed = false
         while let event = try monitor.receive(flags: .dontWait) {
             switch event.kind {
+            case .handshakeFailedAuth:
+                // The coordinator's ZAP handler refused our key (its status code in `value`).
+                link.authProblem = curve == nil ? "the coordinator requires a key" : "the coordinator does not allow this client's key (status \(event.value)): ask its operator to add the .pub file's key to its allow file"
+                changed = true
+            case .handshakeFailedProtocol:
+                if event.value == UInt32(ZMQProtocolError.mechanismMismatch) {
+                    link.authProblem = curve == nil
+                        ? "the coordinator requires keys (CURVE): pass --key YOUR.key and --coordinator-key ITS-PUBLIC-KEY (or $OPQ_KEY, $OPQ_COORDINATOR_KEY)"
+                        : "the coordinator does not use keys (it listens without CURVE): leave out --key and --coordinator-key"
+                    changed = true
+                }
             case .handshakeSucceeded:
+                link.handshakeCloses = 0
                 let again = link.wasEverUp
                 link.isUp = true
                 link.wasEverUp = true
@@ -299,6 +328,18 @@ public final class CoordinatorConnection {
                 // Only a connection that was made counts; failed attempts are libzmq's business.
                 let wasUp = link.isUp
                 guard wasUp || link.isConnected else { continue }
+                if !wasUp, curve != nil {
+                    // A CURVE server that cannot open our HELLO (it is not the key we were given) just
+                    // closes; a restarting coordinator may too, but not three times in a row. Nothing
+                    // sent is lost: it waits in the socket for a connection that completes.
+                    link.isConnected = false
+                    link.handshakeCloses += 1
+                    if link.handshakeCloses >= 3 {
+                        link.authProblem = "the coordinator closed every connection during the CURVE handshake: --coordinator-key is probably not its public key"
+                        changed = true
+                    }
+                    continue
+                }
                 link.isUp = false
                 link.isConnected = false
                 changed = true
@@ -340,7 +381,7 @@ public final class CoordinatorConnection {
 
     private func reopen() throws {
         close()
-        (socket, monitor, poller) = try Self.open(context, endpoint)
+        (socket, monitor, poller) = try Self.open(context, endpoint, curve)
     }
 
     /// The coordinator on the other end of a new connection knows no subscription of ours.

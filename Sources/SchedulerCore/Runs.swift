@@ -337,6 +337,16 @@ extension Scheduler {
 
     /// A retained run by name.
     public func runInfo(_ name: String) -> RunInfo? { runIndex[name].map(runInfo) }
+    /// The queues `run`'s ops are in (access checks, PROTOCOL.md §12); nil for a run not retained. O(its ops).
+    public func queueNames(ofRun name: String) -> Set<String>? {
+        guard let r = runIndex[name].flatMap({ runs[Int($0)] }) else { return nil }
+        var lanesSeen = Set<UInt32>(), names = Set<String>()
+        for op in r.ops where lanesSeen.insert(UInt32(ops.hot[Int(op)].lane)).inserted {
+            names.insert(queues[Int(lanes[Int(ops.hot[Int(op)].lane)].queue)].name)
+        }
+        return names
+    }
+
 
     /// Why a run is not retained (nil when it is).
     public func runLookupFailure(_ name: String) -> LookupFailure? { runIndex[name] == nil ? runFailure(name) : nil }

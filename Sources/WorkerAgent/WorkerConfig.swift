@@ -1,4 +1,5 @@
 import Foundation
+import ZeroMQ
 
 public struct WorkerConfig: Sendable {
     /// Coordinator endpoint, e.g. tcp://head:7600.
@@ -19,6 +20,8 @@ public struct WorkerConfig: Sendable {
     /// Reconnect backoff: doubles from min to max while the coordinator is unreachable.
     public var reconnectMinMs: Int = 100
     public var reconnectMaxMs: Int = 5000
+    /// CURVE keys (PROTOCOL.md §12); nil connects without (a loopback or `--insecure` coordinator).
+    public var curve: CurveClientKeys?
 
     public init(connect: String, name: String? = nil, slots: Int? = nil, tags: [String] = [], prefetch: Int? = nil) {
         self.connect = connect

@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Logging
+import OpClient
 import WorkerRuntime
 import ZeroMQ
 
@@ -25,6 +26,12 @@ public struct WorkerOptions: ParsableArguments {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     public var logLevel: String = "info"
 
+    @Option(help: "This worker's secret key file, for a coordinator with keys (default: $OPQ_KEY; make one with 'opctl keys new').")
+    public var key: String?
+
+    @Option(help: "The coordinator's public key, or its .pub file (default: $OPQ_COORDINATOR_KEY).")
+    public var coordinatorKey: String?
+
     public init() {}
 
     public func validate() throws {
@@ -32,12 +39,15 @@ public struct WorkerOptions: ParsableArguments {
         if let prefetch, prefetch < 0 { throw ValidationError("--prefetch must be ≥ 0") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
         if let c = connect, !c.contains("://") { throw ValidationError("--connect needs an endpoint like tcp://HOST:PORT, got '\(c)'") }
+        do { _ = try ClientKeys.resolve(key: key, coordinatorKey: coordinatorKey) } catch { throw ValidationError("\(error)") }
     }
 
     public var config: WorkerConfig {
         let endpoint = connect ?? ProcessInfo.processInfo.environment["OPCOORD"].flatMap { $0.isEmpty ? nil : $0 } ?? "tcp://127.0.0.1:7600"
         let tagList = (tags ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        return WorkerConfig(connect: endpoint, name: name, slots: slots, tags: tagList, prefetch: prefetch)
+        var config = WorkerConfig(connect: endpoint, name: name, slots: slots, tags: tagList, prefetch: prefetch)
+        config.curve = try? ClientKeys.resolve(key: key, coordinatorKey: coordinatorKey)   // checked by validate()
+        return config
     }
 }
 

@@ -19,6 +19,8 @@ final class WorkerSession {
     private let agent: WorkerAgent
     private let socket: Socket
     private let poller = Poller()
+    /// Handshake failures (CURVE): a refused key ends the worker with the reason instead of retrying blind.
+    private let monitor: SocketMonitor
     private var logger: Logger { agent.logger }
 
     private var workerID: String?
@@ -39,12 +41,34 @@ final class WorkerSession {
         try socket.set(.maxMessageSize, WireLimits.socketMaxMessageSize)
         try socket.set(.sendHighWaterMark, 0)
         try socket.set(.receiveHighWaterMark, 0)
+        if let curve = agent.config.curve { try socket.useCurveClient(curve) }
+        monitor = try socket.monitor([.handshakeFailedAuth, .handshakeFailedProtocol])
         try socket.connect(agent.config.connect)
         _ = poller.add(socket)
         _ = poller.add(agent.waker)
+        _ = poller.add(monitor.socket)
     }
 
-    func close() { socket.close() }
+    func close() {
+        monitor.close()
+        socket.close()
+    }
+
+    /// Why the coordinator refuses our keys (or their absence), if the handshake said so.
+    private func handshakeRefusal() throws -> String? {
+        while let event = try monitor.receive(flags: .dontWait) {
+            let keyed = agent.config.curve != nil
+            if event.kind == .handshakeFailedAuth {
+                return keyed ? "authentication failed: the coordinator does not allow this worker's key (add its .pub key to the allow file with the 'worker' role)"
+                             : "authentication failed: the coordinator requires a key"
+            }
+            if event.kind == .handshakeFailedProtocol, event.value == UInt32(ZMQProtocolError.mechanismMismatch) {
+                return keyed ? "authentication failed: the coordinator does not use keys; leave out --key and --coordinator-key"
+                             : "authentication failed: the coordinator requires keys (CURVE): pass --key and --coordinator-key (or $OPQ_KEY, $OPQ_COORDINATOR_KEY)"
+            }
+        }
+        return nil
+    }
 
     static func now() -> Int64 {
         var ts = timespec()
@@ -85,6 +109,7 @@ final class WorkerSession {
             let deadline = min(heartbeatDue, lastReceived + heartbeatMicros * liveness)
             try poller.poll(timeout: .microseconds(max(0, deadline - now) + 1000))
             if poller.isReadable(1) { agent.waker.drain() }
+            if poller.isReadable(2), let why = try handshakeRefusal() { return .rejected(why) }
             // Report first: after a freeze (SIGSTOP) the finished parts go out before anything else, so
             // the coordinator sees, fences and counts them.
             reportEvents()

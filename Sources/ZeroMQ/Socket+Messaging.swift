@@ -106,6 +106,26 @@ extension Socket {
         return frames
     }
 
+    /// Like `receiveMultipart`, plus one metadata property of the message (`zmq_msg_gets`): "User-Id"
+    /// (what the ZAP handler said about the peer's key), "Peer-Address", or a ZMTP property. nil when the
+    /// message does not carry it.
+    public func receiveMultipart(flags: ReceiveFlags = [], property: String) throws -> (frames: [[UInt8]], property: String?)? {
+        guard let first = try receive(flags: flags) else { return nil }
+        // A ROUTER's routing-id frame carries no metadata; the peer's frames do.
+        var value = zmq_msg_gets(scratch, property).map { String(cString: $0) }
+        var frames: [[UInt8]] = []
+        frames.reserveCapacity(4)
+        frames.append(first)
+        while moreToReceive {
+            guard let next = try receive() else {
+                throw ZMQError(errno: EAGAIN, message: "timed out inside a multipart message", operation: "zmq_msg_recv")
+            }
+            if value == nil { value = zmq_msg_gets(scratch, property).map { String(cString: $0) } }
+            frames.append(next)
+        }
+        return (frames, value)
+    }
+
     /// Discards the remaining frames of a partly received message; returns how many were dropped.
     @discardableResult
     public func discardRemainingFrames() throws -> Int {

@@ -84,3 +84,11 @@ extension Socket {
         if zmq_socket_monitor(h, nil, 0) != 0 { throw ZMQError.last("zmq_socket_monitor(nil)") }
     }
 }
+
+/// Values of `.handshakeFailedProtocol` events (`ZMQ_PROTOCOL_ERROR_*`) that callers explain to people.
+public enum ZMQProtocolError {
+    /// The peer uses another security mechanism (e.g. CURVE against no keys).
+    public static let mechanismMismatch = Int(ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
+    /// A CURVE box did not open: wrong keys.
+    public static let cryptographic = Int(ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC)
+}

@@ -3,6 +3,7 @@ import Coordinator
 import Dispatch
 import Foundation
 import Logging
+import ZeroMQ
 
 @main
 struct OpCoord: ParsableCommand {
@@ -18,6 +19,12 @@ struct OpCoord: ParsableCommand {
             $XDG_STATE_HOME/opqueue/<endpoint> (~/.local/state/opqueue/<endpoint>); --ephemeral keeps \
             nothing. Workers keep running their operations while it is away and hand them back when it \
             returns (docs/DEPLOY.md, "State directory").
+
+            Off loopback it needs keys: --key (its secret key file, from 'opctl keys new') and --allow (one \
+            line per client or worker key: PUBLIC-KEY NAME ROLES [SCOPE…]). Every connection is then \
+            encrypted and authenticated with CurveZMQ, and each request is checked against its key's \
+            roles. SIGHUP (or editing the file) reloads the allow file. --insecure runs off loopback \
+            without keys (docs/DEPLOY.md, "Keys and roles").
             """)
 
     @Option(help: "ZeroMQ endpoint to bind, e.g. tcp://0.0.0.0:7600 (a port of * picks a free one).")
@@ -63,7 +70,29 @@ struct OpCoord: ParsableCommand {
     @Flag(help: "If the journal is damaged, recover the records before the damage and move the rest aside (state-dir/salvaged-<time>/) instead of refusing to start.")
     var salvage = false
 
+    @Option(help: "Secret key file of the coordinator (from 'opctl keys new PATH'); turns on CURVE. Needs --allow.")
+    var key: String?
+
+    @Option(help: "Allow file: one line per key, 'PUBLIC-KEY NAME ROLES [SCOPE…]' (roles: worker, submit, view, admin). Reloaded on SIGHUP and on change.")
+    var allow: String?
+
+    @Flag(help: "Listen off loopback without keys: anyone who reaches the port can run commands on every worker. Logged, and shown by status.")
+    var insecure = false
+
     func validate() throws {
+        if (key == nil) != (allow == nil) {
+            throw ValidationError("--key and --allow go together: the key proves who the coordinator is, the allow file says who may connect")
+        }
+        if insecure && key != nil { throw ValidationError("--insecure and --key exclude each other: choose one") }
+        if key == nil && !insecure && !EndpointScope.isLoopback(bind) {
+            throw ValidationError("""
+                refusing to listen on \(bind) without keys: anyone who reaches that port could run commands on every worker.
+                  Create keys:  opctl keys new coordinator.key   (and one per worker and user: opctl keys new alice.key)
+                  Allow them:   a file with one line per key, e.g. "$(cat alice.key.pub) alice submit team-a/*"
+                  Then:         opcoord --bind \(bind) --key coordinator.key --allow allow.txt
+                Or pass --insecure to run without keys on a network you trust (docs/DEPLOY.md, "Keys and roles").
+                """)
+        }
         if ephemeral && stateDir != nil { throw ValidationError("--ephemeral and --state-dir exclude each other: choose one") }
         if ephemeral && salvage { throw ValidationError("--salvage recovers a state directory; --ephemeral has none") }
         if stateDir?.isEmpty == true { throw ValidationError("--state-dir needs a directory") }
@@ -106,6 +135,17 @@ struct OpCoord: ParsableCommand {
         config.stateDirectory = ephemeral ? nil : (stateDir ?? Self.defaultStateDirectory(bind: bind))
         config.salvage = salvage
         config.snapshotMinBytes = snapshotBytes
+        if let key, let allow {
+            do {
+                config.access = try AccessControl(keys: try KeyFile.loadSecret(key), allowPath: allow, logger: logger)
+            } catch {
+                logger.critical("cannot start: \(error)")
+                throw ExitCode.failure
+            }
+        } else if insecure {
+            config.insecure = true
+            logger.warning("--insecure: listening on \(bind) without keys; anyone who reaches it can submit shell commands to every worker, register as a worker and read results")
+        }
         let server: CoordinatorServer
         do {
             server = try CoordinatorServer(config: config, logger: logger)
@@ -113,7 +153,7 @@ struct OpCoord: ParsableCommand {
             logger.critical("cannot start: \(error)")
             throw ExitCode.failure
         }
-        let signals = SignalStopper { server.stop() }
+        let signals = SignalStopper(stop: { server.stop() }, reload: { server.reloadAccess() })
         do {
             try server.run { endpoint in
                 if let endpointFile { try? endpoint.write(toFile: endpointFile, atomically: true, encoding: .utf8) }
@@ -138,15 +178,16 @@ extension OpCoord {
     }
 }
 
-/// Turns SIGINT/SIGTERM into a call of `stop` on a dispatch queue (not in a signal handler).
+/// Turns SIGINT/SIGTERM into a call of `stop`, and SIGHUP into `reload`, on a dispatch queue (not in a
+/// signal handler).
 final class SignalStopper {
     private let sources: [any DispatchSourceSignal]
 
-    init(stop: @escaping @Sendable () -> Void) {
-        sources = [SIGINT, SIGTERM].map { sig in
+    init(stop: @escaping @Sendable () -> Void, reload: @escaping @Sendable () -> Void) {
+        sources = [(SIGINT, stop), (SIGTERM, stop), (SIGHUP, reload)].map { sig, handler in
             signal(sig, SIG_IGN)
             let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            s.setEventHandler(handler: stop)
+            s.setEventHandler(handler: handler)
             s.resume()
             return s
         }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import OpClient
+import ZeroMQ
 
 @main
 struct OpCtl: ParsableCommand {
@@ -19,7 +20,7 @@ struct OpCtl: ParsableCommand {
             sent; other requests: exit 64) instead of being dropped on the way.
             """,
         subcommands: [Submit.self, Status.self, Why.self, Cancel.self, Suspend.self, Resume.self, Limit.self,
-                      Priority.self, Wait.self, Workers.self, Watch.self, Runs.self])
+                      Priority.self, Wait.self, Workers.self, Watch.self, Runs.self, Keys.self])
 }
 
 /// Options every subcommand shares.
@@ -31,10 +32,21 @@ struct Connection: ParsableArguments {
             help: "Seconds to wait for each reply; for wait and submit --wait, to reach the coordinator at first (their WAIT lasts until --timeout).")
     var requestTimeout: Double = 10
 
+    @Option(help: "Your secret key file, for a coordinator with keys (default: $OPQ_KEY; make one with 'opctl keys new').")
+    var key: String?
+
+    @Option(help: "The coordinator's public key, or its .pub file (default: $OPQ_COORDINATOR_KEY).")
+    var coordinatorKey: String?
+
     func connect() throws -> CoordinatorConnection {
         guard requestTimeout > 0 else { throw ValidationError("--request-timeout must be > 0") }
+        let curve: CurveClientKeys?
+        do { curve = try ClientKeys.resolve(key: key, coordinatorKey: coordinatorKey) } catch {
+            printError("opctl: \(error)")
+            throw ExitCode(64)
+        }
         return try CoordinatorConnection(endpoint: coordinator ?? CoordinatorConnection.defaultEndpoint,
-                                         timeout: .milliseconds(Int(requestTimeout * 1000)))
+                                         timeout: .milliseconds(Int(requestTimeout * 1000)), curve: curve)
     }
 }
 

@@ -1334,6 +1334,12 @@ public nonisolated struct WireOpStatus: @unchecked Sendable {
     set {_uniqueStorage()._run = newValue}
   }
 
+  /// (1.4) the key name of worker_id (who produced the result); empty without CURVE
+  public var workerKey: String {
+    get {_storage._workerKey}
+    set {_uniqueStorage()._workerKey = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1378,6 +1384,12 @@ public nonisolated struct WireStatusReply: Sendable {
 
   /// (1.2) op records matching the request's filters, all pages
   public var matched: UInt64 = 0
+
+  /// (1.4) "curve", "loopback" (no keys, loopback only) or "insecure" (no keys, --insecure)
+  public var security: String = String()
+
+  /// (1.4) handshakes and requests refused for their key so far
+  public var authFailures: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1466,6 +1478,9 @@ public nonisolated struct WireWorkerInfo: Sendable {
   /// 1 for its first connection, +1 for every reconnect
   public var session: UInt32 = 0
 
+  /// (1.4) the allow file's name for its key; empty without CURVE
+  public var keyName: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1477,6 +1492,9 @@ public nonisolated struct WireWorkersReply: Sendable {
   // methods supported on all messages.
 
   public var workers: [WireWorkerInfo] = []
+
+  /// (1.4) as in StatusReply
+  public var security: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -3370,7 +3388,7 @@ nonisolated extension WireQueueCounts: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".OpStatus"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}queue\0\u{1}state\0\u{1}cancelled\0\u{1}outcome\0\u{3}worker_id\0\u{1}attempts\0\u{3}result_size\0\u{1}error\0\u{3}submitted_us\0\u{3}ready_us\0\u{3}started_us\0\u{3}finished_us\0\u{1}priority\0\u{1}parts\0\u{3}parts_done\0\u{3}dispatched_us\0\u{3}attempt_errors\0\u{3}worker_session\0\u{1}run\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}queue\0\u{1}state\0\u{1}cancelled\0\u{1}outcome\0\u{3}worker_id\0\u{1}attempts\0\u{3}result_size\0\u{1}error\0\u{3}submitted_us\0\u{3}ready_us\0\u{3}started_us\0\u{3}finished_us\0\u{1}priority\0\u{1}parts\0\u{3}parts_done\0\u{3}dispatched_us\0\u{3}attempt_errors\0\u{3}worker_session\0\u{1}run\0\u{3}worker_key\0")
 
   fileprivate class _StorageClass {
     var _id: String = String()
@@ -3394,6 +3412,7 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
     var _attemptErrors: [String] = []
     var _workerSession: UInt32 = 0
     var _run: String = String()
+    var _workerKey: String = String()
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -3425,6 +3444,7 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
       _attemptErrors = source._attemptErrors
       _workerSession = source._workerSession
       _run = source._run
+      _workerKey = source._workerKey
     }
   }
 
@@ -3464,6 +3484,7 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
         case 19: try { try decoder.decodeRepeatedStringField(value: &_storage._attemptErrors) }()
         case 20: try { try decoder.decodeSingularUInt32Field(value: &_storage._workerSession) }()
         case 21: try { try decoder.decodeSingularStringField(value: &_storage._run) }()
+        case 22: try { try decoder.decodeSingularStringField(value: &_storage._workerKey) }()
         default: break
         }
       }
@@ -3539,6 +3560,9 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
       if !_storage._run.isEmpty {
         try visitor.visitSingularStringField(value: _storage._run, fieldNumber: 21)
       }
+      if !_storage._workerKey.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._workerKey, fieldNumber: 22)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -3569,6 +3593,7 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
         if _storage._attemptErrors != rhs_storage._attemptErrors {return false}
         if _storage._workerSession != rhs_storage._workerSession {return false}
         if _storage._run != rhs_storage._run {return false}
+        if _storage._workerKey != rhs_storage._workerKey {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -3580,7 +3605,7 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queues\0\u{1}ops\0\u{3}next_after\0\u{3}not_found\0\u{3}now_us\0\u{1}fenced\0\u{3}total_operations\0\u{3}coordinator_rss_bytes\0\u{3}coordinator_cpu_us\0\u{1}unplaceable\0\u{1}omitted\0\u{1}matched\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queues\0\u{1}ops\0\u{3}next_after\0\u{3}not_found\0\u{3}now_us\0\u{1}fenced\0\u{3}total_operations\0\u{3}coordinator_rss_bytes\0\u{3}coordinator_cpu_us\0\u{1}unplaceable\0\u{1}omitted\0\u{1}matched\0\u{1}security\0\u{3}auth_failures\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3600,6 +3625,8 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 10: try { try decoder.decodeRepeatedMessageField(value: &self.unplaceable) }()
       case 11: try { try decoder.decodeRepeatedStringField(value: &self.omitted) }()
       case 12: try { try decoder.decodeSingularUInt64Field(value: &self.matched) }()
+      case 13: try { try decoder.decodeSingularStringField(value: &self.security) }()
+      case 14: try { try decoder.decodeSingularUInt64Field(value: &self.authFailures) }()
       default: break
       }
     }
@@ -3642,6 +3669,12 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if self.matched != 0 {
       try visitor.visitSingularUInt64Field(value: self.matched, fieldNumber: 12)
     }
+    if !self.security.isEmpty {
+      try visitor.visitSingularStringField(value: self.security, fieldNumber: 13)
+    }
+    if self.authFailures != 0 {
+      try visitor.visitSingularUInt64Field(value: self.authFailures, fieldNumber: 14)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3658,6 +3691,8 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.unplaceable != rhs.unplaceable {return false}
     if lhs.omitted != rhs.omitted {return false}
     if lhs.matched != rhs.matched {return false}
+    if lhs.security != rhs.security {return false}
+    if lhs.authFailures != rhs.authFailures {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3774,7 +3809,7 @@ nonisolated extension WireWorkers: SwiftProtobuf.Message, SwiftProtobuf._Message
 
 nonisolated extension WireWorkerInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WorkerInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}worker_id\0\u{1}name\0\u{1}slots\0\u{1}tags\0\u{1}kinds\0\u{3}in_flight\0\u{1}credit\0\u{3}connected_us\0\u{3}last_seen_us\0\u{1}running\0\u{1}session\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}worker_id\0\u{1}name\0\u{1}slots\0\u{1}tags\0\u{1}kinds\0\u{3}in_flight\0\u{1}credit\0\u{3}connected_us\0\u{3}last_seen_us\0\u{1}running\0\u{1}session\0\u{3}key_name\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3793,6 +3828,7 @@ nonisolated extension WireWorkerInfo: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 9: try { try decoder.decodeSingularInt64Field(value: &self.lastSeenUs) }()
       case 10: try { try decoder.decodeSingularUInt32Field(value: &self.running) }()
       case 11: try { try decoder.decodeSingularUInt32Field(value: &self.session) }()
+      case 12: try { try decoder.decodeSingularStringField(value: &self.keyName) }()
       default: break
       }
     }
@@ -3832,6 +3868,9 @@ nonisolated extension WireWorkerInfo: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if self.session != 0 {
       try visitor.visitSingularUInt32Field(value: self.session, fieldNumber: 11)
     }
+    if !self.keyName.isEmpty {
+      try visitor.visitSingularStringField(value: self.keyName, fieldNumber: 12)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3847,6 +3886,7 @@ nonisolated extension WireWorkerInfo: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.lastSeenUs != rhs.lastSeenUs {return false}
     if lhs.running != rhs.running {return false}
     if lhs.session != rhs.session {return false}
+    if lhs.keyName != rhs.keyName {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3854,7 +3894,7 @@ nonisolated extension WireWorkerInfo: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension WireWorkersReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WorkersReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}workers\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}workers\0\u{1}security\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3863,6 +3903,7 @@ nonisolated extension WireWorkersReply: SwiftProtobuf.Message, SwiftProtobuf._Me
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.workers) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.security) }()
       default: break
       }
     }
@@ -3872,11 +3913,15 @@ nonisolated extension WireWorkersReply: SwiftProtobuf.Message, SwiftProtobuf._Me
     if !self.workers.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.workers, fieldNumber: 1)
     }
+    if !self.security.isEmpty {
+      try visitor.visitSingularStringField(value: self.security, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: WireWorkersReply, rhs: WireWorkersReply) -> Bool {
     if lhs.workers != rhs.workers {return false}
+    if lhs.security != rhs.security {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

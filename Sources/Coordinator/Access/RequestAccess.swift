@@ -1,0 +1,73 @@
+import WireProtocol
+
+/// Whether a principal may make a request (PROTOCOL.md §12 "Roles"). Pure: what it needs to know about
+/// existing work comes through `queueOf` (an op's queue) and `queuesOfRun` (the queues a run's ops are in).
+///
+/// Workers' messages need `worker`; reading (STATUS, WHY, RUNS, WORKERS, WATCH, WAIT) needs `view`,
+/// `submit` or `admin`; SUBMIT, CANCEL and SET-PRIORITY need every queue they touch to be in the
+/// principal's scope; QUEUE (limits, suspension) and cancelling everything need `admin`.
+enum RequestAccess {
+    /// nil when allowed, else the reason it is not (sent to the peer, so it names what is missing).
+    static func denial(_ message: Message, by p: Principal,
+                       queueOf: (_ op: String, _ run: String?) -> String?,
+                       queuesOfRun: (String) -> Set<String>?) -> String? {
+        switch message {
+        case .hello(let h):
+            guard p.has(.worker) else { return "key '\(p.name)' may not register workers (it lacks the 'worker' role)" }
+            if let tag = h.tags.first(where: { !p.mayClaim(tag: $0) }) {
+                return "key '\(p.name)' may not register with tag '\(tag)' (allowed: \(p.tags.map(\.pattern).joined(separator: " ")))"
+            }
+            if let tag = h.tags.first(where: { $0.hasPrefix(Principal.pinTagPrefix) }) {
+                return "tag '\(tag)' is reserved: the coordinator gives every worker 'key:' and its key's name"
+            }
+            return nil
+        case .credit, .started, .progress, .finished:
+            return p.has(.worker) ? nil : "key '\(p.name)' may not report on work (it lacks the 'worker' role)"
+        case .heartbeat, .disconnect:
+            return nil   // workers and watching clients both send them
+        case .status, .why, .runs, .workers, .watch, .wait:
+            return p.has(.view) || p.roles.contains(.submit) ? nil : "key '\(p.name)' may not read the coordinator's state (needs 'view', 'submit' or 'admin')"
+        case .submit(let s):
+            guard p.has(.submit) else { return "key '\(p.name)' may not submit (it lacks the 'submit' role)" }
+            var seen = Set<String>()
+            for q in s.operations.lazy.map({ $0.queue.isEmpty ? "default" : $0.queue }) + s.queues.map(\.name)
+                where seen.insert(q).inserted && !p.mayUse(queue: q) {
+                return outOfScope(p, queue: q)
+            }
+            return nil
+        case .cancelOps(let c):
+            guard p.has(.submit) else { return "key '\(p.name)' may not cancel (it lacks the 'submit' role)" }
+            if !c.queue.isEmpty { return p.mayUse(queue: c.queue) ? nil : outOfScope(p, queue: c.queue) }
+            if c.opIds.isEmpty {
+                if c.run.isEmpty { return p.roles.contains(.admin) ? nil : "cancelling every operation needs the 'admin' role" }
+                for q in queuesOfRun(c.run) ?? [] where !p.mayUse(queue: q) { return outOfScope(p, queue: q, run: c.run) }
+                return nil
+            }
+            return opsDenial(c.opIds, run: c.run, p, queueOf)
+        case .setPriority(let s):
+            guard p.has(.submit) else { return "key '\(p.name)' may not change priorities (it lacks the 'submit' role)" }
+            return opsDenial(s.opIds, run: s.run, p, queueOf)
+        case .queue(let q):
+            return p.roles.contains(.admin) ? nil : "changing queue '\(q.settings.name)' (limit, suspension) needs the 'admin' role"
+        case .welcome, .reject, .dispatch, .cancel, .submitReply, .ack, .statusReply, .whyReply,
+             .workersReply, .event, .waitReply, .runsReply, .error:
+            return nil   // answered as unexpected by the loop, whoever sends them
+        }
+    }
+
+    /// Unknown ops pass: the core answers "not found" as it would to anyone.
+    private static func opsDenial(_ ids: [String], run: String, _ p: Principal,
+                                  _ queueOf: (String, String?) -> String?) -> String? {
+        if p.roles.contains(.admin) { return nil }
+        for id in ids {
+            if let q = queueOf(id, run.isEmpty ? nil : run), !p.mayUse(queue: q) { return outOfScope(p, queue: q, op: id) }
+        }
+        return nil
+    }
+
+    private static func outOfScope(_ p: Principal, queue: String, op: String? = nil, run: String? = nil) -> String {
+        let what = op.map { "operation '\($0)' is in queue '\(queue)'" } ?? run.map { "run '\($0)' has operations in queue '\(queue)'" }
+            ?? "queue '\(queue)'"
+        return "\(what), outside the scope of key '\(p.name)' (\(p.queues.map(\.pattern).joined(separator: " ")))"
+    }
+}

@@ -1,0 +1,127 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Key files (docs/DEPLOY.md "Keys"): the secret key at PATH (mode 0600: the 40-character Z85 secret on
+/// one line, `#` comment lines allowed), the public key at PATH.pub (the 40-character Z85 key on one line,
+/// ready to paste into an allow file). Loading refuses what ssh refuses: a missing file, a secret key
+/// readable by others, a file that holds no key — each with what to do about it.
+public enum KeyFile {
+    /// Writes a new key pair to `path` and `path.pub`; refuses to overwrite either.
+    @discardableResult
+    public static func create(at path: String) throws(KeyFileError) -> CurveKeyPair {
+        let pair: CurveKeyPair
+        do { pair = try CurveKeyPair.generate() } catch { throw .unusable(path, "libzmq cannot make CURVE keys: \(error)") }
+        let secret = "# opqueue CURVE secret key: keep it private (mode 0600); its public key is in \(basename(path)).pub\n"
+            + Z85.encode(pair.secretKey) + "\n"
+        try write(secret, to: path, mode: 0o600)
+        do {
+            try write(Z85.encode(pair.publicKey) + "\n", to: path + ".pub", mode: 0o644)
+        } catch {
+            unlink(path)
+            throw error
+        }
+        return pair
+    }
+
+    /// The key pair whose secret half is in `path`.
+    public static func loadSecret(_ path: String) throws(KeyFileError) -> CurveKeyPair {
+        var st = stat()
+        guard stat(path, &st) == 0 else {
+            if errno == ENOENT { throw .missing(path) }
+            throw .unusable(path, String(cString: strerror(errno)))
+        }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { throw .unusable(path, "not a regular file") }
+        let mode = st.st_mode & 0o777
+        if mode & 0o077 != 0 { throw .loosePermissions(path, mode: UInt32(mode)) }
+        let text = try read(path)
+        guard let line = keyLine(text) else { throw .malformed(path, "no key in it") }
+        do { return try CurveKeyPair(secretZ85: line) } catch { throw .malformed(path, "\(error)") }
+    }
+
+    /// A public key given as its 40 Z85 characters, or as the path of a file holding them (a `.pub`).
+    public static func loadPublic(_ keyOrPath: String) throws(KeyFileError) -> CurvePublicKey {
+        let given = trimmed(keyOrPath)
+        if given.utf8.count == 40, !given.contains("/"), let key = try? CurvePublicKey(z85: given) { return key }
+        var st = stat()
+        guard stat(given, &st) == 0 else {
+            throw .malformed(given, "neither a public key (40 Z85 characters) nor a readable file holding one")
+        }
+        guard let line = keyLine(try read(given)) else { throw .malformed(given, "no key in it") }
+        do { return try CurvePublicKey(z85: line) } catch { throw .malformed(given, "\(error)") }
+    }
+
+    /// The first line that is not blank or a `#` comment.
+    static func keyLine(_ text: String) -> String? {
+        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+            let t = trimmed(String(line))
+            if !t.isEmpty, !t.hasPrefix("#") { return t }
+        }
+        return nil
+    }
+
+    private static func read(_ path: String) throws(KeyFileError) -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .unusable(path, String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while bytes.count <= 64 << 10 {
+            let n = Glibc.read(fd, &buffer, buffer.count)
+            if n < 0, errno == EINTR { continue }
+            guard n >= 0 else { throw .unusable(path, String(cString: strerror(errno))) }
+            if n == 0 { return String(decoding: bytes, as: UTF8.self) }
+            bytes += buffer[0..<n]
+        }
+        throw .malformed(path, "larger than a key file can be")
+    }
+
+    private static func write(_ text: String, to path: String, mode: mode_t) throws(KeyFileError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard fd >= 0 else {
+            if errno == EEXIST { throw .exists(path) }
+            throw .unusable(path, String(cString: strerror(errno)))
+        }
+        defer { close(fd) }
+        fchmod(fd, mode)   // the umask must not loosen (or tighten) what was asked for
+        let bytes = Array(text.utf8)
+        var done = 0
+        while done < bytes.count {
+            let n = bytes[done...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { unlink(path); throw .unusable(path, String(cString: strerror(errno))) }
+            done += n
+        }
+        guard fsync(fd) == 0 else { unlink(path); throw .unusable(path, String(cString: strerror(errno))) }
+    }
+
+    private static func basename(_ path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
+    }
+}
+
+/// Why a key file cannot be used, with what to do about it.
+public enum KeyFileError: Error, Sendable, Equatable, CustomStringConvertible {
+    case missing(String)
+    case loosePermissions(String, mode: UInt32)
+    case malformed(String, String)
+    case exists(String)
+    case unusable(String, String)
+
+    public var description: String {
+        switch self {
+        case .missing(let p):
+            "key file '\(p)' does not exist: create a key pair with 'opctl keys new \(p)'"
+        case .loosePermissions(let p, let mode):
+            "permissions \(String(mode, radix: 8)) for key file '\(p)' are too open: a secret key must be readable by its owner only (chmod 600 '\(p)')"
+        case .malformed(let p, let why):
+            "'\(p)' does not hold a CURVE key (\(why)); key files are made by 'opctl keys new PATH'"
+        case .exists(let p):
+            "'\(p)' already exists: remove it first or choose another path (an existing key is never overwritten)"
+        case .unusable(let p, let why):
+            "cannot use key file '\(p)': \(why)"
+        }
+    }
+}
