@@ -1,6 +1,7 @@
 import Foundation
 import OpClient
 import WireProtocol
+import ZeroMQ
 
 /// Where the built executables are: $OPQ_BIN_DIR (set by scripts/test), else next to the test bundle.
 public enum Binaries {
@@ -45,17 +46,35 @@ public final class LocalCluster: @unchecked Sendable {
     private let coordinatorArgs: [String]
     private var coordinatorStarts = 1
 
+    /// With keys (PROTOCOL.md §12): the key files and allow file live in `keysDirectory`; the cluster's
+    /// own requests use the key "admin" and its workers the key "worker" unless told otherwise.
+    public let keysDirectory: URL?
+
     /// `coordinatorArgs`: more opcoord options (e.g. `--start-timeout 1`). `journal: false` runs it
     /// `--ephemeral` (a restart forgets everything); `stateDirectory` puts its journal there instead of
-    /// in the cluster's temporary directory.
+    /// in the cluster's temporary directory. `keys: true` runs it with CURVE: a coordinator key, an allow
+    /// file listing "admin" (admin) and "worker" (worker); add more with `addKey`.
     public init(heartbeatMs: Int = 200, liveness: Int = 3, coordinatorArgs: [String] = [], journal: Bool = true,
-                stateDirectory: String? = nil) throws {
+                stateDirectory: String? = nil, keys: Bool = false) throws {
         self.heartbeatMs = heartbeatMs
         self.liveness = liveness
         dir = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("opq-it-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         self.stateDirectory = journal ? stateDirectory ?? dir.appendingPathComponent("state").path : nil
-        self.coordinatorArgs = coordinatorArgs + (self.stateDirectory.map { ["--state-dir", $0] } ?? ["--ephemeral"])
+        var keyArgs: [String] = []
+        if keys {
+            let k = dir.appendingPathComponent("keys")
+            try FileManager.default.createDirectory(at: k, withIntermediateDirectories: true)
+            try KeyFile.create(at: k.appendingPathComponent("coordinator.key").path)
+            _ = FileManager.default.createFile(atPath: k.appendingPathComponent("allow.txt").path, contents: nil)
+            keysDirectory = k
+            try Self.addKey("admin", roles: "admin", scopes: [], in: k)
+            try Self.addKey("worker", roles: "worker", scopes: [], in: k)
+            keyArgs = ["--key", k.appendingPathComponent("coordinator.key").path, "--allow", k.appendingPathComponent("allow.txt").path]
+        } else {
+            keysDirectory = nil
+        }
+        self.coordinatorArgs = coordinatorArgs + keyArgs + (self.stateDirectory.map { ["--state-dir", $0] } ?? ["--ephemeral"])
         let endpointFile = dir.appendingPathComponent("endpoint").path
         coordinator = try Self.launch("opcoord", ["--bind", "tcp://127.0.0.1:*", "--endpoint-file", endpointFile,
                                                   "--heartbeat-ms", "\(heartbeatMs)", "--liveness", "\(liveness)"] + self.coordinatorArgs,
@@ -115,10 +134,60 @@ public final class LocalCluster: @unchecked Sendable {
         return p
     }
 
-    /// Starts a worker and waits until the coordinator lists it.
+    // MARK: keys
+
+    /// The allow file (with keys).
+    public var allowFile: String? { keysDirectory?.appendingPathComponent("allow.txt").path }
+
+    /// The secret key file of key `name` (made by `addKey`).
+    public func keyPath(_ name: String) -> String? { keysDirectory?.appendingPathComponent("\(name).key").path }
+
+    /// Makes key `name` and lists it in the allow file with `roles` (comma-separated) and `scopes`;
+    /// a running coordinator picks the change up by itself.
+    public func addKey(_ name: String, roles: String, scopes: [String] = []) throws {
+        guard let keysDirectory else { throw ClusterError("this cluster has no keys") }
+        try Self.addKey(name, roles: roles, scopes: scopes, in: keysDirectory)
+    }
+
+    private static func addKey(_ name: String, roles: String, scopes: [String], in dir: URL) throws {
+        let pair = try KeyFile.create(at: dir.appendingPathComponent("\(name).key").path)
+        let line = ([Z85.encode(pair.publicKey), name, roles] + scopes).joined(separator: " ") + "\n"
+        let h = try FileHandle(forWritingTo: dir.appendingPathComponent("allow.txt"))
+        try h.seekToEnd()
+        try h.write(contentsOf: Data(line.utf8))
+        try h.close()
+    }
+
+    /// Removes key `name`'s line from the allow file (revokes it); the coordinator notices the change.
+    public func revokeKey(_ name: String) throws {
+        guard let allowFile else { throw ClusterError("this cluster has no keys") }
+        let text = try String(contentsOfFile: allowFile, encoding: .utf8)
+        let kept = text.split(separator: "\n").filter { $0.split(separator: " ").dropFirst().first.map(String.init) != name }
+        // A new file renamed over the old one: the coordinator never reads half of it.
+        let tmp = allowFile + ".new"
+        try (kept.joined(separator: "\n") + "\n").write(toFile: tmp, atomically: false, encoding: .utf8)
+        guard rename(tmp, allowFile) == 0 else { throw ClusterError("rename failed: \(errno)") }
+    }
+
+    /// The coordinator's public key file (`--coordinator-key`).
+    public var coordinatorPublicKey: String? { keysDirectory?.appendingPathComponent("coordinator.key.pub").path }
+
+    /// Client keys for key `name`; nil without keys.
+    public func clientKeys(_ name: String) throws -> CurveClientKeys? {
+        guard let path = keyPath(name), let pub = coordinatorPublicKey else { return nil }
+        return CurveClientKeys(keys: try KeyFile.loadSecret(path), server: try KeyFile.loadPublic(pub))
+    }
+
+    /// `--key` and `--coordinator-key` for a process using key `name` (empty without keys).
+    public func keyArguments(_ name: String) -> [String] {
+        guard let path = keyPath(name), let pub = coordinatorPublicKey else { return [] }
+        return ["--key", path, "--coordinator-key", pub]
+    }
+
+    /// Starts a worker and waits until the coordinator lists it. With keys it uses key `key`.
     @discardableResult
-    public func startWorker(_ name: String, slots: Int = 2, prefetch: Int = 0, tags: [String] = []) throws -> Process {
-        var args = ["--connect", endpoint, "--name", name, "--slots", "\(slots)", "--prefetch", "\(prefetch)"]
+    public func startWorker(_ name: String, slots: Int = 2, prefetch: Int = 0, tags: [String] = [], key: String = "worker") throws -> Process {
+        var args = ["--connect", endpoint, "--name", name, "--slots", "\(slots)", "--prefetch", "\(prefetch)"] + keyArguments(key)
         if !tags.isEmpty { args += ["--tags", tags.joined(separator: ",")] }
         let p = try Self.launch("opworker", args, log: dir.appendingPathComponent("\(name).log"))
         workers[name] = p
@@ -126,8 +195,9 @@ public final class LocalCluster: @unchecked Sendable {
         return p
     }
 
-    public func connect(timeout: Duration = .seconds(10)) throws -> CoordinatorConnection {
-        try CoordinatorConnection(endpoint: endpoint, timeout: timeout)
+    /// A connection; with keys, as key `key` ("admin" unless told otherwise).
+    public func connect(timeout: Duration = .seconds(10), as key: String = "admin") throws -> CoordinatorConnection {
+        try CoordinatorConnection(endpoint: endpoint, timeout: timeout, curve: try clientKeys(key))
     }
 
     public func workerList() throws -> [WireWorkerInfo] {
