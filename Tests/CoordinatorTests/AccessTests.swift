@@ -1,0 +1,138 @@
+@testable import Coordinator
+import Testing
+import WireProtocol
+
+/// The allow file's grammar and what each role and scope permits (PROTOCOL.md §12). Pure: no sockets.
+struct AllowListTests {
+    static let keyA = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7"
+    static let keyB = "Yne@$w-vo<fVvi]a<NY6T1ed:M$fCG*[IaLV{hID"
+    static let keyHash = "#ne@$w-vo<fVvi]a<NY6T1ed:M$fCG*[IaLV{hID"   // Z85 keys may start with '#'
+
+    @Test func linesMapKeysToNamesRolesAndScopes() throws {
+        let list = try AllowList.parse("""
+            # the team keys
+            \(Self.keyA) alice submit,view team-a/* default   # trailing comment
+            \(Self.keyB)  gpu-1  worker  tag:gpu tag:ssd
+            \(Self.keyHash) hash-key view
+
+            """, source: "allow.txt")
+        #expect(list.count == 3)
+        let alice = try #require(list.principal(key: Self.keyA))
+        #expect(alice.name == "alice" && alice.roles == [.submit, .view])
+        #expect(alice.mayUse(queue: "team-a/etl") && alice.mayUse(queue: "default"))
+        #expect(!alice.mayUse(queue: "team-b/etl") && !alice.mayUse(queue: "team-a"))
+        let gpu = try #require(list.principal(key: Self.keyB))
+        #expect(gpu.roles == [.worker] && gpu.mayClaim(tag: "gpu") && !gpu.mayClaim(tag: "secure"))
+        #expect(gpu.pinTag == "key:gpu-1")
+        #expect(list.principal(key: Self.keyHash)?.name == "hash-key")
+    }
+
+    @Test func mistakesAreRefusedWithTheLineAndWhatIsWrong() {
+        func error(_ text: String) -> String {
+            do { _ = try AllowList.parse(text, source: "allow.txt"); return "" } catch { return error.description }
+        }
+        #expect(error("\(Self.keyA) alice") .contains("allow.txt line 1: expected 'PUBLIC-KEY NAME ROLES"))
+        #expect(error("# c\nnot-a-key alice view").contains("line 2: 'not-a-key' is not a public key"))
+        #expect(error("\(Self.keyA) alice root").contains("unknown role 'root'"))
+        #expect(error("\(Self.keyA) alice submit").contains("role 'submit' needs the queues it may use"))
+        #expect(error("\(Self.keyA) a view\n\(Self.keyA) b view").contains("line 2: key rq:rM>}U… is listed twice"))
+        #expect(error("\(Self.keyA) a view tag:gpu").contains("'tag:' scopes apply to the 'worker' role"))
+    }
+
+    @Test func globsMatchWholeNames() {
+        #expect(Glob("team-a/*").matches("team-a/x/y"))
+        #expect(!Glob("team-a/*").matches("team-ab"))
+        #expect(Glob("*").matches(""))
+        #expect(Glob("a?c").matches("abc") && !Glob("a?c").matches("ac"))
+        #expect(Glob("*-gpu").matches("w-1-gpu") && !Glob("*-gpu").matches("w-1-gpu2"))
+    }
+}
+
+struct RequestAccessTests {
+    func principal(_ roles: Set<AccessRole>, queues: [String] = [], tags: [String] = []) -> Principal {
+        Principal(name: "p", key: AllowListTests.keyA, roles: roles, queues: queues.map(Glob.init), tags: tags.map(Glob.init))
+    }
+
+    /// The queue of each existing op, as the core would answer.
+    let queues = ["a1": "team-a/etl", "b1": "team-b/etl"]
+    func denial(_ m: Message, _ p: Principal) -> String? {
+        RequestAccess.denial(m, by: p, queueOf: { id, _ in queues[id] },
+                             queuesOfRun: { $0 == "run-b" ? ["team-b/etl"] : ["team-a/etl"] })
+    }
+
+    func submit(_ queue: String) -> Message {
+        var o = WireOperation()
+        o.id = "x"
+        o.kind = "shell"
+        o.queue = queue
+        var s = WireSubmit()
+        s.operations = [o]
+        return .submit(s)
+    }
+
+    func cancel(ids: [String] = [], run: String = "", queue: String = "") -> Message {
+        var c = WireCancelOps()
+        c.opIds = ids
+        c.run = run
+        c.queue = queue
+        return .cancelOps(c)
+    }
+
+    @Test func aWorkerKeyOnlyWorks() {
+        let w = principal([.worker], tags: ["gpu"])
+        var h = WireHello()
+        h.tags = ["gpu"]
+        #expect(denial(.hello(h), w) == nil)
+        #expect(denial(.finished(WireFinished()), w) == nil)
+        #expect(denial(submit("default"), w)?.contains("may not submit") == true)
+        #expect(denial(.status(WireStatus()), w)?.contains("may not read") == true)
+        h.tags = ["gpu", "secure"]
+        #expect(denial(.hello(h), w)?.contains("may not register with tag 'secure'") == true)
+        h.tags = ["key:admin"]
+        #expect(denial(.hello(h), principal([.worker]))?.contains("reserved") == true)
+    }
+
+    @Test func aViewKeyReadsButChangesNothing() {
+        let v = principal([.view])
+        #expect(denial(.status(WireStatus()), v) == nil)
+        #expect(denial(.watch(WireWatch()), v) == nil)
+        #expect(denial(.wait(WireWait()), v) == nil)
+        #expect(denial(cancel(ids: ["a1"]), v)?.contains("may not cancel") == true)
+        #expect(denial(submit("default"), v) != nil)
+        var h = WireHello()
+        h.name = "w"
+        #expect(denial(.hello(h), v)?.contains("may not register workers") == true)
+        #expect(denial(.credit(WireCredit()), v) != nil)
+    }
+
+    @Test func aSubmitterStaysInsideItsQueues() {
+        let a = principal([.submit], queues: ["team-a/*"])
+        #expect(denial(submit("team-a/etl"), a) == nil)
+        #expect(denial(submit("team-b/etl"), a)?.contains("queue 'team-b/etl', outside the scope of key 'p'") == true)
+        #expect(denial(submit(""), a)?.contains("queue 'default'") == true)   // no queue = "default"
+        #expect(denial(cancel(ids: ["a1"]), a) == nil)
+        #expect(denial(cancel(ids: ["a1", "b1"]), a)?.contains("operation 'b1' is in queue 'team-b/etl'") == true)
+        #expect(denial(cancel(ids: ["unknown"]), a) == nil)   // the core says "not found", as to anyone
+        #expect(denial(cancel(run: "run-b"), a)?.contains("run 'run-b' has operations in queue 'team-b/etl'") == true)
+        #expect(denial(cancel(run: "run-a"), a) == nil)
+        #expect(denial(cancel(queue: "team-b/etl"), a) != nil)
+        #expect(denial(cancel(), a)?.contains("needs the 'admin' role") == true)
+        var p = WireSetPriority()
+        p.opIds = ["b1"]
+        #expect(denial(.setPriority(p), a) != nil)
+        var q = WireQueueControl()
+        q.settings.name = "team-a/etl"
+        #expect(denial(.queue(q), a)?.contains("needs the 'admin' role") == true)
+        #expect(denial(.status(WireStatus()), a) == nil)
+    }
+
+    @Test func anAdminMayDoEverything() {
+        let admin = principal([.admin])
+        var q = WireQueueControl()
+        q.settings.name = "team-b/etl"
+        let all: [Message] = [submit("team-b/etl"), cancel(), cancel(ids: ["b1"]), .queue(q), .status(WireStatus()), .hello(WireHello())]
+        for m in all {
+            #expect(denial(m, admin) == nil, "\(m.command)")
+        }
+    }
+}
