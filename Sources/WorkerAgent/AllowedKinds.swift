@@ -22,8 +22,11 @@ public struct AllowedKinds: Equatable, Sendable {
     public static func decide(_ list: String?, endpoint: String, registered: [String]) throws -> AllowedKinds {
         let all = registered.sorted()
         guard let list else {
-            if Endpoint.isLoopback(endpoint) || !all.contains(BuiltinKind.shell) {
-                return AllowedKinds(allowed: all, refused: [], why: "every kind (no --allow-kinds, coordinator \(endpoint) is on loopback)")
+            if Endpoint.isLoopback(endpoint) {
+                return AllowedKinds(allowed: all, refused: [], why: "every kind: the coordinator \(endpoint) is on loopback (no --allow-kinds)")
+            }
+            if !all.contains(BuiltinKind.shell) {
+                return AllowedKinds(allowed: all, refused: [], why: "every kind (no --allow-kinds; this worker has no shell kind)")
             }
             return AllowedKinds(allowed: all.filter { $0 != BuiltinKind.shell }, refused: [BuiltinKind.shell],
                                 why: "every kind but shell: the coordinator \(endpoint) is not on loopback, and shell runs any "

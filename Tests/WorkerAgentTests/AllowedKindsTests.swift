@@ -25,6 +25,8 @@ struct AllowedKindsTests {
         #expect(kinds.allowed == ["burn", "echo", "fail", "noop", "sleep"])
         #expect(kinds.refused == ["shell"])
         #expect(kinds.why.contains("not on loopback") && kinds.why.contains("--allow-kinds all"), "\(kinds.why)")
+        let withoutShell = try AllowedKinds.decide(nil, endpoint: endpoint, registered: ["echo", "resize"])
+        #expect(withoutShell.allowed == ["echo", "resize"] && withoutShell.refused.isEmpty, "only shell is refused by default")
     }
 
     @Test func anExplicitListDecides() throws {
