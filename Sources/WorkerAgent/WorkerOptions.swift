@@ -39,7 +39,7 @@ public struct WorkerOptions: ParsableArguments {
     public var runAs: String?
 
     @Option(help: ArgumentHelp(
-        "Comma-separated worker environment variables (globs such as AWS_* allowed) passed to shell operations, which otherwise get only PATH, HOME, USER, LOGNAME, LANG, LC_ALL, TZ, TMPDIR and OPQ_*.",
+        "Comma-separated worker environment variables (globs such as AWS_* allowed) passed to shell operations, which otherwise get only PATH, HOME, USER, LOGNAME, LANG, LC_ALL, TZ, TMPDIR, the operation's env and the OPQ_* variables of the run.",
         valueName: "names"))
     public var passEnv: String?
 
