@@ -103,7 +103,11 @@ var targets: [Target] = [
     // The coordinator shell's pure values (clock conversion, log limiting, the durability gate), without sockets.
     .testTarget(name: "CoordinatorTests", dependencies: ["Coordinator"]),
     // The worker shell's pure values (what it holds across sessions), without sockets.
-    .testTarget(name: "WorkerAgentTests", dependencies: ["WorkerAgent", "WorkerRuntime", "WireProtocol"]),
+    .testTarget(name: "WorkerAgentTests", dependencies: [
+        "WorkerAgent", "WorkerRuntime", "WireProtocol", "ZeroMQ",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+    ]),
     // The journal's codec, on-disk format, recovery rules and writer (temporary directories; tmpfs as root).
     .testTarget(name: "JournalTests", dependencies: ["Journal", "SchedulerCore"]),
     // Real opcoord/opworker/opctl processes over loopback; they must be built first (scripts/test does).

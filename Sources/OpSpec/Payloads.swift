@@ -8,7 +8,7 @@ public struct PayloadError: Error, Sendable, Hashable, CustomStringConvertible {
 
 /// Payload of the `shell` kind, encoded as JSON:
 /// `{"argv": ["tool", "arg"]}` or `{"command": "a | b"}` (run by `/bin/sh -c`),
-/// plus optional `"env": {"K": "V"}` (merged over the worker's), `"cwd": "/dir"` and
+/// plus optional `"env": {"K": "V"}` (added to the child's scrubbed environment), `"cwd": "/dir"` and
 /// `"grace": 2.0` (seconds between SIGTERM and SIGKILL on cancel).
 public struct ShellCommand: Sendable, Hashable, Codable {
     public enum Program: Sendable, Hashable {

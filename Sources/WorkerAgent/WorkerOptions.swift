@@ -32,6 +32,24 @@ public struct WorkerOptions: ParsableArguments {
     @Option(help: "The coordinator's public key, or its .pub file (default: $OPQ_COORDINATOR_KEY).")
     public var coordinatorKey: String?
 
+    @Option(help: ArgumentHelp(
+        "Comma-separated handler kinds this worker runs, or 'all' (default: all; all but shell when --connect is not loopback).",
+        valueName: "kinds"))
+    public var allowKinds: String?
+
+    @Option(help: ArgumentHelp(
+        "Comma-separated absolute paths of the executables shell operations may start; a path ending in / allows the files under that directory. Only argv-form operations run then ('command' strings are refused).",
+        valueName: "paths"))
+    public var shellAllow: String?
+
+    @Option(help: ArgumentHelp("Run shell operations' processes as this user (the worker must run as root).", valueName: "user"))
+    public var runAs: String?
+
+    @Option(help: ArgumentHelp(
+        "Comma-separated worker environment variables (globs such as AWS_* allowed) passed to shell operations, which otherwise get only PATH, HOME, USER, LOGNAME, LANG, LC_ALL, TZ, TMPDIR, the operation's env and the OPQ_* variables of the run.",
+        valueName: "names"))
+    public var passEnv: String?
+
     public init() {}
 
     public func validate() throws {
@@ -64,7 +82,14 @@ public enum WorkerMain {
         } catch {
             logger.warning("cannot raise the open-file limit, keeping the current one: \(error)")
         }
-        let agent = try WorkerAgent(config: options.config, registry: registry, logger: logger)
+        let limited: HandlerRegistry
+        do {
+            limited = try options.limit(registry, logger: logger)
+        } catch {
+            logger.critical("\(error)")
+            throw ExitCode.failure
+        }
+        let agent = try WorkerAgent(config: options.config, registry: limited, logger: logger)
         var sources: [any DispatchSourceSignal] = []
         for sig in [SIGINT, SIGTERM] {
             signal(sig, SIG_IGN)

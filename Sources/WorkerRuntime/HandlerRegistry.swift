@@ -2,6 +2,8 @@
 /// kind again replaces the earlier handler (so a worker can override a built-in).
 public struct HandlerRegistry: Sendable {
     private var handlers: [String: any OperationHandler] = [:]
+    /// Kinds this worker will not run (opworker --allow-kinds) → the failure text of a part of one.
+    private var refusals: [String: String] = [:]
 
     /// - Parameter builtins: register `shell`, `sleep`, `noop`, `echo`, `fail` and `burn`.
     public init(builtins: Bool = true, shell: ShellHandler = ShellHandler()) {
@@ -24,8 +26,21 @@ public struct HandlerRegistry: Sendable {
         register(ClosureHandler(kind: kind, body))
     }
 
-    public func handler(for kind: String) -> (any OperationHandler)? { handlers[kind] }
+    /// Refuses `kind` from now on: it is not announced, and a part of it that still arrives (a
+    /// coordinator that ignores the announced kinds) fails with `reason` instead of running.
+    public mutating func refuse(kind: String, reason: String) {
+        refusals[kind] = reason
+    }
 
-    /// Registered kinds, sorted (what a worker announces when it registers).
-    public var kinds: [String] { handlers.keys.sorted() }
+    /// The handler of `kind`, unless there is none or the kind is refused.
+    public func handler(for kind: String) -> (any OperationHandler)? { refusals[kind] == nil ? handlers[kind] : nil }
+
+    /// Why `kind` is refused here, if it is.
+    public func refusal(for kind: String) -> String? { refusals[kind] }
+
+    /// Kinds that run here, sorted (what a worker announces when it registers).
+    public var kinds: [String] { handlers.keys.filter { refusals[$0] == nil }.sorted() }
+
+    /// Every registered kind, refused ones included.
+    public var registeredKinds: [String] { handlers.keys.sorted() }
 }

@@ -16,7 +16,7 @@ import Synchronization
 ///
 /// Contract with the caller (the worker's socket thread):
 /// - every submitted part gets exactly one `finished` event; `started` precedes it only if a
-///   handler was invoked (not for a part cancelled while waiting, nor an unknown kind);
+///   handler was invoked (not for a part cancelled while waiting, nor an unknown or refused kind);
 /// - a part's `finished` is emitted before its slot is released, so in the sink's order the
 ///   number of started-but-unfinished parts never exceeds `slots`;
 /// - the sink is called from many threads, never under the queue's lock, and must not block;
@@ -93,8 +93,9 @@ public final class LocalOperationQueue: Sendable {
             }
         }
         for part in unknown {
-            let kinds = registry.kinds.joined(separator: ", ")
-            eventSink(.finished(part.key, .failed("unknown handler kind \"\(part.kind)\"; this worker has: \(kinds)")))
+            let why = registry.refusal(for: part.kind)
+                ?? "unknown handler kind \"\(part.kind)\"; this worker has: \(registry.kinds.joined(separator: ", "))"
+            eventSink(.finished(part.key, .failed(why)))
         }
         pump()
     }

@@ -8,10 +8,12 @@ import Glibc
 
 /// `shell`: runs a process (argv, or a command line by `/bin/sh -c`) with swift-subprocess.
 ///
-/// - Environment: the worker's, then the payload's `env`, then `OPQ_OP_ID`, `OPQ_PART`,
-///   `OPQ_ATTEMPT`, `OPQ_TMPDIR` (a private directory removed after the run; also the default
-///   working directory), `OPQ_INPUTS_DIR` (one file per dependency result, named by the
+/// - Environment: not the worker's (it may hold secrets) but a few of its variables and those
+///   named by `--pass-env` (`ChildEnvironment`), then the payload's `env`, then `OPQ_OP_ID`,
+///   `OPQ_PART`, `OPQ_ATTEMPT`, `OPQ_TMPDIR` (a private directory removed after the run; also the
+///   default working directory), `OPQ_INPUTS_DIR` (one file per dependency result, named by the
 ///   dependency id) and `OPQ_INPUT_<ID>` (the path of each of those files).
+/// - Limits (`ShellLimits`): allowed executables (argv form only), the user children run as.
 /// - Result: the last `outputLimit` bytes of stdout. Exit code ≠ 0 → failed with the exit code
 ///   and the tail of stderr; killed by a signal → failed naming the signal.
 /// - Process group: the child leads a new group (swift-subprocess's `processGroupID = 0`,
@@ -42,13 +44,21 @@ public struct ShellHandler: OperationHandler {
     public var applyNice: Bool
     /// Called with the child's pid right after it started (observability and tests).
     public var onSpawn: (@Sendable (_ context: OperationContext, _ pid: Int32) -> Void)?
+    /// What children may run, as whom, with which environment (opworker --shell-allow, --run-as, --pass-env).
+    public var limits: ShellLimits
+    /// The worker environment children take variables from (a parameter for tests).
+    public var workerEnvironment: [String: String]
 
     public init(outputLimit: Int = 64 * 1024, defaultGrace: Duration = .seconds(2), tempRoot: String? = nil,
-                applyNice: Bool = true, onSpawn: (@Sendable (OperationContext, Int32) -> Void)? = nil) {
+                applyNice: Bool = true, limits: ShellLimits = ShellLimits(),
+                workerEnvironment: [String: String] = ProcessInfo.processInfo.environment,
+                onSpawn: (@Sendable (OperationContext, Int32) -> Void)? = nil) {
         self.outputLimit = outputLimit
         self.defaultGrace = defaultGrace
         self.tempRoot = tempRoot
         self.applyNice = applyNice
+        self.limits = limits
+        self.workerEnvironment = workerEnvironment
         self.onSpawn = onSpawn
     }
 
@@ -58,35 +68,45 @@ public struct ShellHandler: OperationHandler {
         let workDir = try ShellWorkDir.create(root: root, key: context.part.key)
         defer { workDir.remove() }
 
-        var variables = command.env
-        for (name, value) in try workDir.writeInputs(context.inputList) { variables[name] = value }
+        var variables = try workDir.writeInputs(context.inputList)
         variables["OPQ_OP_ID"] = context.opID
         variables["OPQ_PART"] = String(context.partIndex)
         variables["OPQ_ATTEMPT"] = String(context.attempt)
         variables["OPQ_TMPDIR"] = workDir.path
         variables["OPQ_INPUTS_DIR"] = workDir.inputsDir
-        var overrides: [Environment.Key: String?] = [:]
-        for (name, value) in variables {
-            if let key = Environment.Key(rawValue: name) { overrides[key] = value }
+        let runAs = limits.runAs
+        let childEnvironment = limits.environment.build(worker: workerEnvironment, user: runAs, payload: command.env, run: variables)
+        var environment: [Environment.Key: String] = [:]
+        for (name, value) in childEnvironment {
+            if let key = Environment.Key(rawValue: name) { environment[key] = value }
         }
 
         let argv = command.commandLine
-        let searchPath = command.env["PATH"] ?? ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         let cwd = command.cwd ?? workDir.path
-        guard let program = Self.resolve(argv[0], searchPath: searchPath, cwd: cwd) else {
+        guard let program = Self.resolve(argv[0], searchPath: childEnvironment["PATH"] ?? ChildEnvironment.defaultPath, cwd: cwd) else {
             throw HandlerError("cannot start \(argv[0]): " + (argv[0].contains("/") ? "no executable file there" : "not found in PATH"))
         }
+        if let refusal = limits.refusal(for: command, program: program) { throw HandlerError(refusal) }
+        // Switching needs root; a worker already running as that user has nothing to switch.
+        let switchUser = runAs.flatMap { $0.uid == geteuid() ? nil : $0 }
+        if let switchUser { try workDir.give(to: switchUser) }
         let nice: Int32? = applyNice ? context.qos.niceLevel : nil
         // Resolved here so a missing program fails with a clear message. The wrapper's `exec` gets
         // the name as given, so argv[0] stays as given (dash's `exec` has no `-a`); it finds the same
         // file in the same PATH. A name starting with "-" would read as an option: give the path.
+        // With allowed executables, the checked path itself, so what runs is what was checked.
+        let name = argv[0].hasPrefix("-") || limits.executables != nil ? program : argv[0]
         let lifeline = try Lifeline.readEnd()
         let executable = Executable.path("/bin/sh")
-        let arguments = Arguments(["-c", Lifeline.script, Lifeline.shellName, argv[0].hasPrefix("-") ? program : argv[0]]
-                                  + Array(argv.dropFirst()))
+        let arguments = Arguments(["-c", Lifeline.script, Lifeline.shellName, name] + Array(argv.dropFirst()))
         let grace = command.grace.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) } ?? defaultGrace
         var options = PlatformOptions()
         options.processGroupID = 0
+        if let runAs = switchUser {
+            options.supplementaryGroups = runAs.groups
+            options.groupID = runAs.gid
+            options.userID = runAs.uid
+        }
         options.teardownSequence = [.send(signal: .terminate, toProcessGroup: true, allowedDurationToNextStep: grace)]
 
         let limit = outputLimit
@@ -105,7 +125,7 @@ public struct ShellHandler: OperationHandler {
             outcome = try await Subprocess.run(
                 executable,
                 arguments: arguments,
-                environment: .inherit.updating(overrides),
+                environment: .custom(environment),
                 workingDirectory: .init(cwd),
                 platformOptions: options,
                 // The lifeline's read end; the wrapper gives the command /dev/null instead.

@@ -47,6 +47,15 @@ struct ShellWorkDir {
         return environment
     }
 
+    /// Hands the directory and the input files to `user`, whom the child runs as (the worker, root,
+    /// made them; mode 0700 keeps other users out).
+    func give(to user: RunAsUser) throws {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: inputsDir)) ?? []
+        for item in [path, inputsDir] + files.map({ inputsDir + "/" + $0 }) where chown(item, user.uid, user.gid) != 0 {
+            throw HandlerError("cannot hand \(item) to user \(user.name): \(String(cString: strerror(errno)))")
+        }
+    }
+
     func remove() {
         try? FileManager.default.removeItem(atPath: path)
     }

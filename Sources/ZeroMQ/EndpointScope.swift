@@ -2,7 +2,8 @@
 /// `tcp://localhost`, `ipc://`, `inproc://`. Everything else — `tcp://*`, `tcp://0.0.0.0`, a host name,
 /// an interface name — may be reached from the network, which is where keys are required (PROTOCOL.md §12).
 public enum EndpointScope {
-    public static func isLoopback(_ endpoint: String) -> Bool {
+    public static func isLoopback(_ given: String) -> Bool {
+        let endpoint = given.lowercased()
         if endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("inproc://") { return true }
         guard endpoint.hasPrefix("tcp://") else { return false }
         var host = Substring(endpoint.dropFirst(6))

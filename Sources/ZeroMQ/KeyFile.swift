@@ -44,9 +44,10 @@ public enum KeyFile {
     /// A public key given as its 40 Z85 characters, or as the path of a file holding them (a `.pub`).
     public static func loadPublic(_ keyOrPath: String) throws(KeyFileError) -> CurvePublicKey {
         let given = trimmed(keyOrPath)
-        if given.utf8.count == 40, !given.contains("/"), let key = try? CurvePublicKey(z85: given) { return key }
         var st = stat()
+        // Z85 has '/' and '.' in it, so a key can look like a path: a file that exists wins.
         guard stat(given, &st) == 0 else {
+            if given.utf8.count == 40, let key = try? CurvePublicKey(z85: given) { return key }
             throw .malformed(given, "neither a public key (40 Z85 characters) nor a readable file holding one")
         }
         guard let line = keyLine(try read(given)) else { throw .malformed(given, "no key in it") }

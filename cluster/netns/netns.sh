@@ -14,9 +14,10 @@
 #
 # Usage (as root):
 #   netns.sh up K                       create K hosts (K ≥ 2); tears down leftovers of this prefix first
-#   netns.sh start BIN_DIR [--slots N] [--prefetch N] [--heartbeat-ms MS] [--liveness N] [--log-level L]
+#   netns.sh start BIN_DIR [--slots N] [--prefetch N] [--tags T] [--allow-kinds K] [--heartbeat-ms MS] [--liveness N] [--log-level L]
 #                                       opcoord in host 0, opworker in hosts 1..K-1; waits until every
-#                                       worker is registered (when BIN_DIR/opctl exists)
+#                                       worker is registered (when BIN_DIR/opctl exists); --allow-kinds
+#                                       defaults to all (shell included, though the workers are off loopback)
 #   netns.sh exec HOST CMD...           run CMD inside host HOST
 #   netns.sh cut HOST | restore HOST    partition host HOST (its veth down) / heal it
 #   netns.sh freeze HOST | thaw HOST    SIGSTOP / SIGCONT the worker (or, for host 0, the coordinator)
@@ -163,7 +164,7 @@ stop_pidfiles() {
 }
 
 start_host_process() { # HOST — starts opcoord (host 0) or opworker (others) with the options in $STATE/config
-  local h="$1" BIN_DIR SLOTS PREFETCH TAGS HEARTBEAT_MS LIVENESS LOG_LEVEL
+  local h="$1" BIN_DIR SLOTS PREFETCH TAGS ALLOW_KINDS="" HEARTBEAT_MS LIVENESS LOG_LEVEL
   # shellcheck disable=SC1091
   . "$STATE/config"
   if [ "$h" -eq 0 ]; then
@@ -176,6 +177,9 @@ start_host_process() { # HOST — starts opcoord (host 0) or opworker (others) w
     [ -n "$SLOTS" ] && args+=(--slots "$SLOTS")
     [ -n "$PREFETCH" ] && args+=(--prefetch "$PREFETCH")
     [ -n "$TAGS" ] && args+=(--tags "$TAGS")
+    # The workers reach opcoord over veth addresses, not loopback, where opworker refuses shell
+    # unless told: this test cluster runs shell operations, so it allows every kind by default.
+    args+=(--allow-kinds "${ALLOW_KINDS:-all}")
     launch "$h" "$(pidfile_of "$h")" "$STATE/logs/h$h.opworker.log" "$BIN_DIR/opworker" "${args[@]}"
   fi
 }
@@ -251,14 +255,15 @@ cmd_up() {
 
 cmd_start() {
   local bin="${1:-}"
-  [ -n "$bin" ] || die "start BIN_DIR [--slots N] [--prefetch N] [--tags T] [--heartbeat-ms MS] [--liveness N] [--log-level L]"
+  [ -n "$bin" ] || die "start BIN_DIR [--slots N] [--prefetch N] [--tags T] [--allow-kinds K] [--heartbeat-ms MS] [--liveness N] [--log-level L]"
   shift
-  local slots="" prefetch="" tags="" hb=1000 liveness=3 level=info
+  local slots="" prefetch="" tags="" kinds=all hb=1000 liveness=3 level=info
   while (($#)); do
     case "$1" in
       --slots) slots="${2:?}"; shift 2 ;;
       --prefetch) prefetch="${2:?}"; shift 2 ;;
       --tags) tags="${2:?}"; shift 2 ;;
+      --allow-kinds) kinds="${2:?}"; shift 2 ;;
       --heartbeat-ms) hb="${2:?}"; shift 2 ;;
       --liveness) liveness="${2:?}"; shift 2 ;;
       --log-level) level="${2:?}"; shift 2 ;;
@@ -267,6 +272,7 @@ cmd_start() {
   done
   for v in "$slots" "$prefetch" "$hb" "$liveness"; do [[ -z "$v" || "$v" =~ ^[0-9]+$ ]] || die "start: '$v' is not a number"; done
   [[ "$tags" =~ ^[A-Za-z0-9_,.-]*$ ]] || die "start: --tags may hold letters, digits and , . _ - only"
+  [[ "$kinds" =~ ^[A-Za-z0-9_,.-]+$ ]] || die "start: --allow-kinds may hold letters, digits and , . _ - only"
   [[ "$level" =~ ^[a-z]+$ ]] || die "start: bad --log-level"
   bin="$(cd "$bin" 2>/dev/null && pwd)" || die "start: no directory '$1'"
   if ! [ -x "$bin/opcoord" ] || ! [ -x "$bin/opworker" ]; then die "start: $bin has no opcoord/opworker executables"; fi
@@ -283,6 +289,7 @@ BIN_DIR='$bin'
 SLOTS='$slots'
 PREFETCH='$prefetch'
 TAGS='$tags'
+ALLOW_KINDS='$kinds'
 HEARTBEAT_MS='$hb'
 LIVENESS='$liveness'
 LOG_LEVEL='$level'
