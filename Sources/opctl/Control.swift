@@ -137,18 +137,23 @@ struct Workers: ParsableCommand {
         let conn = try withCoordinator { try connection.connect() }
         let reply = try withCoordinator { try conn.request(.workers) }
         guard case .workersReply(let r) = reply else { throw ExitCode(3) }
+        if let warning = insecureWarning(r.security) { printError(warning) }
         if json {
             printJSON(r.workers.map { ["id": $0.workerID, "name": $0.name, "session": $0.session, "slots": $0.slots,
                                        "running": $0.running, "in_flight": $0.inFlight,
                                        "credit": $0.credit, "tags": $0.tags, "kinds": $0.kinds,
-                                       "connected_us": $0.connectedUs, "last_seen_us": $0.lastSeenUs] as [String: Any] })
+                                       "connected_us": $0.connectedUs, "last_seen_us": $0.lastSeenUs,
+                                       "key": $0.keyName] as [String: Any] })
             return
         }
         // RUNNING: handlers running (≤ SLOTS); IN_FLIGHT also counts operations prefetched there.
-        var rows = [["ID", "SESSION", "NAME", "SLOTS", "RUNNING", "IN_FLIGHT", "CREDIT", "TAGS", "KINDS"]]
+        // KEY: the allow file's name for the key it connected with (only with CURVE).
+        let keyed = r.security == "curve"
+        var rows = [["ID", "SESSION", "NAME"] + (keyed ? ["KEY"] : []) + ["SLOTS", "RUNNING", "IN_FLIGHT", "CREDIT", "TAGS", "KINDS"]]
         for w in r.workers {
-            rows.append([w.workerID, "\(w.session)", w.name, "\(w.slots)", "\(w.running)", "\(w.inFlight)", "\(w.credit)",
-                         w.tags.joined(separator: ","), w.kinds.joined(separator: ",")])
+            rows.append([w.workerID, "\(w.session)", w.name] + (keyed ? [w.keyName] : [])
+                        + ["\(w.slots)", "\(w.running)", "\(w.inFlight)", "\(w.credit)",
+                           w.tags.joined(separator: ","), w.kinds.joined(separator: ",")])
         }
         printTable(rows)
     }

@@ -67,12 +67,14 @@ struct Status: ParsableCommand {
     func run() throws {
         let conn = try withCoordinator { try connection.connect() }
         let r = try fetch(conn)
+        if let warning = insecureWarning(r.security) { printError(warning) }
         if json {
             var d: [String: Any] = [
                 "queues": r.queues.map(queueJSON), "operations": r.ops.map { opJSON($0, results: results) },
                 "not_found": r.notFound, "now_us": r.nowUs, "truncated": !r.nextAfter.isEmpty, "matched": r.matched,
                 "unplaceable": r.unplaceable.map(unplaceableJSON),
-                "coordinator_rss_bytes": r.coordinatorRssBytes, "coordinator_cpu_us": r.coordinatorCpuUs]
+                "coordinator_rss_bytes": r.coordinatorRssBytes, "coordinator_cpu_us": r.coordinatorCpuUs,
+                "security": r.security, "auth_failures": r.authFailures]
             if !r.nextAfter.isEmpty { d["next_after"] = r.nextAfter }
             printJSON(d)
         } else {
@@ -185,7 +187,19 @@ func unplaceableJSON(_ u: WireUnplaceable) -> [String: Any] {
 /// "coordinator: RSS 12.3 MiB, CPU 1.52 s" (RSS 0 means the coordinator could not read it).
 func coordinatorLine(_ r: WireStatusReply) -> String {
     let rss = r.coordinatorRssBytes == 0 ? "unknown" : String(format: "%.1f MiB", Double(r.coordinatorRssBytes) / 1_048_576)
-    return "coordinator: RSS \(rss), CPU \(String(format: "%.2f", Double(r.coordinatorCpuUs) / 1_000_000)) s"
+    let security = switch r.security {
+    case "curve": ", keys (CURVE), \(r.authFailures) refused"
+    case "insecure": ", INSECURE (no keys off loopback)"
+    default: ""
+    }
+    return "coordinator: RSS \(rss), CPU \(String(format: "%.2f", Double(r.coordinatorCpuUs) / 1_000_000)) s\(security)"
+}
+
+/// A warning for stderr when the coordinator runs off loopback without keys (`opcoord --insecure`).
+func insecureWarning(_ security: String) -> String? {
+    security == "insecure"
+        ? "opctl: warning: this coordinator runs without keys (--insecure): anyone who reaches it can run commands on its workers"
+        : nil
 }
 
 func stateName(_ s: WireOpState, cancelled: Bool) -> String {
@@ -250,7 +264,7 @@ func queueJSON(_ q: WireQueueCounts) -> [String: Any] {
 func opJSON(_ o: WireOpStatus, results: Bool) -> [String: Any] {
     var d: [String: Any] = [
         "id": o.id, "run": o.run, "name": o.name, "queue": o.queue, "state": stateName(o.state, cancelled: false),
-        "cancelled": o.cancelled, "outcome": outcomeName(o.outcome), "worker": o.workerID,
+        "cancelled": o.cancelled, "outcome": outcomeName(o.outcome), "worker": o.workerID, "worker_key": o.workerKey,
         "worker_session": o.workerSession, "attempts": o.attempts,
         "priority": priorityName(o.priority), "parts": o.parts, "parts_done": o.partsDone,
         "result_size": o.resultSize, "error": o.error, "attempt_errors": o.attemptErrors,
