@@ -1,5 +1,6 @@
 import Foundation
 import OpClient
+import ZeroMQ
 import WireProtocol
 
 /// `opbench e2e`: the whole cluster as separate processes on loopback — one `opcoord` and two
@@ -32,6 +33,11 @@ func runE2EBench(quick: Bool, peers: Bool) -> [BenchResult] {
     let journalModes = (env["OPQ_E2E_JOURNAL"] ?? "on,off").split(separator: ",").compactMap { (s: Substring) -> Bool? in
         s == "on" ? true : s == "off" ? false : nil
     }
+    // CURVE (PROTOCOL.md §12): `$OPQ_E2E_CURVE` "on" (default) adds a run of the first journal mode with
+    // keys on every connection; rows say `"curve": true|false`.
+    let curveToo = (env["OPQ_E2E_CURVE"] ?? "on") == "on"
+    let modes: [E2EMode] = journalModes.map { E2EMode(journal: $0, curve: false) }
+        + (curveToo ? [E2EMode(journal: journalModes.first ?? true, curve: true)] : [])
     let withJournal = journalModes.first ?? true
     // For profiling: OPQ_E2E_ONLY=chain,cancel runs only those workloads (independent, chain, layered,
     // cancel, floor, peers); OPQ_E2E_CHAIN=N overrides the chain's length.
@@ -53,23 +59,23 @@ func runE2EBench(quick: Bool, peers: Bool) -> [BenchResult] {
         results.append(BenchResult(suite: "e2e", name: name, fields: [], note: text))
     }
 
-    func flagged(_ rs: [BenchResult], _ journal: Bool) -> [BenchResult] {
-        rs.map { var r = $0; r.flags.append(("journal", journal)); return r }
+    func flagged(_ rs: [BenchResult], _ mode: E2EMode) -> [BenchResult] {
+        rs.map { var r = $0; r.flags.append(("journal", mode.journal)); r.flags.append(("curve", mode.curve)); return r }
     }
 
     // independent, once per prefetch value and journal mode, each on a fresh cluster (alternating the
     // journal modes, so a change in the machine's load moves both alike).
     var best: (prefetch: Int, rate: Double)?
     for pf in !wanted("independent") ? [] : prefetches.isEmpty ? [64] : prefetches {
-        for journal in journalModes {
+        for mode in modes {
             do {
-                let cluster = try E2ECluster(slots: slots, prefetch: pf, journal: journal)
+                let cluster = try E2ECluster(slots: slots, prefetch: pf, journal: mode.journal, curve: mode.curve)
                 defer { cluster.stop() }
                 let r = try independent(cluster, n: sizes.independent, prefetch: pf, budget: sizes.budget)
-                results += flagged([r], journal)
-                if journal == withJournal, let rate = r["ops_per_s"], rate.isFinite, best == nil || rate > best!.rate { best = (pf, rate) }
+                results += flagged([r], mode)
+                if mode.journal == withJournal, !mode.curve, let rate = r["ops_per_s"], rate.isFinite, best == nil || rate > best!.rate { best = (pf, rate) }
             } catch {
-                note("independent", "prefetch \(pf), journal \(journal ? "on" : "off"): failed: \(error)")
+                note("independent", "prefetch \(pf), \(mode): failed: \(error)")
             }
         }
     }
@@ -77,26 +83,26 @@ func runE2EBench(quick: Bool, peers: Bool) -> [BenchResult] {
 
     // chain per journal mode; layered and cancel on the first mode's cluster, with the best prefetch.
     var chainHopP50 = Double.nan
-    for (k, journal) in journalModes.enumerated() {
+    for (k, mode) in modes.enumerated() {
         do {
-            let cluster = try E2ECluster(slots: slots, prefetch: prefetch, journal: journal)
+            let cluster = try E2ECluster(slots: slots, prefetch: prefetch, journal: mode.journal, curve: mode.curve)
             defer { cluster.stop() }
             if wanted("chain") {
                 measureFloor()
                 do {
                     let r = try chain(cluster, n: sizes.chain, budget: sizes.budget)
                     if k == 0 { chainHopP50 = r.first { $0.name == "chain" }?["hop_p50_us"] ?? .nan }
-                    results += flagged(r, journal)
-                } catch { note("chain", "journal \(journal ? "on" : "off"): failed: \(error)") }
+                    results += flagged(r, mode)
+                } catch { note("chain", "\(mode): failed: \(error)") }
             }
             measureFloor()
             guard k == 0 else { continue }
             if wanted("layered") {
-                do { results += flagged([try layered(cluster, layers: sizes.layers, width: sizes.width, budget: sizes.budget)], journal) }
+                do { results += flagged([try layered(cluster, layers: sizes.layers, width: sizes.width, budget: sizes.budget)], mode) }
                 catch { note("layered", "failed: \(error)") }
             }
             if wanted("cancel") {
-                do { results += flagged(try cancel(cluster, samples: sizes.cancelSamples, budget: sizes.budget), journal) }
+                do { results += flagged(try cancel(cluster, samples: sizes.cancelSamples, budget: sizes.budget), mode) }
                 catch { note("cancel", "failed: \(error)") }
             }
         } catch {
@@ -123,8 +129,33 @@ func runE2EBench(quick: Bool, peers: Bool) -> [BenchResult] {
         results.append(BenchResult(suite: "e2e", name: "floor", fields: fields, note: text))
     }
 
+    if curveToo { results += curveRatios(results, journal: withJournal) }
     if peers && wanted("peers") { results += peerResults(ours: results, quick: quick, sizes: sizes) }
     return results
+}
+
+/// CURVE's cost in this run: independent throughput (same prefetch) and chain hop p50, with keys over
+/// without, both with the first journal mode. Targets (issue 13): throughput ≥ 0.7, hop ≤ 1.3.
+func curveRatios(_ results: [BenchResult], journal: Bool) -> [BenchResult] {
+    func flag(_ r: BenchResult, _ name: String) -> Bool? { r.flags.first { $0.0 == name }?.1 }
+    func rows(_ name: String, curve: Bool) -> [BenchResult] {
+        results.filter { $0.name == name && flag($0, "curve") == curve && flag($0, "journal") == journal }
+    }
+    var fields: [(String, Double)] = [], text: [String] = []
+    for with in rows("independent", curve: true) {
+        guard let pf = with["prefetch"], let rate = with["ops_per_s"],
+              let base = rows("independent", curve: false).first(where: { $0["prefetch"] == pf })?["ops_per_s"], base > 0 else { continue }
+        let ratio = (rate / base * 100).rounded() / 100
+        fields.append(("independent_prefetch\(Int(pf))_ratio", ratio))
+        text.append("independent (prefetch \(Int(pf))) with/without \(String(format: "%.2f", ratio)), target ≥ 0.7: \(ratio >= 0.7 ? "met" : "missed")")
+    }
+    if let with = rows("chain", curve: true).first?["hop_p50_us"], let base = rows("chain", curve: false).first?["hop_p50_us"], base > 0 {
+        let ratio = (with / base * 100).rounded() / 100
+        fields.append(("chain_hop_p50_ratio", ratio))
+        text.append("chain hop p50 with/without \(String(format: "%.2f", ratio)), target ≤ 1.3: \(ratio <= 1.3 ? "met" : "missed")")
+    }
+    guard !fields.isEmpty else { return [] }
+    return [BenchResult(suite: "e2e", name: "curve", fields: fields, note: "CURVE cost, same run: " + text.joined(separator: "; "))]
 }
 
 // MARK: sizes
@@ -456,6 +487,13 @@ enum E2EChildren {
     }
 }
 
+/// How one e2e cluster runs: with its journal or `--ephemeral`, with CURVE keys or without.
+struct E2EMode: CustomStringConvertible {
+    var journal: Bool
+    var curve: Bool
+    var description: String { "journal \(journal ? "on" : "off"), curve \(curve ? "on" : "off")" }
+}
+
 /// One opcoord and two opworkers on loopback, logging to a temp dir; `stop()` ends them by PID.
 final class E2ECluster {
     let dir: URL
@@ -466,6 +504,8 @@ final class E2ECluster {
     private var coordinatorStarts = 1
     private var workers: [Process] = []
     private var stopped = false
+    /// With `curve`: the client's keys (an admin key); the workers use a worker key.
+    private(set) var clientKeys: CurveClientKeys?
 
     static var binDirectory: String {
         if let d = ProcessInfo.processInfo.environment["OPQ_BIN_DIR"], !d.isEmpty { return d }
@@ -476,7 +516,8 @@ final class E2ECluster {
     var coordinatorPID: pid_t { coordinator.processIdentifier }
 
     /// `journal`: the coordinator keeps its journal in a fresh state directory (else `--ephemeral`).
-    init(slots: Int, prefetch: Int, workerCount: Int = 2, journal: Bool = true, coordinatorArgs: [String] = []) throws {
+    /// `curve`: keys on every connection (a coordinator key, an allow file with a worker and an admin key).
+    init(slots: Int, prefetch: Int, workerCount: Int = 2, journal: Bool = true, curve: Bool = false, coordinatorArgs: [String] = []) throws {
         self.slots = slots
         let bin = Self.binDirectory
         for name in ["opcoord", "opworker"] where !FileManager.default.isExecutableFile(atPath: bin + "/" + name) {
@@ -486,7 +527,19 @@ final class E2ECluster {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let endpointFile = dir.appendingPathComponent("endpoint").path
         let state = journal ? ["--state-dir", dir.appendingPathComponent("state").path] : ["--ephemeral"]
-        self.coordinatorArgs = state + coordinatorArgs
+        var keyArgs: [String] = [], workerKeyArgs: [String] = []
+        if curve {
+            let k = dir.appendingPathComponent("keys").path
+            try FileManager.default.createDirectory(atPath: k, withIntermediateDirectories: true)
+            let coordinatorKey = try KeyFile.create(at: k + "/coordinator.key")
+            let worker = try KeyFile.create(at: k + "/worker.key"), admin = try KeyFile.create(at: k + "/admin.key")
+            try "\(Z85.encode(worker.publicKey)) worker worker\n\(Z85.encode(admin.publicKey)) admin admin\n"
+                .write(toFile: k + "/allow.txt", atomically: true, encoding: .utf8)
+            keyArgs = ["--key", k + "/coordinator.key", "--allow", k + "/allow.txt"]
+            workerKeyArgs = ["--key", k + "/worker.key", "--coordinator-key", k + "/coordinator.key.pub"]
+            clientKeys = CurveClientKeys(keys: admin, server: coordinatorKey.publicKeyValue)
+        }
+        self.coordinatorArgs = state + keyArgs + coordinatorArgs
         coordinator = try Self.launch(bin + "/opcoord", ["--bind", "tcp://127.0.0.1:*", "--endpoint-file", endpointFile,
                                                          "--log-level", "warning"] + self.coordinatorArgs,
                                       log: dir.appendingPathComponent("opcoord.log"))
@@ -510,7 +563,7 @@ final class E2ECluster {
             for i in 0..<workerCount {
                 workers.append(try Self.launch(bin + "/opworker",
                                                ["--connect", endpoint, "--name", "e2e-w\(i + 1)", "--slots", "\(slots)",
-                                                "--prefetch", "\(prefetch)", "--log-level", "warning"],
+                                                "--prefetch", "\(prefetch)", "--log-level", "warning"] + workerKeyArgs,
                                                log: dir.appendingPathComponent("w\(i + 1).log")))
             }
             let conn = try connect()
@@ -549,7 +602,7 @@ final class E2ECluster {
     }
 
     func connect() throws -> CoordinatorConnection {
-        try CoordinatorConnection(endpoint: endpoint, timeout: .seconds(30))
+        try CoordinatorConnection(endpoint: endpoint, timeout: .seconds(30), curve: clientKeys)
     }
 
     /// CPU seconds (user + system) so far of the coordinator, of the workers together, and of this process.
