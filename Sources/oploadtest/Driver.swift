@@ -57,7 +57,8 @@ final class Driver {
 
     init(_ o: RunOptions) throws {
         self.o = o
-        conn = try CoordinatorConnection(endpoint: o.endpoint, timeout: .milliseconds(Int(o.requestTimeout * 1000)))
+        conn = try CoordinatorConnection(endpoint: o.endpoint, timeout: .milliseconds(Int(o.requestTimeout * 1000)),
+                                         curve: ClientKeys.resolve(key: nil, coordinatorKey: nil))   // $OPQ_KEY, $OPQ_COORDINATOR_KEY
         rng = SeededGenerator(seed: o.seed)
         // Unique per run, so several runs can share one coordinator (it keeps finished operations). Short,
         // so ids stay within Swift's 15-byte inline strings up to a million ops: the memory figures then

@@ -1,6 +1,7 @@
 import Foundation
 import HeapModule
 import WireProtocol
+import OpClient
 import ZeroMQ
 
 /// `count` simulated workers on one thread: one poller over all their sockets, one timer heap for the
@@ -49,6 +50,8 @@ final class SimulatedWorkers {
 
     private func makeSocket() throws -> Socket {
         let s = try Socket(context, type: .dealer)
+        // A coordinator with keys: $OPQ_KEY (a worker key) and $OPQ_COORDINATOR_KEY (PROTOCOL.md §12).
+        if let curve = try ClientKeys.resolve(key: nil, coordinatorKey: nil) { try s.useCurveClient(curve) }
         try s.set(.maxMessageSize, WireLimits.socketMaxMessageSize)
         try s.set(.sendHighWaterMark, 0)
         try s.set(.receiveHighWaterMark, 0)
