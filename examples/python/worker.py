@@ -2,10 +2,13 @@
 """A minimal opqueue worker written from docs/PROTOCOL.md alone.
 
     /usr/bin/python3 worker.py tcp://127.0.0.1:5555 [--name N] [--slots 4]
+                               [--key PATH --coordinator-key PUB-OR-FILE]
 
 Runs the built-in kinds `echo` (result = payload), `noop` (empty result) and `sleep` (payload:
 milliseconds, `1500` or {"milliseconds": 1500}; empty result); any other kind fails with
-"unknown kind". Needs python3-zmq and python3-protobuf.
+"unknown kind". Needs python3-zmq and python3-protobuf. With a coordinator that uses keys (CURVE), pass
+the worker's key file and the coordinator's public key (or $OPQ_KEY, $OPQ_COORDINATOR_KEY; see
+opqueue_keys.py); a refused key ends the worker with "authentication failed: ..." (exit status 2).
 
 Threads: the main thread owns the socket (ZeroMQ sockets are not thread-safe) and keeps
 heartbeating; parts run on a pool of `slots` threads, which hand their STARTED/FINISHED events
@@ -23,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import zmq
 
+import opqueue_keys
 import opqueue_pb2 as pb
 from opqueue_wire import WireError, decode, encode
 
@@ -60,10 +64,12 @@ def run_part(part):
 
 
 class Worker:
-    def __init__(self, endpoint, name, slots, log=sys.stderr):
+    def __init__(self, endpoint, name, slots, log=sys.stderr, keys=None):
         self.endpoint, self.name, self.slots, self.log = endpoint, name, slots, log
+        self.keys = keys  # opqueue_keys.Keys, or None without CURVE
         self.ctx = zmq.Context.instance()
         self.sock = None
+        self.watch = None  # the socket's handshake monitor (a refused key is said, not retried blind)
         # At most `slots` parts run at once: credit keeps it so, and the pool enforces it anyway.
         self.pool = ThreadPoolExecutor(max_workers=slots, thread_name_prefix="part")
         self.events = queue.SimpleQueue()  # (session, Part, outcome or None for "started")
@@ -81,20 +87,35 @@ class Worker:
 
     def connect(self):
         if self.sock is not None:
+            self.watch.close()
             self.sock.close(linger=0)
         self.sock = self.ctx.socket(zmq.DEALER)
         self.sock.setsockopt(zmq.LINGER, 0)
+        self.watch = opqueue_keys.prepare(self.sock, self.keys, who="worker")  # keys before connect
         self.sock.connect(self.endpoint)
         # No look-ahead: it grants credit = slots (PROTOCOL.md §8), so it says prefetch 0.
         hello = pb.Hello(protocol_version=1, name=self.name, slots=self.slots, kinds=KINDS, prefetch=0)
         self.send("HELLO", hello)
 
+    def check_handshake(self):
+        """Raises SystemExit(2) once the coordinator has refused our key (or its absence)."""
+        why = self.watch.refusal()
+        if why is not None:
+            self.say(why)
+            raise SystemExit(2)
+
     def await_welcome(self, timeout_s):
-        """WELCOME body, None on timeout; raises SystemExit on REJECT."""
+        """WELCOME body, None on timeout; raises SystemExit on REJECT or a refused key."""
         deadline = time.monotonic() + timeout_s
+        poller = zmq.Poller()
+        poller.register(self.sock, zmq.POLLIN)
+        poller.register(self.watch.socket, zmq.POLLIN)
         while time.monotonic() < deadline:
-            if not self.sock.poll(int(max(0, deadline - time.monotonic()) * 1000)):
-                break
+            ready = dict(poller.poll(int(max(0, deadline - time.monotonic()) * 1000)))
+            if self.watch.socket in ready:
+                self.check_handshake()
+            if self.sock not in ready:
+                continue
             try:
                 name, _, msg = decode(self.sock.recv_multipart())
             except WireError as e:
@@ -147,11 +168,14 @@ class Worker:
         poller = zmq.Poller()
         poller.register(self.sock, zmq.POLLIN)
         poller.register(self.wake_r, zmq.POLLIN)
+        poller.register(self.watch.socket, zmq.POLLIN)
         last_heard = time.monotonic()
         while max_seconds is None or time.monotonic() - started_at < max_seconds:
             # Sleep no longer than until the next heartbeat is due, so one goes out every interval.
             timeout = max(0.0, self.last_sent + interval - time.monotonic())
             ready = dict(poller.poll(int(timeout * 1000) + 1))
+            if self.watch.socket in ready:
+                self.check_handshake()
             if self.wake_r in ready:
                 self.report()
             if self.sock in ready:
@@ -249,8 +273,14 @@ def main():
     ap.add_argument("--name", default="%s:%d" % (socket.gethostname(), os.getpid()))
     ap.add_argument("--slots", type=int, default=4)
     ap.add_argument("--seconds", type=float, default=None, help="stop after this long")
+    opqueue_keys.add_arguments(ap)
     args = ap.parse_args()
-    Worker(args.endpoint, args.name, args.slots).serve(args.seconds)
+    try:
+        keys = opqueue_keys.resolve(args.key, args.coordinator_key)
+    except opqueue_keys.KeyFileError as e:
+        print("worker:", e, file=sys.stderr)
+        sys.exit(2)
+    Worker(args.endpoint, args.name, args.slots, keys=keys).serve(args.seconds)
 
 
 if __name__ == "__main__":
