@@ -144,9 +144,21 @@ public final class LocalCluster: @unchecked Sendable {
 
     /// Makes key `name` and lists it in the allow file with `roles` (comma-separated) and `scopes`;
     /// a running coordinator picks the change up by itself.
+    /// Returns once the coordinator has re-read the file.
     public func addKey(_ name: String, roles: String, scopes: [String] = []) throws {
         guard let keysDirectory else { throw ClusterError("this cluster has no keys") }
-        try Self.addKey(name, roles: roles, scopes: scopes, in: keysDirectory)
+        try awaitingReload { try Self.addKey(name, roles: roles, scopes: scopes, in: keysDirectory) }
+    }
+
+    /// Runs `change` (to the allow file) and waits until the coordinator logs that it re-read the file.
+    private func awaitingReload(_ change: () throws -> Void) throws {
+        let log = dir.appendingPathComponent(coordinatorStarts == 1 ? "opcoord.log" : "opcoord-\(coordinatorStarts).log")
+        func reloads() -> Int {
+            ((try? String(contentsOf: log, encoding: .utf8)) ?? "").components(separatedBy: "allow file reloaded").count - 1
+        }
+        let before = reloads()
+        try change()
+        try waitUntil("the coordinator re-read its allow file", timeout: 10) { reloads() > before }
     }
 
     private static func addKey(_ name: String, roles: String, scopes: [String], in dir: URL) throws {
@@ -158,15 +170,19 @@ public final class LocalCluster: @unchecked Sendable {
         try h.close()
     }
 
-    /// Removes key `name`'s line from the allow file (revokes it); the coordinator notices the change.
-    public func revokeKey(_ name: String) throws {
+    /// Removes key `name`'s line from the allow file (revokes it); the coordinator notices the change
+    /// by itself (returns at once; `waitForReload` waits for it).
+    public func revokeKey(_ name: String, waitForReload: Bool = false) throws {
         guard let allowFile else { throw ClusterError("this cluster has no keys") }
         let text = try String(contentsOfFile: allowFile, encoding: .utf8)
         let kept = text.split(separator: "\n").filter { $0.split(separator: " ").dropFirst().first.map(String.init) != name }
         // A new file renamed over the old one: the coordinator never reads half of it.
         let tmp = allowFile + ".new"
-        try (kept.joined(separator: "\n") + "\n").write(toFile: tmp, atomically: false, encoding: .utf8)
-        guard rename(tmp, allowFile) == 0 else { throw ClusterError("rename failed: \(errno)") }
+        let write = {
+            try (kept.joined(separator: "\n") + "\n").write(toFile: tmp, atomically: false, encoding: .utf8)
+            guard rename(tmp, allowFile) == 0 else { throw ClusterError("rename failed: \(errno)") }
+        }
+        if waitForReload { try awaitingReload(write) } else { try write() }
     }
 
     /// The coordinator's public key file (`--coordinator-key`).
