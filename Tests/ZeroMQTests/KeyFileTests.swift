@@ -22,6 +22,9 @@ struct KeyFileTests {
         #expect(try KeyFile.loadPublic(path + ".pub").raw == pair.publicKey)
         #expect(try KeyFile.loadPublic(pub).raw == pair.publicKey)
         #expect(throws: KeyFileError.exists(path)) { try KeyFile.create(at: path) }
+        // Z85 has '/' and '.': a key that looks like a path is still a key (a file that exists wins).
+        let slashy = "KS/2HQ)6u@4VF?{fKS%eOouvwH+3rr5^QY0?m^X."
+        #expect(try KeyFile.loadPublic(slashy).z85 == slashy)
     }
 
     @Test func looseMissingOrMalformedFilesAreRefusedWithAdvice() throws {

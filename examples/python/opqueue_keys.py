@@ -91,11 +91,11 @@ def load_secret(path):
 def load_public(key_or_path):
     """Z85 bytes of a public key given as its 40 characters or as the path of a file holding them."""
     given = key_or_path.strip()
-    if "/" not in given:
+    # Z85 has '/' and '.' in it, so a key can look like a path: a file that exists wins.
+    if not os.path.exists(given):
         key = _z85_key(given)
         if key is not None:
             return key
-    if not os.path.exists(given):
         raise KeyFileError("'%s' does not hold a CURVE key (neither a public key (40 Z85 characters) nor a "
                            "readable file holding one); %s" % (given, MAKE))
     line = _key_line(_read(given))
