@@ -328,14 +328,18 @@ public final class CoordinatorConnection {
                 // Only a connection that was made counts; failed attempts are libzmq's business.
                 let wasUp = link.isUp
                 guard wasUp || link.isConnected else { continue }
-                if !wasUp, curve != nil {
+                if !wasUp {
                     // A CURVE server that cannot open our HELLO (it is not the key we were given) just
-                    // closes; a restarting coordinator may too, but not three times in a row. Nothing
-                    // sent is lost: it waits in the socket for a connection that completes.
+                    // closes, and so may one that requires keys from a client without (it can close
+                    // before our side reports the mechanism mismatch); a restarting coordinator may
+                    // too, but not three times in a row. Nothing sent is lost: it waits in the socket
+                    // for a connection that completes.
                     link.isConnected = false
                     link.handshakeCloses += 1
                     if link.handshakeCloses >= 3 {
-                        link.authProblem = "the coordinator closed every connection during the CURVE handshake: --coordinator-key is probably not its public key"
+                        link.authProblem = curve != nil
+                            ? "the coordinator closed every connection during the CURVE handshake: --coordinator-key is probably not its public key"
+                            : "the coordinator closed every connection during the handshake: it probably requires keys (CURVE): pass --key YOUR.key and --coordinator-key ITS-PUBLIC-KEY (or $OPQ_KEY, $OPQ_COORDINATOR_KEY)"
                         changed = true
                     }
                     continue
