@@ -156,7 +156,8 @@ extension OpLoadTest {
 
         func run() throws {
             do {
-                let conn = try CoordinatorConnection(endpoint: coordinator ?? CoordinatorConnection.defaultEndpoint)
+                let conn = try CoordinatorConnection(endpoint: coordinator ?? CoordinatorConnection.defaultEndpoint,
+                                                     curve: ClientKeys.resolve(key: nil, coordinatorKey: nil))
                 guard case .statusReply(let s) = try conn.request(.status(WireStatus())),
                       case .workersReply(let w) = try conn.request(.workers) else {
                     throw LoadTestError("unexpected reply")
