@@ -51,6 +51,9 @@ final class CoordinatorLoop {
     var journalBehind = false
     /// Keys and roles (PROTOCOL.md §12); nil without CURVE (loopback, or `--insecure`).
     var loopAccess: LoopAccess?
+    /// With keys: the ROUTER's failed handshakes, so peers refused before the ZAP handler is asked (no
+    /// keys at all: a mechanism mismatch) are logged as refusals too.
+    private var handshakeMonitor: SocketMonitor?
 
     init(config: CoordinatorConfig, context: Context, waker: Waker, logger: Logger) throws {
         self.config = config
@@ -86,6 +89,26 @@ final class CoordinatorLoop {
         endpoint = (try? socket.lastEndpoint()) ?? config.bind
         _ = poller.add(socket)
         _ = poller.add(waker)
+        if config.access != nil {
+            let monitor = try socket.monitor([.handshakeFailedProtocol])
+            handshakeMonitor = monitor
+            _ = poller.add(monitor.socket)
+        }
+    }
+
+    /// Logs (rate-limited, counted) the peers the ROUTER refused during the handshake for want of keys.
+    private func drainHandshakeFailures() {
+        guard let monitor = handshakeMonitor, let access = config.access else { return }
+        while let event = try? monitor.receive(flags: .dontWait) {
+            switch Int(event.value) {
+            case ZMQProtocolError.mechanismMismatch:
+                access.refused("a peer without keys (no CURVE handshake) on \(event.endpoint)", key: "mechanism \(event.endpoint)")
+            case ZMQProtocolError.cryptographic:
+                access.refused("a CURVE handshake that did not open (the peer has another coordinator key) on \(event.endpoint)", key: "crypto \(event.endpoint)")
+            default:
+                break   // malformed traffic: not an authentication matter
+            }
+        }
     }
 
     static let burstMicros: Int64 = 100_000
@@ -106,6 +129,7 @@ final class CoordinatorLoop {
             now = WallClock.nowMicros()
             if poller.isReadable(1) { waker.drain(); releaseDurable() }
             if poller.isReadable(0) { try receiveBurst() }
+            if handshakeMonitor != nil, poller.isReadable(2) { drainHandshakeFailures() }
             now = WallClock.nowMicros()
             if now >= nextTick {
                 nextTick = .max
@@ -154,6 +178,7 @@ final class CoordinatorLoop {
         closeJournal()
         logger.info("opcoord stopped; fenced messages: \(core.fencing.total)")
         try? socket.set(.linger, 500)
+        handshakeMonitor?.close()
         socket.close()
     }
 

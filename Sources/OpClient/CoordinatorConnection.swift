@@ -328,12 +328,12 @@ public final class CoordinatorConnection {
                 // Only a connection that was made counts; failed attempts are libzmq's business.
                 let wasUp = link.isUp
                 guard wasUp || link.isConnected else { continue }
-                if !wasUp, curve != nil || !link.wasEverUp {
-                    // Closed during the handshake: a CURVE server that cannot open our HELLO (it is not
-                    // the key we were given), or one we reach without keys, just closes (the mechanism
-                    // error does not always reach us first); a restarting coordinator may too, but not
-                    // three times in a row. Nothing sent is lost: it waits in the socket for a
-                    // connection that completes.
+                if !wasUp {
+                    // A CURVE server that cannot open our HELLO (it is not the key we were given) just
+                    // closes, and so may one that requires keys from a client without (it can close
+                    // before our side reports the mechanism mismatch); a restarting coordinator may
+                    // too, but not three times in a row. Nothing sent is lost: it waits in the socket
+                    // for a connection that completes.
                     link.isConnected = false
                     link.handshakeCloses += 1
                     if link.handshakeCloses >= 3 {

@@ -21,6 +21,10 @@ final class WorkerSession {
     private let poller = Poller()
     /// Handshake failures (CURVE): a refused key ends the worker with the reason instead of retrying blind.
     private let monitor: SocketMonitor
+    /// Connections closed before their handshake completed, in a row: a coordinator that requires keys
+    /// can close before our side reports the mechanism mismatch, and one with another key just closes.
+    private var handshakeCloses = 0
+    private var handshakeDone = false
     private var logger: Logger { agent.logger }
 
     private var workerID: String?
@@ -42,7 +46,7 @@ final class WorkerSession {
         try socket.set(.sendHighWaterMark, 0)
         try socket.set(.receiveHighWaterMark, 0)
         if let curve = agent.config.curve { try socket.useCurveClient(curve) }
-        monitor = try socket.monitor([.handshakeFailedAuth, .handshakeFailedProtocol])
+        monitor = try socket.monitor([.handshakeFailedAuth, .handshakeFailedProtocol, .handshakeSucceeded, .disconnected])
         try socket.connect(agent.config.connect)
         _ = poller.add(socket)
         _ = poller.add(agent.waker)
@@ -65,6 +69,18 @@ final class WorkerSession {
             if event.kind == .handshakeFailedProtocol, event.value == UInt32(ZMQProtocolError.mechanismMismatch) {
                 return keyed ? "authentication failed: the coordinator does not use keys; leave out --key and --coordinator-key"
                              : "authentication failed: the coordinator requires keys (CURVE): pass --key and --coordinator-key (or $OPQ_KEY, $OPQ_COORDINATOR_KEY)"
+            }
+            if event.kind == .handshakeSucceeded {
+                handshakeDone = true
+                handshakeCloses = 0
+            } else if event.kind == .disconnected {
+                // A restarting coordinator may close a connection mid-handshake, but not three in a row.
+                if !handshakeDone { handshakeCloses += 1 }
+                handshakeDone = false
+                if handshakeCloses >= 3 {
+                    return keyed ? "authentication failed: the coordinator closed every connection during the CURVE handshake: --coordinator-key is probably not its public key"
+                                 : "authentication failed: the coordinator closed every connection during the handshake: it probably requires keys (CURVE): pass --key and --coordinator-key (or $OPQ_KEY, $OPQ_COORDINATOR_KEY)"
+                }
             }
         }
         return nil

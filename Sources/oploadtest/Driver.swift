@@ -57,8 +57,9 @@ final class Driver {
 
     init(_ o: RunOptions) throws {
         self.o = o
+        // Keys, for a coordinator with keys: $OPQ_KEY and $OPQ_COORDINATOR_KEY (as opctl reads them).
         conn = try CoordinatorConnection(endpoint: o.endpoint, timeout: .milliseconds(Int(o.requestTimeout * 1000)),
-                                         curve: ClientKeys.resolve(key: nil, coordinatorKey: nil))   // $OPQ_KEY, $OPQ_COORDINATOR_KEY
+                                         curve: ClientKeys.resolve(key: nil, coordinatorKey: nil))
         rng = SeededGenerator(seed: o.seed)
         // Unique per run, so several runs can share one coordinator (it keeps finished operations). Short,
         // so ids stay within Swift's 15-byte inline strings up to a million ops: the memory figures then

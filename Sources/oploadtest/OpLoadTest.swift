@@ -157,7 +157,7 @@ extension OpLoadTest {
         func run() throws {
             do {
                 let conn = try CoordinatorConnection(endpoint: coordinator ?? CoordinatorConnection.defaultEndpoint,
-                                                    curve: ClientKeys.resolve(key: nil, coordinatorKey: nil))
+                                                     curve: ClientKeys.resolve(key: nil, coordinatorKey: nil))
                 guard case .statusReply(let s) = try conn.request(.status(WireStatus())),
                       case .workersReply(let w) = try conn.request(.workers) else {
                     throw LoadTestError("unexpected reply")

@@ -1,5 +1,6 @@
 import Foundation
 import HeapModule
+import OpClient
 import WireProtocol
 import OpClient
 import ZeroMQ
@@ -34,9 +35,12 @@ final class SimulatedWorkers {
     private var workers: [SimWorker] = []
     private var timers = Heap<Timer>()
     private var dirty: Set<Int> = []
+    /// CURVE keys from `$OPQ_KEY` / `$OPQ_COORDINATOR_KEY`, for a coordinator with keys (nil: none).
+    private let curve: CurveClientKeys?
 
     init(_ options: Options) throws {
         self.options = options
+        curve = try ClientKeys.resolve(key: nil, coordinatorKey: nil)
         // Each connection is a libzmq socket (plus its mailbox and a TCP descriptor).
         context = try Context(ioThreads: options.count > 200 ? 2 : 1, maxSockets: Int32(options.count + 64))
         let now = monotonicMicros()
@@ -50,11 +54,10 @@ final class SimulatedWorkers {
 
     private func makeSocket() throws -> Socket {
         let s = try Socket(context, type: .dealer)
-        // A coordinator with keys: $OPQ_KEY (a worker key) and $OPQ_COORDINATOR_KEY (PROTOCOL.md §12).
-        if let curve = try ClientKeys.resolve(key: nil, coordinatorKey: nil) { try s.useCurveClient(curve) }
         try s.set(.maxMessageSize, WireLimits.socketMaxMessageSize)
         try s.set(.sendHighWaterMark, 0)
         try s.set(.receiveHighWaterMark, 0)
+        if let curve { try s.useCurveClient(curve) }
         try s.connect(options.endpoint)
         return s
     }

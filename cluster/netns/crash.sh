@@ -21,8 +21,7 @@ PY=/usr/bin/python3
 WORK="$(mktemp -d /tmp/opq-crash.XXXXXX)"
 chmod 755 "$WORK"   # the workers (maybe in other namespaces, same file system) append to a file here
 trap 'rm -rf "$WORK"' EXIT
-OPCOORD="$("$HOSTS" endpoint)"
-export OPCOORD
+eval "$("$HOSTS" env)"   # OPCOORD, and the keys of a netns.sh cluster
 touch "$WORK/runs.txt"
 chmod 666 "$WORK/runs.txt"
 

@@ -64,8 +64,8 @@ else
   TARGET=netns
 fi
 timeout 60 "$NETNS" start "$BIN" --slots 4 --heartbeat-ms "$HB_MS" --liveness "$LIVENESS" >/dev/null
-OPCOORD="$("$NETNS" endpoint)"
-export OPCOORD
+# OPCOORD, and on netns the admin key netns.sh made (OPQ_KEY, OPQ_COORDINATOR_KEY: opctl and oploadtest read them).
+eval "$("$NETNS" env)"
 
 echo "== layered run: $OPS sleep ops of $OP_MS ms on 3 worker hosts × 4 slots"
 "$BIN/oploadtest" run --workload layered --ops "$OPS" --width 1000 --op-kind sleep --op-ms "$OP_MS" \

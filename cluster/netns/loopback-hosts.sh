@@ -3,13 +3,17 @@
 # network namespaces cannot be made. Host 0 is opcoord on 127.0.0.1, hosts 1..K-1 are opworkers named
 # PREFIX-hN (the names netns.sh gives them). There is no link to cut: `cut`/`restore` fail.
 #
-# Usage: loopback-hosts.sh up K | start BIN_DIR [opworker/opcoord options…] | endpoint
+# Loopback needs no keys: `env` prints OPCOORD and unsets OPQ_KEY / OPQ_COORDINATOR_KEY (as netns.sh env).
+#
+# Usage: loopback-hosts.sh up K | start BIN_DIR [opworker/opcoord options…] | endpoint | env
 #        | kill HOST | pid HOST | freeze HOST | thaw HOST | respawn HOST | stop | down
 # State (pid files, logs/, endpoint, the start options) in $OPQ_NETNS_STATE (default /tmp/PREFIX-loopback).
 set -Eeuo pipefail
 PREFIX="${OPQ_NETNS_PREFIX:-opq}"
 STATE="${OPQ_NETNS_STATE:-/tmp/${PREFIX}-loopback}"
 die() { printf 'loopback-hosts.sh: %s\n' "$*" >&2; exit 1; }
+# Loopback processes use no keys, whatever the caller exported for opctl.
+unset OPQ_KEY OPQ_COORDINATOR_KEY
 pid_of() { cat "$STATE/h$1.pid" 2>/dev/null || die "no process for host $1"; }
 
 launch() { # HOST
@@ -75,6 +79,7 @@ case "${1:-}" in
     done
     die "only $n of $((k - 1)) workers registered within 30 s (logs: $STATE/logs)";;
   endpoint) cat "$STATE/endpoint";;
+  env) printf 'export OPCOORD=%q\nunset OPQ_KEY OPQ_COORDINATOR_KEY\n' "$(cat "$STATE/endpoint")";;
   kill) kill -KILL "$(pid_of "$2")";;
   pid) pid_of "$2";;
   freeze) kill -STOP "$(pid_of "$2")";;

@@ -12,12 +12,25 @@
 # Host 0 runs opcoord bound to 198.18.(BASE).2:PORT; hosts 1..K-1 run opworker connecting to it over
 # real TCP. The host namespace reaches every host directly (opctl --coordinator tcp://198.18.0.2:7600).
 #
+# Keys: the coordinator is off loopback, so `start` makes CurveZMQ keys with `opctl keys new` in
+# $STATE/keys — coordinator.key, worker.key (shared by every worker; tag key:worker) and admin.key
+# (for opctl in scripts) — writes the allow file $STATE/keys/allow, and starts opcoord with
+# --key/--allow and the workers with --key/--coordinator-key. $STATE/opctl.env (also printed by
+# `start` and `env`) exports OPCOORD, OPQ_KEY (admin) and OPQ_COORDINATOR_KEY:
+#   eval "$(netns.sh env)"; opctl status
+# OPQ_NETNS_INSECURE=1 starts opcoord with --insecure and no keys instead.
+#
 # Usage (as root):
 #   netns.sh up K                       create K hosts (K ≥ 2); tears down leftovers of this prefix first
-#   netns.sh start BIN_DIR [--slots N] [--prefetch N] [--tags T] [--allow-kinds K] [--heartbeat-ms MS] [--liveness N] [--log-level L]
-#                                       opcoord in host 0, opworker in hosts 1..K-1; waits until every
-#                                       worker is registered (when BIN_DIR/opctl exists); --allow-kinds
-#                                       defaults to all (shell included, though the workers are off loopback)
+#   netns.sh start BIN_DIR [--slots N] [--prefetch N] [--tags T] [--heartbeat-ms MS] [--liveness N]
+#                  [--log-level L] [--workers N]
+#                                       opcoord in host 0, opworker in hosts 1..N (default N = K-1;
+#                                       hosts above N stay bare); waits until every worker is registered
+#                                       (when BIN_DIR/opctl exists); prints the opctl environment
+#   netns.sh env                        print `export OPCOORD=… OPQ_KEY=… OPQ_COORDINATOR_KEY=…` lines
+#   netns.sh key NAME ROLES [SCOPE…]    make key $STATE/keys/NAME.key (if missing) and allow it with ROLES
+#                                       (e.g. `submit team-a/*`); prints the key file's path
+#   netns.sh revoke NAME                drop NAME's line from the allow file (new file renamed over it)
 #   netns.sh exec HOST CMD...           run CMD inside host HOST
 #   netns.sh cut HOST | restore HOST    partition host HOST (its veth down) / heal it
 #   netns.sh freeze HOST | thaw HOST    SIGSTOP / SIGCONT the worker (or, for host 0, the coordinator)
@@ -31,7 +44,8 @@
 #
 # Environment: OPQ_NETNS_PREFIX (default opq; [a-z][a-z0-9]{0,7}), OPQ_NETNS_STATE (state dir,
 # default /tmp/PREFIX-netns: pid files, logs/, endpoint), OPQ_NETNS_BASE (first /24 index, default 0;
-# use distinct prefixes and bases to run two clusters at once), OPQ_NETNS_PORT (default 7600).
+# use distinct prefixes and bases to run two clusters at once), OPQ_NETNS_PORT (default 7600),
+# OPQ_NETNS_INSECURE=1 (no keys: opcoord --insecure).
 # Exit status: 0 ok; 1 error; 2 usage; 77 network namespaces cannot be created here (tests skip).
 set -Eeuo pipefail
 
@@ -67,6 +81,7 @@ gw_addr() { printf '%s.1' "$(net_of "$1")"; }
 host_addr() { printf '%s.2' "$(net_of "$1")"; }
 endpoint() { printf 'tcp://%s:%s' "$(host_addr 0)" "$PORT"; }
 host_count() { [ -f "$STATE/hosts" ] && cat "$STATE/hosts" || echo 0; }
+KEYS="$STATE/keys"
 
 check_host() {
   local h="$1" k
@@ -130,9 +145,10 @@ launch() {
   local h="$1" pidfile="$2" logfile="$3" bin="$4" pid exe
   shift 4
   exe="$(readlink -f "$bin")"
-  ip netns exec "$(ns_name "$h")" setsid "$exe" "$@" </dev/null >>"$logfile" 2>&1 9>&- &
+  # Keys come from the options only: not from an OPQ_KEY / OPQ_COORDINATOR_KEY the caller exported (opctl's).
+  ip netns exec "$(ns_name "$h")" setsid env -u OPQ_KEY -u OPQ_COORDINATOR_KEY "$exe" "$@" </dev/null >>"$logfile" 2>&1 9>&- &
   pid=$!
-  # ip netns exec and setsid exec in place (no fork here), so $! becomes the binary itself.
+  # ip netns exec, setsid and env exec in place (no fork here), so $! becomes the binary itself.
   for _ in $(seq 50); do [ "$(pid_exe "$pid" 2>/dev/null || true)" = "$exe" ] && break; sleep 0.02; done
   [ "$(pid_exe "$pid" 2>/dev/null || true)" = "$exe" ] || { log "host $h: $bin exited at once:"; tail -n 20 "$logfile" >&2; return 1; }
   printf '%s\n' "$exe" >"${pidfile%.pid}.exe"
@@ -164,29 +180,76 @@ stop_pidfiles() {
 }
 
 start_host_process() { # HOST — starts opcoord (host 0) or opworker (others) with the options in $STATE/config
-  local h="$1" BIN_DIR SLOTS PREFETCH TAGS ALLOW_KINDS="" HEARTBEAT_MS LIVENESS LOG_LEVEL
+  local h="$1" BIN_DIR SLOTS PREFETCH TAGS HEARTBEAT_MS LIVENESS LOG_LEVEL SECURE ALLOW_KINDS
   # shellcheck disable=SC1091
   . "$STATE/config"
   if [ "$h" -eq 0 ]; then
+    local sec=(--insecure)
+    [ "$SECURE" = 1 ] && sec=(--key "$KEYS/coordinator.key" --allow "$KEYS/allow")
     rm -f "$STATE/endpoint"
     launch 0 "$(pidfile_of 0)" "$STATE/logs/h0.opcoord.log" "$BIN_DIR/opcoord" \
       --bind "$(endpoint)" --endpoint-file "$STATE/endpoint" --state-dir "$STATE/h0.state" \
-      --heartbeat-ms "$HEARTBEAT_MS" --liveness "$LIVENESS" --log-level "$LOG_LEVEL"
+      --heartbeat-ms "$HEARTBEAT_MS" --liveness "$LIVENESS" --log-level "$LOG_LEVEL" "${sec[@]}"
   else
     local args=(--connect "$(endpoint)" --name "$(ns_name "$h")" --log-level "$LOG_LEVEL")
     [ -n "$SLOTS" ] && args+=(--slots "$SLOTS")
     [ -n "$PREFETCH" ] && args+=(--prefetch "$PREFETCH")
     [ -n "$TAGS" ] && args+=(--tags "$TAGS")
-    # The workers reach opcoord over veth addresses, not loopback, where opworker refuses shell
-    # unless told: this test cluster runs shell operations, so it allows every kind by default.
-    args+=(--allow-kinds "${ALLOW_KINDS:-all}")
+    [ "$SECURE" = 1 ] && args+=(--key "$KEYS/worker.key" --coordinator-key "$KEYS/coordinator.key.pub")
+    # Workers off loopback may refuse shell ops by default (opworker --allow-kinds, where it exists).
+    [ "$ALLOW_KINDS" = 1 ] && args+=(--allow-kinds all)
     launch "$h" "$(pidfile_of "$h")" "$STATE/logs/h$h.opworker.log" "$BIN_DIR/opworker" "${args[@]}"
   fi
 }
 
+# opctl as the cluster's admin key (or without keys for an --insecure cluster).
+opctl_admin() {
+  local keys=()
+  [ -s "$KEYS/admin.key" ] && [ "$(cat "$STATE/secure" 2>/dev/null)" = 1 ] &&
+    keys=(--key "$KEYS/admin.key" --coordinator-key "$KEYS/coordinator.key.pub")
+  env -u OPQ_KEY -u OPQ_COORDINATOR_KEY "$BIN_DIR/opctl" "$@" --coordinator "$(endpoint)" "${keys[@]}"
+}
+
 count_workers() { # number of workers the coordinator lists (needs opctl)
-  "$BIN_DIR/opctl" workers --json --coordinator "$(endpoint)" --request-timeout 2 2>/dev/null |
-    grep -o '"name" *:' | wc -l || true
+  opctl_admin workers --json --request-timeout 2 2>/dev/null | grep -o '"name" *:' | wc -l || true
+}
+
+# ---------- keys ----------
+
+valid_name() { [[ "$1" =~ ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$ ]] || die "key name '$1': letters, digits, _ . - only"; }
+
+# new_key NAME — $KEYS/NAME.key and .pub (kept if they exist).
+new_key() {
+  valid_name "$1"
+  [ -s "$KEYS/$1.key" ] && [ -s "$KEYS/$1.key.pub" ] && return 0
+  rm -f "$KEYS/$1.key" "$KEYS/$1.key.pub"
+  "$BIN_DIR/opctl" keys new "$KEYS/$1.key" >/dev/null || die "opctl keys new $KEYS/$1.key failed"
+}
+
+# allow_set NAME [ROLES SCOPE…] — replaces NAME's line in the allow file (drops it without ROLES). The new
+# file is written beside the old one and renamed over it, so the coordinator never reads half a file.
+allow_set() {
+  local name="$1" pub tmp
+  shift
+  pub="$(cat "$KEYS/$name.key.pub")" || die "no key '$name' in $KEYS"
+  tmp="$KEYS/.allow.$$"
+  if [ -f "$KEYS/allow" ]; then grep -v -F -- "$pub " "$KEYS/allow" || true; fi >"$tmp"
+  (($# == 0)) || printf '%s %s %s\n' "$pub" "$name" "$*" >>"$tmp"
+  chmod 0644 "$tmp"
+  mv -f "$tmp" "$KEYS/allow"
+}
+
+# The opctl environment (OPCOORD and, with keys, the admin key) as `export` lines, also in $STATE/opctl.env.
+write_env() {
+  {
+    printf 'export OPCOORD=%q\n' "$(endpoint)"
+    if [ "$1" = 1 ]; then
+      printf 'export OPQ_KEY=%q\n' "$KEYS/admin.key"
+      printf 'export OPQ_COORDINATOR_KEY=%q\n' "$KEYS/coordinator.key.pub"
+    else
+      printf 'unset OPQ_KEY OPQ_COORDINATOR_KEY\n'
+    fi
+  } >"$STATE/opctl.env"
 }
 
 # ---------- subcommands ----------
@@ -216,7 +279,7 @@ teardown() { # idempotent: processes, then veths and namespaces of this prefix (
   for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${PREFIX}-h[0-9]+\$" || true); do
     ip netns del "$ns" 2>/dev/null || true
   done
-  rm -f "$STATE/hosts" "$STATE/config" "$STATE/endpoint"
+  rm -f "$STATE/hosts" "$STATE/config" "$STATE/endpoint" "$STATE/opctl.env" "$STATE/secure"
 }
 
 cmd_up() {
@@ -228,7 +291,7 @@ cmd_up() {
   probe
   teardown
   # A new cluster: the coordinator's journal of an earlier one goes too (respawn keeps it).
-  rm -rf "$STATE"/logs/*.log "$STATE/h0.state"
+  rm -rf "$STATE"/logs/*.log "$STATE/h0.state" "$KEYS"
   UP_OK=0
   trap '[ "$UP_OK" = 1 ] || { log "up failed: tearing down"; teardown; }' EXIT
   local n ns hif nif
@@ -255,64 +318,109 @@ cmd_up() {
 
 cmd_start() {
   local bin="${1:-}"
-  [ -n "$bin" ] || die "start BIN_DIR [--slots N] [--prefetch N] [--tags T] [--allow-kinds K] [--heartbeat-ms MS] [--liveness N] [--log-level L]"
+  [ -n "$bin" ] || die "start BIN_DIR [--slots N] [--prefetch N] [--tags T] [--heartbeat-ms MS] [--liveness N] [--log-level L] [--workers N]"
   shift
-  local slots="" prefetch="" tags="" kinds=all hb=1000 liveness=3 level=info
+  local slots="" prefetch="" tags="" hb=1000 liveness=3 level=info workers=""
   while (($#)); do
     case "$1" in
       --slots) slots="${2:?}"; shift 2 ;;
       --prefetch) prefetch="${2:?}"; shift 2 ;;
       --tags) tags="${2:?}"; shift 2 ;;
-      --allow-kinds) kinds="${2:?}"; shift 2 ;;
       --heartbeat-ms) hb="${2:?}"; shift 2 ;;
       --liveness) liveness="${2:?}"; shift 2 ;;
       --log-level) level="${2:?}"; shift 2 ;;
+      --workers) workers="${2:?}"; shift 2 ;;
       *) die "start: unknown option '$1'" ;;
     esac
   done
-  for v in "$slots" "$prefetch" "$hb" "$liveness"; do [[ -z "$v" || "$v" =~ ^[0-9]+$ ]] || die "start: '$v' is not a number"; done
-  [[ "$tags" =~ ^[A-Za-z0-9_,.-]*$ ]] || die "start: --tags may hold letters, digits and , . _ - only"
-  [[ "$kinds" =~ ^[A-Za-z0-9_,.-]+$ ]] || die "start: --allow-kinds may hold letters, digits and , . _ - only"
+  for v in "$slots" "$prefetch" "$hb" "$liveness" "$workers"; do [[ -z "$v" || "$v" =~ ^[0-9]+$ ]] || die "start: '$v' is not a number"; done
+  [[ "$tags" =~ ^[A-Za-z0-9_,.:-]*$ ]] || die "start: --tags may hold letters, digits and , . _ - : only"
   [[ "$level" =~ ^[a-z]+$ ]] || die "start: bad --log-level"
   bin="$(cd "$bin" 2>/dev/null && pwd)" || die "start: no directory '$1'"
   if ! [ -x "$bin/opcoord" ] || ! [ -x "$bin/opworker" ]; then die "start: $bin has no opcoord/opworker executables"; fi
+  local secure=1
+  [ "${OPQ_NETNS_INSECURE:-0}" = 1 ] && secure=0
+  if [ "$secure" = 1 ] && ! [ -x "$bin/opctl" ]; then die "start: keys are made with $bin/opctl, which is missing (or set OPQ_NETNS_INSECURE=1)"; fi
+  local allow_kinds=0
+  if "$bin/opworker" --help 2>&1 | grep -q -- --allow-kinds; then allow_kinds=1; fi
   need_root
   take_lock
   local k
   k="$(host_count)"
   ((k >= 2)) || die "start: run 'netns.sh up K' first"
+  workers="${workers:-$((k - 1))}"
+  ((workers >= 1 && workers < k)) || die "start: --workers must be 1..$((k - 1))"
   for ((n = 0; n < k; n++)); do
     ! host_pid "$n" >/dev/null || die "start: host $n already runs pid $(host_pid "$n"); 'netns.sh stop' first"
   done
+  BIN_DIR="$bin"
+  if [ "$secure" = 1 ]; then
+    # This cluster's keys: made once per `up` (kept across stop/start and respawn), in a 0700 directory.
+    mkdir -p "$KEYS"
+    chmod 0700 "$KEYS"
+    local name
+    for name in coordinator worker admin; do new_key "$name"; done
+    allow_set worker worker
+    allow_set admin admin
+  fi
+  echo "$secure" >"$STATE/secure"
   cat >"$STATE/config" <<EOF
 BIN_DIR='$bin'
 SLOTS='$slots'
 PREFETCH='$prefetch'
 TAGS='$tags'
-ALLOW_KINDS='$kinds'
 HEARTBEAT_MS='$hb'
 LIVENESS='$liveness'
 LOG_LEVEL='$level'
+SECURE='$secure'
+ALLOW_KINDS='$allow_kinds'
+WORKERS='$workers'
 EOF
-  BIN_DIR="$bin"
+  write_env "$secure"
   START_OK=0
   trap '[ "$START_OK" = 1 ] || { log "start failed: stopping what it started"; cmd_stop_locked; rm -f "$STATE/config"; }' EXIT
   start_host_process 0
   for _ in $(seq 100); do [ -s "$STATE/endpoint" ] && break; sleep 0.1; done
   [ -s "$STATE/endpoint" ] || { tail -n 20 "$STATE/logs/h0.opcoord.log" >&2; die "opcoord did not start listening within 10 s"; }
-  for ((n = 1; n < k; n++)); do start_host_process "$n"; done
+  for ((n = 1; n <= workers; n++)); do start_host_process "$n"; done
   if [ -x "$bin/opctl" ]; then
     local have=0 deadline=$((SECONDS + 30))
     while ((SECONDS < deadline)); do
       have="$(count_workers)"
-      ((have >= k - 1)) && break
+      ((have >= workers)) && break
       sleep 0.2
     done
-    ((have >= k - 1)) || die "only $have of $((k - 1)) workers registered within 30 s (logs: $STATE/logs)"
+    ((have >= workers)) || die "only $have of $workers workers registered within 30 s (logs: $STATE/logs)"
   fi
   START_OK=1
-  log "opcoord in $(ns_name 0) at $(endpoint); $((k - 1)) workers connected; logs in $STATE/logs"
-  echo "export OPCOORD=$(endpoint)"
+  local how="CURVE keys in $KEYS"
+  [ "$secure" = 1 ] || how="--insecure (no keys)"
+  log "opcoord in $(ns_name 0) at $(endpoint), $how; $workers workers connected; logs in $STATE/logs"
+  cat "$STATE/opctl.env"
+}
+
+cmd_key() { # NAME ROLES [SCOPE…]
+  local name="${1:-}"
+  (($# >= 2)) || die "key NAME ROLES [SCOPE…]"
+  shift
+  [ -f "$STATE/config" ] || die "key: 'netns.sh start' has not run"
+  [ "$(cat "$STATE/secure" 2>/dev/null)" = 1 ] || die "key: this cluster runs without keys (OPQ_NETNS_INSECURE=1)"
+  take_lock
+  # shellcheck disable=SC1091
+  BIN_DIR="$(. "$STATE/config"; printf '%s' "$BIN_DIR")"
+  new_key "$name"
+  allow_set "$name" "$@"
+  printf '%s\n' "$KEYS/$name.key"
+}
+
+cmd_revoke() { # NAME
+  local name="${1:-}"
+  [ -n "$name" ] || die "revoke NAME"
+  valid_name "$name"
+  [ -s "$KEYS/$name.key.pub" ] || die "revoke: no key '$name' in $KEYS"
+  take_lock
+  allow_set "$name"
+  log "key $name revoked (its line removed from $KEYS/allow)"
 }
 
 cmd_stop_locked() {
@@ -390,7 +498,7 @@ cmd_status() {
     . "$STATE/config"
     echo "coordinator: $(endpoint)   logs: $STATE/logs"
     if [ -x "$BIN_DIR/opctl" ]; then
-      "$BIN_DIR/opctl" workers --coordinator "$(endpoint)" --request-timeout 2 || echo "(the coordinator did not answer)"
+      opctl_admin workers --request-timeout 2 || echo "(the coordinator did not answer)"
     fi
   fi
 }
@@ -420,6 +528,9 @@ main() {
     stop) need_root; take_lock; cmd_stop_locked ;;
     status) cmd_status ;;
     endpoint) endpoint; echo ;;
+    env) [ -f "$STATE/opctl.env" ] || die "env: 'netns.sh start' has not run"; cat "$STATE/opctl.env" ;;
+    key) cmd_key "$@" ;;
+    revoke) cmd_revoke "$@" ;;
     pid) [ $# -ge 1 ] || usage; check_host "$1"; host_pid "$1" || die "host $1 runs no process"; echo ;;
     down)
       if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then log "down: nothing to do without root"; exit 0; fi

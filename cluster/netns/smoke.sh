@@ -51,8 +51,8 @@ rc=$?
 set -e
 [ "$rc" -eq 0 ] || exit "$rc"   # 77 = skip, passed through
 timeout 60 "$NETNS" start "$BIN" --slots 2 >"$WORK/start.out"
-OPCOORD="$("$NETNS" endpoint)"
-export OPCOORD
+# OPCOORD and, unless OPQ_NETNS_INSECURE=1, the admin key netns.sh made (OPQ_KEY, OPQ_COORDINATOR_KEY).
+eval "$("$NETNS" env)"
 "$NETNS" status
 
 # The graph: OPS operations. Every 10th starts a chain of 3 (i → i+1 → i+2); every 25th is a shell

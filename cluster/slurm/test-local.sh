@@ -4,7 +4,8 @@
 # Fake `srun` and `scontrol` commands (in a temp dir put first on PATH) stand in for Slurm: the fake
 # srun starts --nodes copies of its command here, with SLURM_PROCID set and --output honoured, and
 # forwards SIGTERM to them. Everything uses 127.0.0.1. Checks that the sbatch script starts the
-# coordinator and 2 workers, runs examples/diamond.yaml to success, and leaves no process behind.
+# coordinator (with the job's keys) and 2 workers, runs examples/diamond.yaml to success, and leaves
+# no process (and no key) behind.
 # Exit status: 0 passed, 1 failed, 2 usage.
 set -Eeuo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -67,6 +68,8 @@ n="$(grep -o '"succeeded"' "$T/submit/opqueue-local-status.json" | wc -l)"
 echo "== $n operations succeeded"
 [ "$n" -ge 1 ] || fail=1
 grep -q "opcoord stopped" "$T/submit/opqueue-local-logs/opcoord.log" || { echo "FAIL: opcoord did not stop cleanly"; fail=1; }
+grep -q "(CURVE)" "$T/submit/opqueue-local-logs/opcoord.log" || { echo "FAIL: opcoord did not listen with keys (CURVE)"; fail=1; }
+[ ! -e "$T/submit/opqueue-local-keys" ] || { echo "FAIL: the job's keys were not removed"; fail=1; }
 for log in "$T"/submit/opqueue-local-logs/*.log; do echo "-- $log"; tail -n 4 "$log"; done
 if [ "$fail" -eq 0 ]; then echo "PASS: opqueue.sbatch under fake Slurm"; else echo "FAIL"; fi
 exit "$fail"

@@ -11,6 +11,7 @@ WORK="$(mktemp -d /tmp/imagepipeline.XXXXXX)"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
+unset OPQ_KEY OPQ_COORDINATOR_KEY   # a loopback coordinator without keys: keys exported for another one would be refused
 "$BIN/opcoord" --bind 'tcp://127.0.0.1:*' --endpoint-file "$WORK/endpoint" --state-dir "$WORK/state" >"$WORK/opcoord.log" 2>&1 & pids+=($!)
 for _ in $(seq 100); do [[ -s "$WORK/endpoint" ]] && break; sleep 0.05; done
 EP="$(cat "$WORK/endpoint")"
