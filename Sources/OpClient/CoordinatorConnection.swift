@@ -53,6 +53,7 @@ public final class CoordinatorConnection {
         public internal(set) var authProblem: String?
         /// Connections closed during the CURVE handshake in a row (a wrong coordinator key looks so).
         var handshakeCloses = 0
+        var handshakeClosesSince: ContinuousClock.Instant?
     }
     public private(set) var link = Link()
 
@@ -331,12 +332,13 @@ public final class CoordinatorConnection {
                 if !wasUp {
                     // A CURVE server that cannot open our HELLO (it is not the key we were given) just
                     // closes, and so may one that requires keys from a client without (it can close
-                    // before our side reports the mechanism mismatch); a restarting coordinator may
-                    // too, but not three times in a row. Nothing sent is lost: it waits in the socket
-                    // for a connection that completes.
+                    // before our side reports the mechanism mismatch); a coordinator going down may
+                    // too, for a moment, but not three times in a row over a second. Nothing sent is
+                    // lost: it waits in the socket for a connection that completes.
                     link.isConnected = false
                     link.handshakeCloses += 1
-                    if link.handshakeCloses >= 3 {
+                    if link.handshakeCloses == 1 { link.handshakeClosesSince = .now }
+                    if link.handshakeCloses >= 3, let since = link.handshakeClosesSince, ContinuousClock.now - since >= .seconds(1) {
                         link.authProblem = curve != nil
                             ? "the coordinator closed every connection during the CURVE handshake: --coordinator-key is probably not its public key"
                             : "the coordinator closed every connection during the handshake: it probably requires keys (CURVE): pass --key YOUR.key and --coordinator-key ITS-PUBLIC-KEY (or $OPQ_KEY, $OPQ_COORDINATOR_KEY)"

@@ -24,6 +24,7 @@ final class WorkerSession {
     /// Connections closed before their handshake completed, in a row: a coordinator that requires keys
     /// can close before our side reports the mechanism mismatch, and one with another key just closes.
     private var handshakeCloses = 0
+    private var handshakeClosesSince: Int64 = 0
     private var handshakeDone = false
     private var logger: Logger { agent.logger }
 
@@ -74,10 +75,14 @@ final class WorkerSession {
                 handshakeDone = true
                 handshakeCloses = 0
             } else if event.kind == .disconnected {
-                // A restarting coordinator may close a connection mid-handshake, but not three in a row.
-                if !handshakeDone { handshakeCloses += 1 }
+                // A coordinator going down may close connections mid-handshake for a moment (its
+                // listener outlives its last session briefly), but not three in a row over 2 s.
+                if !handshakeDone {
+                    handshakeCloses += 1
+                    if handshakeCloses == 1 { handshakeClosesSince = Self.now() }
+                }
                 handshakeDone = false
-                if handshakeCloses >= 3 {
+                if handshakeCloses >= 3, Self.now() - handshakeClosesSince >= 2_000_000 {
                     return keyed ? "authentication failed: the coordinator closed every connection during the CURVE handshake: --coordinator-key is probably not its public key"
                                  : "authentication failed: the coordinator closed every connection during the handshake: it probably requires keys (CURVE): pass --key and --coordinator-key (or $OPQ_KEY, $OPQ_COORDINATOR_KEY)"
                 }
