@@ -30,7 +30,7 @@ greedy_kinds = (sys.argv[3] if len(sys.argv) > 3 else "sleep,noop").split(",")
 ctx = zmq.Context()
 stop_at = time.monotonic() + seconds
 stats = {"garbage": 0, "hello_spam": 0, "hello_rejected": 0, "hello_oversized": 0, "greedy_credit_grants": 0,
-         "greedy_most_held": 0, "greedy_taken_back": 0, "oversized_sent": 0, "oversized_refused": 0}
+         "greedy_most_held": 0, "greedy_taken_back": 0, "greedy_reregistered": 0, "oversized_sent": 0, "oversized_refused": 0}
 failures = []
 lock = threading.Lock()
 rng = random.Random(7)
@@ -135,7 +135,11 @@ def greedy():
             if fin.records:
                 s.send_multipart(encode("FINISHED", fin))
         elif name == "DISCONNECT":
-            break
+            # Declared lost (a starved thread on a loaded machine misses heartbeats): a greedy peer
+            # registers again and goes on being greedy, as the real one would.
+            held.clear()
+            count("greedy_reregistered")
+            s.send_multipart(encode("HELLO", pb.Hello(protocol_version=1, name="greedy", slots=1, kinds=greedy_kinds, prefetch=0)))
     s.send_multipart(encode("DISCONNECT", pb.Disconnect(reason="greedy worker leaving")))
     s.close()
 
