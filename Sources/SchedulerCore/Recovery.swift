@@ -120,11 +120,28 @@ extension Scheduler {
             for f in c.hello.finished { finished.append((c.worker, f)) }
         }
         finished.sort { ($0.part.at ?? 0) < ($1.part.at ?? 0) }
-        for (w, f) in finished {
-            guard workers[Int(w)].alive else { continue }
-            guard let op = lookup(f.part.op), reattach(op, w, f.part, &out) else { fencing.staleAttempt += 1; continue }
-            partFinished(PartRef(worker: workers[Int(w)].id, op: f.part.op, part: f.part.part, attempt: f.part.attempt,
-                                 token: UInt64(op), at: f.at), f.outcome, 0, &out)
+        // A finish that reached the workers (so its dependents were dispatched: a hop does not wait for the
+        // disk) but not the journal comes back together with its dependents' attempts, which may even be
+        // stamped earlier (workers' clocks are placed on ours with some error). An attempt whose op still
+        // waits for prerequisites is tried again once the others' outcomes are in and released, until a
+        // pass changes nothing; what then still waits is stale.
+        var pending = finished
+        while !pending.isEmpty {
+            var waiting: [(worker: Int32, part: FinishedPart)] = []
+            for (w, f) in pending {
+                guard workers[Int(w)].alive else { continue }
+                guard let op = lookup(f.part.op) else { fencing.staleAttempt += 1; continue }
+                if ops.hot[Int(op)].state == .pending { waiting.append((w, f)); continue }
+                guard reattach(op, w, f.part, &out) else { fencing.staleAttempt += 1; continue }
+                partFinished(PartRef(worker: workers[Int(w)].id, op: f.part.op, part: f.part.part, attempt: f.part.attempt,
+                                     token: UInt64(op), at: f.at), f.outcome, 0, &out)
+            }
+            drainReleases(&out)   // dependents of what finished are ready now, for their own claims below
+            if waiting.count == pending.count {
+                fencing.staleAttempt += waiting.count
+                break
+            }
+            pending = waiting
         }
         for c in claims where workers[Int(c.worker)].alive {
             let id = workers[Int(c.worker)].id
