@@ -25,15 +25,19 @@ public enum ClientError: Error, CustomStringConvertible {
     case replyTooLarge(Command?, String, size: Int?)
     /// The coordinator refused this client's key, or its lack of one (PROTOCOL.md §12): nothing was sent.
     case authenticationFailed(String, String)
+    /// Connecting was refused again and again before any connection was made: nothing listens there.
+    case unreachable(String)
 
     public var description: String {
         switch self {
         case .badEndpoint(let e, let why):
             "cannot use coordinator endpoint '\(e)': \(why)"
-        case .timeout(let c, let e, let connected):
+        case .timeout(_, let e, let connected):
             connected
-                ? "no reply to \(c) from the coordinator at \(e): it is connected but did not answer in time (busy or hung?)"
-                : "no reply to \(c) from the coordinator at \(e): could not connect (is opcoord running there? set --coordinator or $OPCOORD)"
+                ? "no reply from the coordinator at \(e): it is connected but did not answer in time (busy or hung?)"
+                : "no reply from the coordinator at \(e): could not connect in time (is opcoord running there, and is the host reachable? set --coordinator or $OPCOORD)"
+        case .unreachable(let e):
+            "cannot reach the coordinator at \(e): connection refused (is opcoord running there, on that port? set --coordinator or $OPCOORD)"
         case .server(let code, let text):
             "coordinator refused the request (\(code)): \(text)"
         case .malformedReply(let c, let why):

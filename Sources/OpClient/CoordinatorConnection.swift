@@ -54,7 +54,16 @@ public final class CoordinatorConnection {
         /// Connections closed during the CURVE handshake in a row (a wrong coordinator key looks so).
         var handshakeCloses = 0
         var handshakeClosesSince: ContinuousClock.Instant?
+        /// Before the first connection: when connecting was first refused (nothing listens there), and
+        /// how often since. A request then fails after `unreachableAfter` instead of its whole timeout.
+        var refusedSince: ContinuousClock.Instant?
+        var refusedConnects = 0
     }
+
+    /// How long connecting may be refused, before the first connection, until a request gives up with
+    /// `unreachable`: long enough for a coordinator that is just starting, short enough that a wrong
+    /// address or port is said at once. (After a first connection, a lost coordinator is waited for.)
+    public static let unreachableAfter: Duration = .seconds(1)
     public private(set) var link = Link()
 
     /// ZMTP heartbeat: a PING each second; no traffic for 5 s after one closes the connection, which
@@ -65,6 +74,13 @@ public final class CoordinatorConnection {
     /// the same I/O thread); silence means it closed the connection itself and never will.
     static let reconnectNoticeGrace: Duration = .milliseconds(500)
 
+    /// `HOST:PORT` is taken as `tcp://HOST:PORT`; anything with a scheme is left as it is.
+    public static func normalised(_ endpoint: String) -> String {
+        let e = endpoint.trimmingCharacters(in: .whitespaces)
+        guard !e.contains("://"), let colon = e.lastIndex(of: ":"), Int(e[e.index(after: colon)...]) != nil else { return e }
+        return "tcp://" + e
+    }
+
     /// The default endpoint: `$OPCOORD`, else tcp://127.0.0.1:7600.
     public static var defaultEndpoint: String {
         ProcessInfo.processInfo.environment["OPCOORD"].flatMap { $0.isEmpty ? nil : $0 } ?? "tcp://127.0.0.1:7600"
@@ -73,8 +89,9 @@ public final class CoordinatorConnection {
     /// CURVE keys (PROTOCOL.md §12); nil speaks in the clear (a loopback or `--insecure` coordinator).
     public let curve: CurveClientKeys?
 
-    public init(endpoint: String = CoordinatorConnection.defaultEndpoint, timeout: Duration = .seconds(10),
+    public init(endpoint given: String = CoordinatorConnection.defaultEndpoint, timeout: Duration = .seconds(10),
                 curve: CurveClientKeys? = nil) throws {
+        let endpoint = Self.normalised(given)
         self.endpoint = endpoint
         self.timeout = timeout
         self.curve = curve
@@ -184,6 +201,11 @@ public final class CoordinatorConnection {
             if let why = link.authProblem {
                 outstanding[id] = nil
                 throw ClientError.authenticationFailed(endpoint, why)
+            }
+            if !link.wasEverUp, link.refusedConnects >= 2, let since = link.refusedSince,
+               ContinuousClock.now - since >= Self.unreachableAfter {
+                outstanding[id] = nil
+                throw ClientError.unreachable(endpoint)
             }
             if link.refusedFrames > sent.refused {
                 outstanding[id] = nil
@@ -325,6 +347,13 @@ public final class CoordinatorConnection {
                 if again { resubscribe() }
             case .connected:
                 link.isConnected = true
+                link.refusedSince = nil
+                link.refusedConnects = 0
+            case .connectRetried where !link.wasEverUp && !link.isConnected:
+                // libzmq retries a connection that failed (refused: nothing listens there).
+                if link.refusedSince == nil { link.refusedSince = .now }
+                link.refusedConnects += 1
+                changed = true
             case .disconnected:
                 // Only a connection that was made counts; failed attempts are libzmq's business.
                 let wasUp = link.isUp

@@ -46,12 +46,35 @@ struct Cancel: ParsableCommand {
 
     func run() throws {
         var c = WireCancelOps()
-        c.opIds = ids
+        c.opIds = ids.isEmpty ? [] : try unfinished(ids)
+        if !ids.isEmpty && c.opIds.isEmpty { return }   // every one had finished already: said above
         c.cascade = cascade
         c.queue = queue ?? ""
         c.run = queue == nil ? scope.name : ""
         let done = queue.map { "cancelled queue \($0)" } ?? (ids.isEmpty ? "cancelled run \(c.run)" : "cancel requested")
         try sendAck(connection, .cancelOps(c), done: done)
+    }
+}
+
+extension Cancel {
+    /// The ids that have not finished; those that have are said on stdout (a cancel cannot change them).
+    /// Unknown ids are kept, so the coordinator names them.
+    func unfinished(_ ids: [String]) throws -> [String] {
+        let conn = try withCoordinator { try connection.connect() }
+        var s = WireStatus()
+        s.opIds = ids
+        s.run = scope.name
+        guard case .statusReply(let r) = try withCoordinator({ try conn.request(.status(s)) }) else { throw ExitCode(3) }
+        var finished: [String: String] = [:]
+        for o in r.ops where o.state == .finished {
+            finished[o.id] = outcomeName(o.outcome)
+            finished[o.run.isEmpty ? o.id : "\(o.run)/\(o.id)"] = outcomeName(o.outcome)
+        }
+        var left: [String] = []
+        for id in ids {
+            if let outcome = finished[id] { print("\(id) had already finished (\(outcome)): nothing to cancel") } else { left.append(id) }
+        }
+        return left
     }
 }
 

@@ -25,7 +25,7 @@ struct OpCtl: ParsableCommand {
 
 /// Options every subcommand shares.
 struct Connection: ParsableArguments {
-    @Option(name: .long, help: "Coordinator endpoint (default: $OPCOORD or tcp://127.0.0.1:7600).")
+    @Option(name: .long, help: "Coordinator endpoint, tcp://HOST:PORT or HOST:PORT (default: $OPCOORD or tcp://127.0.0.1:7600).")
     var coordinator: String?
 
     @Option(name: .customLong("request-timeout"),

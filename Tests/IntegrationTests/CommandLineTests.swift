@@ -153,4 +153,27 @@ struct CommandLineTests {
         let leftovers = try Self.run("/usr/bin/pgrep", ["-f", "opq-demo|demo-worker-"]).stdout
         #expect(leftovers.isEmpty, "processes left behind: \(leftovers)")
     }
+
+    /// The edges a person meets first: a wrong port is said at once (not after the 10 s request
+    /// timeout), `HOST:PORT` works without `tcp://`, cancelling a finished operation says so.
+    @Test func aWrongPortIsSaidAtOnceHostPortWorksAndAFinishedOpIsNotCancelled() throws {
+        let opctl = Binaries.path("opctl")
+        let started = ContinuousClock.now
+        let refused = try Self.run(opctl, ["status", "--coordinator", "tcp://127.0.0.1:1"], timeout: 30)
+        let took = ContinuousClock.now - started
+        #expect(refused.status == 3 && refused.stderr.contains("connection refused"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains("STATUS"), "no internal command names: \(refused.stderr)")
+        #expect(took < .seconds(5), "took \(took)")
+
+        let c = try LocalCluster(journal: false)
+        defer { c.stop() }
+        try c.startWorker("a", slots: 1)
+        #expect(try c.submit([op("done")], run: "r").accepted)
+        try c.wait(["r/done"])
+        let hostPort = String(c.endpoint.dropFirst("tcp://".count))
+        let cancel = try Self.run(opctl, ["cancel", "done", "--run", "r", "--coordinator", hostPort], timeout: 30)
+        #expect(cancel.status == 0, "\(cancel.stdout)\(cancel.stderr)")
+        #expect(cancel.stdout.contains("done had already finished (succeeded): nothing to cancel"), "\(cancel.stdout)")
+        #expect(try c.status(["r/done"])["done"]?.isSucceeded == true)
+    }
 }
