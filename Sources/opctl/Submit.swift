@@ -167,7 +167,14 @@ struct Submit: ParsableCommand {
 
     /// A kind no connected worker offers would wait forever: say so before submitting.
     private func checkKinds(_ graph: Graph, _ conn: CoordinatorConnection) throws {
-        let reply = try withCoordinator { try conn.request(.workers) }
+        let reply: Message
+        do {
+            reply = try conn.request(.workers)
+        } catch ClientError.server(.unauthorized, _) {
+            return   // a key that may not read: the SUBMIT itself says what it may do
+        } catch let error as ClientError {
+            throw report(error)
+        }
         guard case .workersReply(let r) = reply else { throw ExitCode(3) }
         guard !r.workers.isEmpty else {
             printError("opctl: warning: no worker is connected yet; the operations wait until one joins")

@@ -96,6 +96,10 @@ struct AccessControlTests {
         try unauthorized("team-a", .submit(intoB), "queue 'team-b/y', outside the scope")
         try unauthorized("viewer", .cancelOps(cancelB1), "may not cancel")
         try unauthorized("worker", .submit(intoB), "may not submit")
+        // opctl says the same (its check of the workers' kinds does not get in the way).
+        let g = try graph(c, "operations:\n  - {id: w, kind: noop}\n")
+        let viaOpctl = try CommandLineTests.run(opctl, ["submit", g, "--coordinator", c.endpoint] + c.keyArguments("worker"), timeout: 30)
+        #expect(viaOpctl.status == 3 && viaOpctl.stderr.contains("may not submit"), "\(viaOpctl.stderr)")
         var q = WireQueueControl()
         q.settings.name = "team-a/x"
         q.settings.suspended = true
