@@ -36,12 +36,14 @@ public struct MonitorEvent: Sendable, Equatable {
 /// Receives connection events of one socket over an inproc PAIR socket.
 ///
 /// Owned by the thread that owns the monitored socket. Its `socket` can be added to a `Poller`.
-/// Close the monitor before (or with) the monitored socket.
+/// `close()` stops monitoring on the monitored socket first (see there); close it before or with that socket.
 public final class SocketMonitor {
     private static let counter = Atomic<Int>(0)
 
     /// The PAIR socket events arrive on; poll it for `.readable`.
     public let socket: Socket
+    /// The monitored socket: monitoring is stopped on it before our end closes (see `close`).
+    private let target: Socket
 
     init(monitoring target: Socket, events: MonitorEvents) throws {
         let n = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
@@ -50,6 +52,7 @@ public final class SocketMonitor {
         if zmq_socket_monitor(h, address, events.rawValue) != 0 { throw ZMQError.last("zmq_socket_monitor(\(address))") }
         socket = try Socket(target.context, type: .pair)
         try socket.connect(address)
+        self.target = target
     }
 
     /// The next event; `nil` if none is ready (`.dontWait`) or the monitor was stopped.
@@ -65,8 +68,14 @@ public final class SocketMonitor {
                             endpoint: String(decoding: tail, as: UTF8.self))
     }
 
-    /// Closes the monitor's socket.
-    public func close() { socket.close() }
+    /// Stops monitoring, then closes the monitor's socket. In that order: libzmq sends events with a
+    /// blocking send from its I/O thread, so an event (a disconnect as the monitored socket closes) sent
+    /// towards a PAIR whose reader is gone blocks that thread for good — and with it every socket of the
+    /// context (a worker's next session never connected).
+    public func close() {
+        try? target.stopMonitoring()
+        socket.close()
+    }
 }
 
 @available(*, unavailable, message: "a SocketMonitor belongs to the thread that owns the monitored socket")
