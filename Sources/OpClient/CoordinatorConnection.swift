@@ -51,9 +51,6 @@ public final class CoordinatorConnection {
         /// Why the coordinator refuses this client's keys (or their absence), once the handshake said
         /// so: every request then fails at once with `authenticationFailed` instead of timing out.
         public internal(set) var authProblem: String?
-        /// Connections closed during the CURVE handshake in a row (a wrong coordinator key looks so).
-        var handshakeCloses = 0
-        var handshakeClosesSince: ContinuousClock.Instant?
         /// Before the first connection: when connecting was first refused (nothing listens there), and
         /// how often since. A request then fails after `unreachableAfter` instead of its whole timeout.
         var refusedSince: ContinuousClock.Instant?
@@ -88,6 +85,8 @@ public final class CoordinatorConnection {
 
     /// CURVE keys (PROTOCOL.md §12); nil speaks in the clear (a loopback or `--insecure` coordinator).
     public let curve: CurveClientKeys?
+    /// Whether the coordinator refuses our keys (or their absence), from the monitor's handshake events.
+    private var handshake: HandshakeWatch
 
     public init(endpoint given: String = CoordinatorConnection.defaultEndpoint, timeout: Duration = .seconds(10),
                 curve: CurveClientKeys? = nil) throws {
@@ -95,6 +94,7 @@ public final class CoordinatorConnection {
         self.endpoint = endpoint
         self.timeout = timeout
         self.curve = curve
+        handshake = HandshakeWatch(keyed: curve != nil, patience: .seconds(1))
         context = try Context()
         (socket, monitor, poller) = try Self.open(context, endpoint, curve)
     }
@@ -117,8 +117,7 @@ public final class CoordinatorConnection {
         try socket.set(.reconnectInterval, 100)
         try socket.set(.reconnectIntervalMax, 1000)
         // Before connecting, so the first connection's events are seen too.
-        let monitor = try socket.monitor([.handshakeSucceeded, .disconnected, .connectRetried, .connectDelayed, .connected,
-                                          .handshakeFailedAuth, .handshakeFailedProtocol])
+        let monitor = try socket.monitor(HandshakeWatch.events.union([.connectRetried, .connectDelayed, .connected]))
         do {
             try socket.connect(endpoint)
         } catch {
@@ -327,19 +326,13 @@ public final class CoordinatorConnection {
         var changed = false
         while let event = try monitor.receive(flags: .dontWait) {
             switch event.kind {
-            case .handshakeFailedAuth:
-                // The coordinator's ZAP handler refused our key (its status code in `value`).
-                link.authProblem = curve == nil ? "the coordinator requires a key" : "the coordinator does not allow this client's key (status \(event.value)): ask its operator to add the .pub file's key to its allow file"
-                changed = true
-            case .handshakeFailedProtocol:
-                if event.value == UInt32(ZMQProtocolError.mechanismMismatch) {
-                    link.authProblem = curve == nil
-                        ? "the coordinator requires keys (CURVE): pass --key YOUR.key and --coordinator-key ITS-PUBLIC-KEY (or $OPQ_KEY, $OPQ_COORDINATOR_KEY)"
-                        : "the coordinator does not use keys (it listens without CURVE): leave out --key and --coordinator-key"
+            case .handshakeFailedAuth, .handshakeFailedProtocol:
+                if let why = handshake.observe(event, at: .now) {
+                    link.authProblem = why
                     changed = true
                 }
             case .handshakeSucceeded:
-                link.handshakeCloses = 0
+                _ = handshake.observe(event, at: .now)
                 let again = link.wasEverUp
                 link.isUp = true
                 link.wasEverUp = true
@@ -359,22 +352,16 @@ public final class CoordinatorConnection {
                 let wasUp = link.isUp
                 guard wasUp || link.isConnected else { continue }
                 if !wasUp {
-                    // A CURVE server that cannot open our HELLO (it is not the key we were given) just
-                    // closes, and so may one that requires keys from a client without (it can close
-                    // before our side reports the mechanism mismatch); a coordinator going down may
-                    // too, for a moment, but not three times in a row over a second. Nothing sent is
-                    // lost: it waits in the socket for a connection that completes.
+                    // Closed before the handshake completed: nothing sent is lost (it waits in the socket
+                    // for a connection that completes); enough of them in a row mean our keys are refused.
                     link.isConnected = false
-                    link.handshakeCloses += 1
-                    if link.handshakeCloses == 1 { link.handshakeClosesSince = .now }
-                    if link.handshakeCloses >= 3, let since = link.handshakeClosesSince, ContinuousClock.now - since >= .seconds(1) {
-                        link.authProblem = curve != nil
-                            ? "the coordinator closed every connection during the CURVE handshake: --coordinator-key is probably not its public key"
-                            : "the coordinator closed every connection during the handshake: it probably requires keys (CURVE): pass --key YOUR.key and --coordinator-key ITS-PUBLIC-KEY (or $OPQ_KEY, $OPQ_COORDINATOR_KEY)"
+                    if let why = handshake.observe(event, at: .now) {
+                        link.authProblem = why
                         changed = true
                     }
                     continue
                 }
+                _ = handshake.observe(event, at: .now)
                 link.isUp = false
                 link.isConnected = false
                 changed = true

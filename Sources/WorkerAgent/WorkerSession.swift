@@ -21,11 +21,9 @@ final class WorkerSession {
     private let poller = Poller()
     /// Handshake failures (CURVE): a refused key ends the worker with the reason instead of retrying blind.
     private let monitor: SocketMonitor
-    /// Connections closed before their handshake completed, in a row: a coordinator that requires keys
-    /// can close before our side reports the mechanism mismatch, and one with another key just closes.
-    private var handshakeCloses = 0
-    private var handshakeClosesSince: Int64 = 0
-    private var handshakeDone = false
+    /// Whether the coordinator refuses our keys (or their absence); 2 s of closed handshakes, more than a
+    /// client's 1 s, because a worker that gives up stops for good.
+    private var handshake: HandshakeWatch
     private var logger: Logger { agent.logger }
 
     private var workerID: String?
@@ -47,7 +45,8 @@ final class WorkerSession {
         try socket.set(.sendHighWaterMark, 0)
         try socket.set(.receiveHighWaterMark, 0)
         if let curve = agent.config.curve { try socket.useCurveClient(curve) }
-        monitor = try socket.monitor([.handshakeFailedAuth, .handshakeFailedProtocol, .handshakeSucceeded, .disconnected])
+        handshake = HandshakeWatch(keyed: agent.config.curve != nil, patience: .seconds(2))
+        monitor = try socket.monitor(HandshakeWatch.events)
         try socket.connect(agent.config.connect)
         _ = poller.add(socket)
         _ = poller.add(agent.waker)
@@ -62,31 +61,7 @@ final class WorkerSession {
     /// Why the coordinator refuses our keys (or their absence), if the handshake said so.
     private func handshakeRefusal() throws -> String? {
         while let event = try monitor.receive(flags: .dontWait) {
-            let keyed = agent.config.curve != nil
-            if event.kind == .handshakeFailedAuth {
-                return keyed ? "authentication failed: the coordinator does not allow this worker's key (add its .pub key to the allow file with the 'worker' role)"
-                             : "authentication failed: the coordinator requires a key"
-            }
-            if event.kind == .handshakeFailedProtocol, event.value == UInt32(ZMQProtocolError.mechanismMismatch) {
-                return keyed ? "authentication failed: the coordinator does not use keys; leave out --key and --coordinator-key"
-                             : "authentication failed: the coordinator requires keys (CURVE): pass --key and --coordinator-key (or $OPQ_KEY, $OPQ_COORDINATOR_KEY)"
-            }
-            if event.kind == .handshakeSucceeded {
-                handshakeDone = true
-                handshakeCloses = 0
-            } else if event.kind == .disconnected {
-                // A coordinator going down may close connections mid-handshake for a moment (its
-                // listener outlives its last session briefly), but not three in a row over 2 s.
-                if !handshakeDone {
-                    handshakeCloses += 1
-                    if handshakeCloses == 1 { handshakeClosesSince = Self.now() }
-                }
-                handshakeDone = false
-                if handshakeCloses >= 3, Self.now() - handshakeClosesSince >= 2_000_000 {
-                    return keyed ? "authentication failed: the coordinator closed every connection during the CURVE handshake: --coordinator-key is probably not its public key"
-                                 : "authentication failed: the coordinator closed every connection during the handshake: it probably requires keys (CURVE): pass --key and --coordinator-key (or $OPQ_KEY, $OPQ_COORDINATOR_KEY)"
-                }
-            }
+            if let why = handshake.observe(event, at: .now) { return "authentication failed: " + why }
         }
         return nil
     }

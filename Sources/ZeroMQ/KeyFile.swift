@@ -16,9 +16,9 @@ public enum KeyFile {
         do { pair = try CurveKeyPair.generate() } catch { throw .unusable(path, "libzmq cannot make CURVE keys: \(error)") }
         let secret = "# opqueue CURVE secret key: keep it private (mode 0600); its public key is in \(basename(path)).pub\n"
             + Z85.encode(pair.secretKey) + "\n"
-        try write(secret, to: path, mode: 0o600)
+        try store(secret, at: path, mode: 0o600)
         do {
-            try write(Z85.encode(pair.publicKey) + "\n", to: path + ".pub", mode: 0o644)
+            try store(Z85.encode(pair.publicKey) + "\n", at: path + ".pub", mode: 0o644)
         } catch {
             unlink(path)
             throw error
@@ -36,7 +36,7 @@ public enum KeyFile {
         guard (st.st_mode & S_IFMT) == S_IFREG else { throw .unusable(path, "not a regular file") }
         let mode = st.st_mode & 0o777
         if mode & 0o077 != 0 { throw .loosePermissions(path, mode: UInt32(mode)) }
-        let text = try read(path)
+        let text = try contents(of: path)
         guard let line = keyLine(text) else { throw .malformed(path, "no key in it") }
         do { return try CurveKeyPair(secretZ85: line) } catch { throw .malformed(path, "\(error)") }
     }
@@ -50,7 +50,7 @@ public enum KeyFile {
             if given.utf8.count == 40, let key = try? CurvePublicKey(z85: given) { return key }
             throw .malformed(given, "neither a public key (40 Z85 characters) nor a readable file holding one")
         }
-        guard let line = keyLine(try read(given)) else { throw .malformed(given, "no key in it") }
+        guard let line = keyLine(try contents(of: given)) else { throw .malformed(given, "no key in it") }
         do { return try CurvePublicKey(z85: line) } catch { throw .malformed(given, "\(error)") }
     }
 
@@ -63,14 +63,14 @@ public enum KeyFile {
         return nil
     }
 
-    private static func read(_ path: String) throws(KeyFileError) -> String {
+    private static func contents(of path: String) throws(KeyFileError) -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .unusable(path, String(cString: strerror(errno))) }
         defer { close(fd) }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while bytes.count <= 64 << 10 {
-            let n = Glibc.read(fd, &buffer, buffer.count)
+            let n = read(fd, &buffer, buffer.count)
             if n < 0, errno == EINTR { continue }
             guard n >= 0 else { throw .unusable(path, String(cString: strerror(errno))) }
             if n == 0 { return String(decoding: bytes, as: UTF8.self) }
@@ -79,7 +79,7 @@ public enum KeyFile {
         throw .malformed(path, "larger than a key file can be")
     }
 
-    private static func write(_ text: String, to path: String, mode: mode_t) throws(KeyFileError) {
+    private static func store(_ text: String, at path: String, mode: mode_t) throws(KeyFileError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else {
             if errno == EEXIST { throw .exists(path) }
@@ -90,7 +90,7 @@ public enum KeyFile {
         let bytes = Array(text.utf8)
         var done = 0
         while done < bytes.count {
-            let n = bytes[done...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            let n = bytes[done...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
             if n < 0, errno == EINTR { continue }
             guard n > 0 else { unlink(path); throw .unusable(path, String(cString: strerror(errno))) }
             done += n

@@ -19,7 +19,7 @@ struct LoopAccess {
 extension CoordinatorLoop {
     /// The sender's principal, or nil after answering a refusal (nothing else happens).
     func authorize(_ envelope: Envelope, from routing: [UInt8], user: String?) -> Principal? {
-        guard var a = loopAccess else { return nil }
+        guard let a = loopAccess else { return nil }
         let message = envelope.message
         guard let key = user, let p = a.list.principal(key: key) else {
             refuse(message, from: routing, requestID: envelope.requestID,
@@ -30,8 +30,7 @@ extension CoordinatorLoop {
             queueOf: { id, run in self.core.status(run.map { "\($0)/\(id)" } ?? id)?.queue },
             queuesOfRun: { self.core.queueNames(ofRun: $0) })
         if let why {
-            a.denied += 1
-            loopAccess = a
+            loopAccess?.denied += 1
             refuse(message, from: routing, requestID: envelope.requestID, why, log: "\(p.name) \(message.command)")
             return nil
         }
