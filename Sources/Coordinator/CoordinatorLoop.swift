@@ -295,6 +295,10 @@ final class CoordinatorLoop {
                          outcome: Outcome(wire: r), at: clock.convert(r.atUs, now: now))
         }
         workerClocks[id] = clock
+        // (1.5) Their output, as a FINISHED's would be kept (a coordinator that restarted has none from before).
+        for r in h.finished where !r.stdoutTail.isEmpty || !r.stderrTail.isEmpty || r.stdoutDropped > 0 || r.stderrDropped > 0 {
+            keepOutput(r, worker: id, at: clock.convert(r.atUs, now: now) ?? now)
+        }
         feed(.workerJoined(WorkerHello(worker: id, name: h.name, slots: Int(h.slots), tags: tags,
                                        kinds: h.kinds, credit: 0, prefetch: h.hasPrefetch ? Int(h.prefetch) : nil,
                                        running: running, finished: finished, replaces: replaced)))
