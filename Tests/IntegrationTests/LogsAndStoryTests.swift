@@ -111,6 +111,30 @@ struct LogsAndStoryTests {
         #expect(done.stdout.range(of: "=== attempt 1")!.lowerBound < done.stdout.range(of: "=== attempt 2")!.lowerBound)
     }
 
+    @Test func outputOfAnAttemptThatFinishedWhileTheCoordinatorWasDownIsKept() throws {
+        let c = try LocalCluster()
+        defer { c.stop() }
+        try c.startWorker("a", slots: 1)
+        let gate = c.dir.appendingPathComponent("gate").path, done = c.dir.appendingPathComponent("done").path
+        let graph = try CommandLineTests.writeGraph("""
+            operations:
+              - id: away
+                command: 'i=0; while [ ! -e \(gate) ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; echo "finished while away"; echo "and said so" >&2; touch \(done)'
+            """, in: c.dir)
+        let submitted = try Self.run(["submit", graph, "--run", "aw"], c)
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+        try c.waitUntil("away executing", timeout: 20) { try c.status(["aw/away"]).values.first?.state == .executing }
+        try c.restartCoordinator(crash: true) {
+            _ = FileManager.default.createFile(atPath: gate, contents: nil)
+            try waitUntil("the op finished on the worker", timeout: 30) { FileManager.default.fileExists(atPath: done) }
+        }
+        // The worker hands the finished attempt back in its HELLO, tails included.
+        let wait = try Self.run(["wait", "aw/away", "--timeout", "30"], c, timeout: 40)
+        #expect(wait.status == 0, "\(wait.stdout)\(wait.stderr)")
+        let logs = try Self.run(["logs", "aw/away"], c)
+        #expect(logs.stdout.contains("finished while away") && logs.stdout.contains("and said so"), "\(logs.stdout)\(logs.stderr)")
+    }
+
     @Test func storyShowsTheTransitionsInOrderWithStimulusIDs() throws {
         let c = try LocalCluster()
         defer { c.stop() }
