@@ -60,14 +60,19 @@ public struct WatchNotices: Sendable {
     /// The workers of the last WORKERS reply (id → name, session); nil until one came since the
     /// (re)connection: a coordinator that came back lists its workers again as they re-register.
     private var workers: [String: (name: String, session: UInt32)]?
+    /// Until then workers coming and going are not said: after the coordinator is back, its workers
+    /// register again one by one (within a few seconds), which is no news.
+    private var quietUntil = -Double.infinity
+    public let settleTime: Double
 
     /// Past this many ops on workers the map is dropped (re-dispatches of older ops are then not seen):
     /// a watch of a huge cluster must not grow without bound.
     static let trackedOpsLimit = 1_000_000
 
-    public init(capacity: Int = 32, foldWindow: Double = 10) {
+    public init(capacity: Int = 32, foldWindow: Double = 10, settleTime: Double = 5) {
         self.capacity = capacity
         self.foldWindow = foldWindow
+        self.settleTime = settleTime
     }
 
     /// Reads a batch of EVENTs; returns the notices it added.
@@ -106,7 +111,7 @@ public struct WatchNotices: Sendable {
     public mutating func workers(_ list: [WireWorkerInfo], at now: Double) -> [WatchNotice] {
         let current = Dictionary(list.map { ($0.workerID, (name: $0.name, session: $0.session)) }, uniquingKeysWith: { a, _ in a })
         defer { workers = current }
-        guard let before = workers else { return [] }
+        guard let before = workers, now >= quietUntil else { return [] }
         var added: [WatchNotice] = []
         for (id, w) in before.sorted(by: { $0.key < $1.key }) {
             if let now_ = current[id], now_.session == w.session { continue }
@@ -125,7 +130,8 @@ public struct WatchNotices: Sendable {
     }
 
     public mutating func coordinatorBack(after: Double, at now: Double) -> WatchNotice {
-        add(.coordinatorBack(after: after), at: now)
+        quietUntil = now + settleTime
+        return add(.coordinatorBack(after: after), at: now)
     }
 
     // MARK: -
