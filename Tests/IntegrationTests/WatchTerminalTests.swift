@@ -62,12 +62,12 @@ struct WatchTerminalTests {
     }
 }
 
-/// A detached tmux session on a server of its own (`-L`), running one command in a pane of a fixed size.
+/// A detached tmux session on a server of its own (`-S`, a socket in the temporary directory), running one command in a pane of a fixed size.
 /// tmux's output goes to a file, not a pipe: its server, forked from the first call, would hold a pipe
 /// open and a read to its end would never return.
 struct Tmux {
     static let path: String? = ["/usr/bin/tmux", "/usr/local/bin/tmux", "/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
-    let socket = "opq-watch-\(UUID().uuidString.prefix(8))"
+    let socket = FileManager.default.temporaryDirectory.appendingPathComponent("opq-watch-\(UUID().uuidString.prefix(8)).tmux").path
     /// The pane's process: the command itself (env execs it).
     private(set) var panePID: Int32 = 0
 
@@ -89,6 +89,7 @@ struct Tmux {
     func close() {
         if panePID > 0 { kill(panePID, SIGTERM) }
         _ = try? run(["kill-server"])
+        try? FileManager.default.removeItem(atPath: socket)
     }
 
     /// Runs the tmux client with `args`; its output. Spawned with no signal blocked and every signal at
@@ -96,7 +97,7 @@ struct Tmux {
     /// mask never hears of its children's end (kill-server would hang, and so would waiting for it).
     @discardableResult
     func run(_ args: [String]) throws -> String {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("\(socket)-\(UUID().uuidString.prefix(8)).out")
+        let file = URL(fileURLWithPath: "\(socket)-\(UUID().uuidString.prefix(8)).out")
         defer { try? FileManager.default.removeItem(at: file) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -116,7 +117,7 @@ struct Tmux {
         var env = ProcessInfo.processInfo.environment
         env["LANG"] = "C.UTF-8"
         env["TMUX"] = nil
-        let argv = [Self.path!, "-u", "-L", socket] + args
+        let argv = [Self.path!, "-u", "-S", socket] + args
         let envp = env.map { "\($0.key)=\($0.value)" }
         var cArgs = argv.map { strdup($0) } + [nil]
         var cEnv = envp.map { strdup($0) } + [nil]
