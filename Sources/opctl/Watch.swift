@@ -108,7 +108,7 @@ struct WatchSession {
                 snapshot = try ask()
             } catch let error as ClientError {
                 guard Watch.isOutage(error, conn) else { throw report(error) }
-                if let n = model.lost(since: t(conn.link.downSince ?? .now), at: t()) { announce(n) }
+                try rideOut()
                 continue
             }
             try readEvents(until: .now)
