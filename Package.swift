@@ -120,6 +120,8 @@ var targets: [Target] = [
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
     ]),
+    // The client shell's pure values (opctl watch's model and screen), without sockets or a terminal.
+    .testTarget(name: "OpClientTests", dependencies: ["OpClient", "WireProtocol"]),
     // The journal's codec, on-disk format, recovery rules and writer (temporary directories; tmpfs as root).
     .testTarget(name: "JournalTests", dependencies: ["Journal", "SchedulerCore"]),
     // Real opcoord/opworker/opctl processes over loopback; they must be built first (scripts/test does).

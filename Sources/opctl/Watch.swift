@@ -5,14 +5,21 @@ import WireProtocol
 
 struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Live view: per-queue progress, workers and their load, and state changes as they happen.",
+        abstract: "Live view: per-run and per-queue progress with rate, ETA and elapsed time, workers and their load, and what happened.",
         discussion: """
-            On a terminal the view is redrawn in place; otherwise one line per state change and a summary per \
-            second. With --run, only that run's state changes are shown, and --until-done exits by that run's \
-            outcome only.
-            If the coordinator becomes unreachable (it stopped or restarted, or the network failed), watch says \
-            so on stderr, keeps reconnecting until --timeout (without one, until it is back) and goes on \
-            watching: the subscription is made again on the new connection.
+            On a terminal the view is redrawn in place and fits the window (re-measured at every redraw): \
+            runs and queues with counts, a progress bar, the rate (finished per second over the last 10 s), \
+            the ETA and the elapsed time; the workers; and the newest notices (a worker lost and how many of \
+            its operations were dispatched again, an operation re-dispatched or failed). When more runs or \
+            queues than rows exist, those with work left are shown and the rest counted. Otherwise (not a \
+            terminal) one line per state change and a summary per second, the rate, ETA and elapsed time \
+            appended after "; ". With --run, only that run's state changes are shown, and --until-done exits \
+            by that run's outcome only.
+            If the coordinator becomes unreachable (it stopped or restarted, or the network failed), or does \
+            not answer for a few seconds, the terminal view says so at the top ("disconnected, retrying… \
+            (since 3 s)") and keeps the last data; otherwise it is said on stderr. watch keeps reconnecting \
+            until --timeout (without one, until it is back) and goes on watching: the subscription is made \
+            again on the new connection.
             """)
 
     @OptionGroup var connection: Connection
@@ -35,45 +42,14 @@ struct Watch: ParsableCommand {
         if interval <= 0 { throw ValidationError("--interval must be > 0") }
     }
 
+    /// Runs listed without --run (the newest; the rest are counted on screen).
+    static let runsShown: UInt32 = 20
+
     func run() throws {
         let conn = try withCoordinator { try connection.connect() }
-        let run = scope.name
-        try withCoordinator { try conn.watch(queue: queue, run: run) }
-        let tty = isatty(STDOUT_FILENO) != 0
-        let started = Date()
-        let deadline = timeout.map { ContinuousClock.now + .microseconds(Int64(($0 * 1_000_000).rounded())) }
-        var view = LiveView(tty: tty)
-        var lastSummary = Date.distantPast
-        while true {
-            let queues: [WireQueueCounts], workers: [WireWorkerInfo], unplaceable: [WireUnplaceable], runInfo: WireRunInfo?
-            do {
-                for e in try conn.nextEvents(timeout: .milliseconds(Int(interval * 1000))) { view.record(e) }
-                // Known to be down: ask nothing that cannot be answered (it would wait out the request timeout).
-                if try !conn.waitForLink(until: .now) { throw ClientError.connectionLost(.status, conn.endpoint) }
-                (queues, workers, unplaceable) = try snapshot(conn)
-                runInfo = run.isEmpty ? nil : try runSnapshot(conn, run)
-            } catch let error as ClientError {
-                guard Self.isOutage(error, conn) else { throw report(error) }
-                try rideOut(conn, &view, until: deadline)
-                continue
-            }
-            if tty || Date().timeIntervalSince(lastSummary) >= 1 {
-                view.render(queues: queues, workers: workers, unplaceable: unplaceable, run: runInfo)
-                lastSummary = Date()
-            }
-            if untilDone, let r = runInfo, r.finishedUs != 0 {
-                view.render(queues: queues, workers: workers, unplaceable: unplaceable, run: r, final: true)
-                throw r.failed + r.cancelled > 0 ? ExitCode(1) : ExitCode.success
-            }
-            let unfinished = queues.reduce(0) { $0 + $1.pending + $1.ready + $1.dispatched + $1.executing }
-            let total = unfinished + queues.reduce(0) { $0 + $1.finished }
-            if untilDone && runInfo == nil && unfinished == 0 && total > 0 {
-                view.render(queues: queues, workers: workers, unplaceable: unplaceable, final: true)
-                let bad = queues.reduce(0) { $0 + $1.failed + $1.cancelled }
-                throw bad > 0 ? ExitCode(1) : ExitCode.success
-            }
-            if let timeout, Date().timeIntervalSince(started) > timeout { throw ExitCode(4) }
-        }
+        try withCoordinator { try conn.watch(queue: queue, run: scope.name) }
+        var session = WatchSession(command: self, conn: conn)
+        try session.loop()
     }
 
     /// The coordinator is away (the reply cannot come, or the link is down), as opposed to a refusal.
@@ -84,111 +60,204 @@ struct Watch: ParsableCommand {
         default: false
         }
     }
-
-    /// The coordinator went away: says so, waits until it is back (until `deadline`, else exit 4) and says
-    /// that too. The connection makes the WATCH again by itself.
-    private func rideOut(_ conn: CoordinatorConnection, _ view: inout LiveView, until deadline: ContinuousClock.Instant?) throws {
-        let since = conn.link.downSince ?? .now
-        view.interrupt()
-        printError("opctl: coordinator at \(conn.endpoint) unreachable, retrying… (until "
-                   + (deadline == nil ? "it is back)" : "the --timeout)"))
-        guard try conn.waitForLink(until: deadline) else {
-            printError("opctl: gave up at the --timeout: the coordinator at \(conn.endpoint) did not come back "
-                       + "(unreachable for \(seconds(ContinuousClock.now - since)) s)")
-            throw ExitCode(4)
-        }
-        printError("opctl: reconnected to the coordinator at \(conn.endpoint) after \(seconds(ContinuousClock.now - since)) s; watching again")
-    }
-
-    private func runSnapshot(_ conn: CoordinatorConnection, _ run: String) throws -> WireRunInfo {
-        var q = WireRuns()
-        q.runs = [run]
-        guard case .runsReply(let r) = try conn.request(.runs(q)), let info = r.runs.first else {
-            throw ExitCode(3)
-        }
-        return info
-    }
-
-    private func snapshot(_ conn: CoordinatorConnection) throws -> ([WireQueueCounts], [WireWorkerInfo], [WireUnplaceable]) {
-        var s = WireStatus()
-        s.queue = queue ?? ""
-        let status = try conn.request(.status(s))
-        let workers = try conn.request(.workers)
-        guard case .statusReply(let st) = status, case .workersReply(let w) = workers else { throw ExitCode(3) }
-        return (st.queues, w.workers, st.unplaceable)
-    }
 }
 
-/// The text of the live view. On a terminal it rewrites its own lines; otherwise it appends.
-struct LiveView {
-    let tty: Bool
-    private var recent: [String] = []
-    private var drawnLines = 0
+/// One `watch`: the I/O around `WatchModel` — ask, read events, draw, ride out outages.
+struct WatchSession {
+    let command: Watch
+    let conn: CoordinatorConnection
+    let runName: String
+    let tty = isatty(STDOUT_FILENO) != 0
+    let origin = ContinuousClock.now
+    let deadline: ContinuousClock.Instant?
+    /// Questions unanswered this long mark the view "no reply" (they are still awaited): a frozen
+    /// coordinator keeps the connection up until the ZMTP heartbeat gives up on it (about 6 s).
+    let staleAfter: Duration
+    var model: WatchModel
+    var terminal = TerminalView()
+    var plain = PlainWatchView()
+    var lastSummary: ContinuousClock.Instant?
 
-    init(tty: Bool) { self.tty = tty }
+    init(command: Watch, conn: CoordinatorConnection) {
+        self.command = command
+        self.conn = conn
+        runName = command.scope.name
+        let start = origin
+        deadline = command.timeout.map { start + .microseconds(Int64(($0 * 1_000_000).rounded())) }
+        let interval = Duration.microseconds(Int64(command.interval * 1_000_000))
+        staleAfter = min(conn.timeout, max(.seconds(2), interval * 4))
+        model = WatchModel(endpoint: conn.endpoint, started: 0, wallOffset: Date().timeIntervalSince1970)
+    }
 
-    /// Lines are about to be written below the view (on a terminal, the next view is drawn under them).
-    mutating func interrupt() { drawnLines = 0 }
+    var interval: Duration { .microseconds(Int64(command.interval * 1_000_000)) }
 
-    mutating func record(_ e: WireEvent) {
-        let time = Self.clock(e.timestampUs)
-        var line = "\(time)  \(e.run.isEmpty ? "" : e.run + "/")\(e.opID)  \(stateName(e.state, cancelled: e.cancelled))"
-        if e.state == .finished { line += " \(outcomeName(e.outcome))" }
-        if !e.workerID.isEmpty && (e.state == .executing || e.state == .dispatched) {
-            line += " on \(e.workerID) (attempt \(e.attempt))"
-        }
-        if !e.message.isEmpty { line += ": \(firstLine(e.message))" }
-        if case .failed(let err)? = e.outcome.result { line += ": \(firstLine(err))" }
-        if case .cancelled(let why)? = e.outcome.result { line += ": \(why)" }
-        if tty {
-            recent.append(line)
-            if recent.count > 8 { recent.removeFirst(recent.count - 8) }
-        } else {
-            print(line)
+    /// Monotonic seconds since the watch began: the model's time.
+    func t(_ i: ContinuousClock.Instant = .now) -> Double {
+        let d = i - origin
+        return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
+
+    mutating func loop() throws {
+        while true {
+            try checkDeadline()
+            // Known to be down: ask nothing that cannot be answered; mark it and wait.
+            if try !conn.waitForLink(until: .now) { try rideOut(); continue }
+            if let n = model.reconnected(at: t()) { announce(n) }
+            let snapshot: WatchModel.Snapshot
+            do {
+                snapshot = try ask()
+            } catch let error as ClientError {
+                guard Watch.isOutage(error, conn) else { throw report(error) }
+                try rideOut()
+                continue
+            }
+            try readEvents(until: .now)
+            for n in model.update(snapshot, at: t()) { announce(n) }
+            draw()
+            try exitIfDone(snapshot)
+            try readEvents(until: .now + interval)
         }
     }
 
-    mutating func render(queues: [WireQueueCounts], workers: [WireWorkerInfo], unplaceable: [WireUnplaceable] = [],
-                         run: WireRunInfo? = nil, final: Bool = false) {
-        var lines: [String] = []
-        if let r = run {
-            let done = r.succeeded + r.failed + r.cancelled
-            lines.append("run \(r.id): \(done)/\(r.total) done, \(r.executing) running, \(r.dispatched) dispatched, "
-                         + "\(r.failed) failed, \(r.cancelled) cancelled (\(runState(r)))")
+    // MARK: asking
+
+    /// STATUS, WORKERS and (on a terminal, or with --run) RUNS, pipelined. While the answers are late the
+    /// view is marked and redrawn; a lost connection throws `connectionLost`.
+    mutating func ask() throws -> WatchModel.Snapshot {
+        let sentAt = ContinuousClock.now
+        var s = WireStatus()
+        s.queue = command.queue ?? ""
+        let statusID = try conn.send(.status(s))
+        let workersID = try conn.send(.workers)
+        var runsID: UInt32?
+        if !runName.isEmpty || tty {
+            var q = WireRuns()
+            if runName.isEmpty { q.limit = Watch.runsShown } else { q.runs = [runName] }
+            runsID = try conn.send(.runs(q))
         }
-        // Queues that never had an operation (the implicit "default", say) are noise here.
-        for q in queues where q.pending + q.ready + q.dispatched + q.executing + q.finished > 0 || q.suspended {
-            let total = q.pending + q.ready + q.dispatched + q.executing + q.finished
-            let width = 30
-            let filled = total == 0 ? 0 : Int(Double(q.finished) / Double(total) * Double(width))
-            let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-            var line = "\(q.name.padding(toLength: 12, withPad: " ", startingAt: 0)) [\(bar)] \(q.finished)/\(total) done, \(q.executing) running, \(q.dispatched) dispatched, \(q.failed) failed, \(q.cancelled) cancelled"
-            if q.suspended { line += " (suspended)" }
-            lines.append(line)
+        var snapshot = WatchModel.Snapshot()
+        guard case .statusReply(let st) = try answer(statusID, sentAt: sentAt) else { throw ExitCode(3) }
+        snapshot.queues = st.queues
+        snapshot.unplaceable = st.unplaceable.map(unplaceableText)
+        guard case .workersReply(let w) = try answer(workersID, sentAt: sentAt) else { throw ExitCode(3) }
+        snapshot.workers = w.workers
+        if let runsID {
+            guard case .runsReply(let r) = try answer(runsID, sentAt: sentAt) else { throw ExitCode(3) }
+            if !runName.isEmpty && r.runs.first == nil { throw ExitCode(3) }
+            snapshot.runs = r.runs
+            snapshot.nowUs = r.nowUs
         }
-        // Running (handlers executing) out of slots; prefetched parts waiting there in brackets.
-        let load = workers.map { w in
-            "\(w.workerID) \(w.name): \(w.running)/\(w.slots)" + (w.inFlight > w.running ? " (+\(w.inFlight - w.running) queued)" : "")
-        }
-        lines.append("workers: " + (load.isEmpty ? "none connected" : load.joined(separator: "  ")))
-        for u in unplaceable { lines.append("waiting for a worker: " + unplaceableText(u)) }
-        if tty {
-            lines += recent.map { "  " + $0 }
-            var out = ""
-            if drawnLines > 0 { out += "\u{1B}[\(drawnLines)A" }
-            for l in lines { out += "\u{1B}[2K" + l + "\n" }
-            FileHandle.standardOutput.write(Data(out.utf8))
-            drawnLines = lines.count
-        } else {
-            for l in lines { print((final ? "final: " : "") + l) }
-        }
-        fflush(nil)   // all streams; naming `stdout` trips strict concurrency
+        return snapshot
     }
 
-    static func clock(_ us: Int64) -> String {
-        let seconds = Double(us) / 1_000_000
-        let f = DateFormatter()
-        f.dateFormat = "HH:mm:ss.SSS"
-        return f.string(from: Date(timeIntervalSince1970: seconds))
+    /// The reply to `id`, however long it takes (until --timeout): past `staleAfter` the view says
+    /// the coordinator does not answer, redrawn each interval.
+    mutating func answer(_ id: UInt32, sentAt: ContinuousClock.Instant) throws -> WireProtocol.Message {
+        while true {
+            var until = ContinuousClock.now + interval
+            if let deadline { until = min(until, deadline) }
+            if let reply = try conn.reply(to: id, until: until) { return reply }
+            if let deadline, ContinuousClock.now >= deadline {
+                leave("opctl: gave up at the --timeout: the coordinator at \(conn.endpoint) did not answer for "
+                      + "\(seconds(ContinuousClock.now - sentAt)) s")
+                throw ExitCode(4)
+            }
+            if ContinuousClock.now - sentAt >= staleAfter {
+                let wasUp = model.link == .up
+                model.silent(since: t(sentAt))
+                if !tty && wasUp {
+                    printError("opctl: the coordinator at \(conn.endpoint) has not answered for \(seconds(ContinuousClock.now - sentAt)) s; still waiting")
+                }
+                draw()
+            }
+        }
+    }
+
+    // MARK: events
+
+    /// Reads events until `until` (at least those already here).
+    mutating func readEvents(until: ContinuousClock.Instant) throws {
+        repeat {
+            let left = until - .now
+            let events = try conn.nextEvents(timeout: max(.zero, left))
+            if events.isEmpty { break }
+            if !tty { for e in events { plain.record(e) } }
+            for n in model.record(events, at: t()) { announce(n) }
+        } while conn.link.isUp
+    }
+
+    /// A notice: on a terminal it shows in the view; otherwise a line of its own.
+    func announce(_ n: WatchNotice) {
+        if !tty { plain.notice(n, wallOffset: model.wallOffset) }
+    }
+
+    // MARK: drawing
+
+    mutating func draw(final: Bool = false) {
+        let now = ContinuousClock.now
+        if tty {
+            terminal.draw(model, at: t(now))
+        } else if final || lastSummary.map({ now - $0 >= .seconds(1) }) ?? true {
+            plain.render(model, at: t(now), scoped: !runName.isEmpty, final: final)
+            lastSummary = now
+        }
+    }
+
+    /// Ends the view and says `why` on stderr below it.
+    mutating func leave(_ why: String) {
+        if tty { draw(); terminal.interrupt() }
+        printError(why)
+    }
+
+    func checkDeadline() throws {
+        guard let deadline, ContinuousClock.now >= deadline else { return }
+        throw ExitCode(4)
+    }
+
+    /// With --until-done: exits once the run (with --run) or everything watched has finished.
+    mutating func exitIfDone(_ s: WatchModel.Snapshot) throws {
+        guard command.untilDone else { return }
+        if !runName.isEmpty, let r = s.runs.first {
+            guard r.finishedUs != 0 else { return }
+            draw(final: true)
+            throw r.failed + r.cancelled > 0 ? ExitCode(1) : ExitCode.success
+        }
+        let unfinished = s.queues.reduce(0) { $0 + $1.pending + $1.ready + $1.dispatched + $1.executing }
+        let total = unfinished + s.queues.reduce(0) { $0 + $1.finished }
+        guard runName.isEmpty, unfinished == 0, total > 0 else { return }
+        draw(final: true)
+        let bad = s.queues.reduce(0) { $0 + $1.failed + $1.cancelled }
+        throw bad > 0 ? ExitCode(1) : ExitCode.success
+    }
+
+    // MARK: outages
+
+    /// The coordinator went away: marks the view (on a terminal, redrawn each interval so "since N s"
+    /// counts up; otherwise a line on stderr), waits until it is back (until the deadline, else exit 4)
+    /// and says that too. The connection makes the WATCH again by itself.
+    mutating func rideOut() throws {
+        let since = conn.link.downSince ?? .now
+        if let n = model.lost(since: t(since), at: t()) {
+            announce(n)
+            if !tty {
+                printError("opctl: coordinator at \(conn.endpoint) unreachable, retrying… (until "
+                           + (deadline == nil ? "it is back)" : "the --timeout)"))
+            }
+        }
+        while true {
+            draw()
+            var until = ContinuousClock.now + interval
+            if let deadline { until = min(until, deadline) }
+            if try conn.waitForLink(until: until) { break }
+            if let deadline, ContinuousClock.now >= deadline {
+                leave("opctl: gave up at the --timeout: the coordinator at \(conn.endpoint) did not come back "
+                      + "(unreachable for \(seconds(ContinuousClock.now - since)) s)")
+                throw ExitCode(4)
+            }
+        }
+        if let n = model.reconnected(at: t()) { announce(n) }
+        if !tty {
+            printError("opctl: reconnected to the coordinator at \(conn.endpoint) after \(seconds(ContinuousClock.now - since)) s; watching again")
+        }
     }
 }
