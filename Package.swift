@@ -54,6 +54,10 @@ var targets: [Target] = [
     // The Swift API (OperationQueue's vocabulary); a library product, so no unsafe flags below it.
     .target(name: "DistributedOperationQueue", dependencies: ["OpClient", "OpSpec", "WireProtocol", "ZeroMQ"]),
 
+    // The dashboard page opcoord serves (docs/HTTP.md): web/ holds its sources, DashboardAssets.swift
+    // is generated from them by scripts/gen-dashboard (DashboardPageTests fails while it is out of date).
+    .target(name: "DashboardPage", exclude: ["web"]),
+
     // Executables.
     .executableTarget(name: "opcoord", dependencies: [
         "Coordinator",
@@ -108,6 +112,8 @@ var targets: [Target] = [
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
     ]),
+    // The generated dashboard assets match Sources/DashboardPage/web/ and load nothing from elsewhere.
+    .testTarget(name: "DashboardPageTests", dependencies: ["DashboardPage"]),
     // The journal's codec, on-disk format, recovery rules and writer (temporary directories; tmpfs as root).
     .testTarget(name: "JournalTests", dependencies: ["Journal", "SchedulerCore"]),
     // Real opcoord/opworker/opctl processes over loopback; they must be built first (scripts/test does).
