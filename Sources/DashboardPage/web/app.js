@@ -468,10 +468,17 @@ function opRow(op, now) {
 const DAG_CAP = 20000;         // ops fetched for one run's DAG at most
 const DAG_COLLAPSE_OVER = 300; // above this many ops, one box per layer
 
+const dagDrawn = { key: "" };   // what the DAG shows now, when it can no longer change
+
 async function refreshDag() {
   const run = $("dag-run").value;
   if (!run) { drawDagMessage("no runs yet"); return; }
+  // A finished run's graph and states are final: draw it once, not on every live message.
+  const info = list((summary && summary.runs || {}).runs).find((r) => r.id === run);
+  const finalKey = info && num(info.finished_us) ? `${run}|${$("dag-collapse").value}` : "";
+  if (finalKey && dagDrawn.key === finalKey) return;
   const { ops, truncated } = await fetchOps(new URLSearchParams({ run, spec: "1" }), DAG_CAP);
+  dagDrawn.key = finalKey;
   const graph = buildGraph(ops, run);
   const mode = $("dag-collapse").value;
   const collapse = mode === "always" || (mode === "auto" && ops.length > DAG_COLLAPSE_OVER);
