@@ -4,7 +4,7 @@ import PackageDescription
 // Rule numbers in comments (S1–S17, A1–A10) are those of docs/SEMANTICS.md, the behaviour contract.
 // Layers (dependencies point down only; see docs/ARCHITECTURE.md):
 //   executables  opcoord, opworker, opctl, opbench, oploadtest
-//   shells       Coordinator (+ Journal, its state on disk), WorkerAgent, OpClient
+//   shells       Coordinator (+ Journal, its state on disk; HTTPFront, its read-only web side), WorkerAgent, OpClient
 //   runtime      WorkerRuntime, OpSpec
 //   wire         WireProtocol (protobuf), ZeroMQ (over CZeroMQ)
 //   core         SchedulerCore (pure, no I/O)
@@ -49,6 +49,16 @@ var targets: [Target] = [
         .product(name: "DequeModule", package: "swift-collections"),
     ]),
     .target(name: "OpClient", dependencies: ["WireProtocol", "ZeroMQ", "OpSpec"]),
+    // The coordinator's HTTP side (docs/HTTP.md): dashboard, JSON read through the loop, /metrics.
+    .target(name: "HTTPFront", dependencies: [
+        "Coordinator", "OpClient", "WireProtocol", "ZeroMQ",
+        .product(name: "FlyingFox", package: "FlyingFox"),
+        .product(name: "FlyingSocks", package: "FlyingFox"),
+        .product(name: "CoreMetrics", package: "swift-metrics"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+        .product(name: "Logging", package: "swift-log"),
+    ]),
     // The coordinator's write-ahead journal and snapshots on local disk (A5; format in JournalStore.swift).
     .target(name: "Journal", dependencies: ["SchedulerCore"]),
     // The Swift API (OperationQueue's vocabulary); a library product, so no unsafe flags below it.
@@ -60,7 +70,7 @@ var targets: [Target] = [
 
     // Executables.
     .executableTarget(name: "opcoord", dependencies: [
-        "Coordinator",
+        "Coordinator", "HTTPFront",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
     ]),
@@ -142,6 +152,9 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: targets
 )

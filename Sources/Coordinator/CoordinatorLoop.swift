@@ -67,6 +67,7 @@ final class CoordinatorLoop {
         coreConfig.retainMicros = config.retainMicros
         coreConfig.retainRuns = config.retainRuns
         coreConfig.journal = config.stateDirectory != nil
+        if config.metricsBoard != nil { coreConfig.metricsSampleCapacity = 100_000 }
         (core, journal) = try Self.recover(config, coreConfig, waker: waker, wake: durabilityWake, logger: logger)
         socket = try Socket(context, type: .router)
         if let access = config.access {
@@ -87,6 +88,8 @@ final class CoordinatorLoop {
         try socket.set(.maxMessageSize, WireLimits.socketMaxMessageSize)
         try socket.bind(config.bind)
         endpoint = (try? socket.lastEndpoint()) ?? config.bind
+        // The HTTP side's in-process connection: no handshake, so no User-Id (LoopAccess: view only).
+        if let inproc = config.internalEndpoint { try socket.bind(inproc) }
         _ = poller.add(socket)
         _ = poller.add(waker)
         if config.access != nil {
@@ -141,8 +144,11 @@ final class CoordinatorLoop {
             commitJournal()
             if now >= nextHeartbeatSweep { heartbeatIdleWorkers() }
             if now >= nextPeerSweep { forgetIdlePeers() }
+            if now >= nextMetricsPublish { publishMetrics(); nextMetricsPublish = now + 1_000_000 }
         }
     }
+
+    private var nextMetricsPublish: Int64 = 0
 
     /// Bounded peer state (docs/ARCHITECTURE.md, "What a peer can make it hold"): clients idle past `clientIdleMicros`
     /// that are owed nothing, and lost workers' routing after `lostWorkerKeepMicros`, are forgotten.
@@ -233,7 +239,7 @@ final class CoordinatorLoop {
         let rid = envelope.requestID
         var principal: Principal?
         if loopAccess != nil {
-            guard let p = authorize(envelope, from: routing, user: user) else { return }
+            guard let p = authorize(envelope, from: routing, user: user, inProcess: config.internalEndpoint != nil) else { return }
             principal = p
         }
         switch envelope.message {

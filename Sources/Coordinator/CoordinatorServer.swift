@@ -38,6 +38,10 @@ public struct CoordinatorConfig: Sendable {
     public var access: AccessControl?
     /// Off loopback without keys by the operator's explicit choice: said in status and WORKERS replies.
     public var insecure = false
+    /// The HTTP side (docs/HTTP.md): the loop also answers requests on this in-process endpoint, as the
+    /// `view` role without a key, and publishes metrics on the board once a second. nil: no HTTP side.
+    public var internalEndpoint: String?
+    public var metricsBoard: MetricsBoard?
 
     public init(bind: String) { self.bind = bind }
 }
@@ -62,13 +66,19 @@ public final class CoordinatorServer: Sendable {
     }
 
     /// Runs until `stop()`. `ready` gets the bound endpoint (with the real port when binding `:*`).
-    public func run(ready: (String) -> Void = { _ in }) throws {
+    /// The ZeroMQ context the loop's socket lives in: in-process peers (the HTTP side) connect through it.
+    public var zmqContext: Context { context }
+
+    /// `afterLoop` runs once the loop has stopped, before the ZeroMQ context ends: in-process peers
+    /// (the HTTP side) close their sockets there.
+    public func run(ready: (String) -> Void = { _ in }, afterLoop: () -> Void = {}) throws {
         // The ZAP handler first: a CURVE socket bound without one would admit any key.
         let zap = try config.access.map { try ZAPServer(context: context, access: $0, waker: waker) }
         defer { zap?.stop() }
         let loop = try CoordinatorLoop(config: config, context: context, waker: waker, logger: logger)
         ready(loop.endpoint)
         logger.info("opcoord listening on \(loop.endpoint)\(config.access == nil ? "" : " (CURVE)")")
+        defer { afterLoop() }
         try loop.run { stopping.load(ordering: .relaxed) }
         loop.shutdown()
         zap?.stop()

@@ -48,7 +48,8 @@ extension CoordinatorLoop {
         var used = 0
         for (k, id) in ids.enumerated() {
             guard let key = keys[k], let st = core.status(key) else { r.notFound.append(id); continue }
-            let o = opStatus(st, withResult: s.withResults)
+            var o = opStatus(st, withResult: s.withResults)
+            if s.withSpec { addSpec(&o, key: key, kind: st.kind) }
             let size = Self.sizeBound(o)
             if used + size > WireLimits.replyBudget && !r.ops.isEmpty {
                 if s.opIds.isEmpty { r.nextAfter = keys[k - 1] ?? "" } else { r.omitted = Array(ids[k...]) }
@@ -108,6 +109,8 @@ extension CoordinatorLoop {
         case nil: break
         }
         for e in o.attemptErrors { n += 6 + e.utf8.count }
+        n += o.kind.utf8.count
+        for d in o.after { n += 6 + d.utf8.count }
         return n
     }
 
@@ -144,6 +147,15 @@ extension CoordinatorLoop {
         o.parts = UInt32(st.parts)
         o.partsDone = UInt32(st.partsFinished)
         return o
+    }
+
+    /// STATUS `with_spec`: the handler kind and the dependencies, named relative to the op's run.
+    func addSpec(_ o: inout WireOpStatus, key: String, kind: String) {
+        o.kind = kind
+        o.after = core.dependencies(of: key).map { dep in
+            let (run, op) = core.runAndOp(of: dep)
+            return run == o.run ? op : dep
+        }
     }
 
     static func wireCounts(_ c: QueueCounts) -> WireQueueCounts {

@@ -200,6 +200,9 @@ public final class JournalStore: @unchecked Sendable {
     /// Someone now waits for what was appended: write it without waiting for more.
     public func hurry() { writer.hurry() }
 
+    /// How long each group commit's write and fdatasync took since the last call, µs (for /metrics).
+    public func takeSyncTimes() -> [Int64] { writer.takeSyncTimes() }
+
     /// Everything appended up to this sequence number is on disk (fdatasync returned).
     public var durableSequence: UInt64 { writer.durableSequence.load(ordering: .acquiring) }
 

@@ -52,6 +52,9 @@ final class JournalWriter: @unchecked Sendable {
     let snapshotInProgress = Atomic<Bool>(false)
     private let healthState = Mutex<JournalHealth>(.ok)
     private let pendingNotes = Mutex<[String]>([])
+    /// How long each group commit's write + fdatasync took (µs), for /metrics; bounded.
+    private let syncTimes = Mutex<[Int64]>([])
+    static let syncTimesKept = 10_000
     private let sizes = Mutex(Sizes())
 
     // Shared by the loop, writer and closing threads, under `monitor`.
@@ -281,10 +284,22 @@ final class JournalWriter: @unchecked Sendable {
     private var segmentPath: String { directory + "/" + JournalFormat.name(.segment, segment) }
 
     private func writeAndSync() throws(Failure) {
+        let started = monotonicMicros()
         let e = writeBuffer.withUnsafeBytes { FileSystem.writeAll(fd, $0, at: segmentSize) }
         if e != 0 { try failed("write", e) }
         if options.fsync && fdatasync(fd) != 0 { try failed("fdatasync", errno) }
         segmentSize += writeBuffer.count
+        let took = monotonicMicros() - started
+        syncTimes.withLock { if $0.count < Self.syncTimesKept { $0.append(took) } }
+    }
+
+    /// The group commits' durations since the last call (µs).
+    func takeSyncTimes() -> [Int64] { syncTimes.withLock { t in defer { t.removeAll() }; return t } }
+
+    private func monotonicMicros() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
     }
 
     /// After a failed write or sync nothing past the durable size can be trusted (Linux may drop the

@@ -88,20 +88,22 @@ public final class CoordinatorConnection {
     /// Whether the coordinator refuses our keys (or their absence), from the monitor's handshake events.
     private var handshake: HandshakeWatch
 
+    /// `context`: share a ZeroMQ context (an in-process coordinator, `inproc://`); nil makes one.
     public init(endpoint given: String = CoordinatorConnection.defaultEndpoint, timeout: Duration = .seconds(10),
-                curve: CurveClientKeys? = nil) throws {
+                curve: CurveClientKeys? = nil, context shared: Context? = nil) throws {
         let endpoint = Self.normalised(given)
         self.endpoint = endpoint
         self.timeout = timeout
         self.curve = curve
         handshake = HandshakeWatch(keyed: curve != nil, patience: .seconds(1))
-        context = try Context()
+        context = try shared ?? Context()
         (socket, monitor, poller) = try Self.open(context, endpoint, curve)
     }
 
     deinit { close() }
 
-    private func close() {
+    /// Closes the socket now (deinit does too): needed before a shared context terminates.
+    public func close() {
         monitor.close()
         socket.close()
     }

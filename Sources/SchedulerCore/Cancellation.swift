@@ -42,6 +42,7 @@ extension Scheduler {
             ops.hot[i].flags |= Flag.cancelled | (cascade ? Flag.cascade : 0)
             reasons[op] = reason
             record(op, .cancelRequested, part: 0, extra: 0)
+            if metrics.cancelLatency.capacity > 0 { cancelAskedAt[op] = now }
             if !watchers.isEmpty { publish(op, .cancelled(state: ops.hot[i].state), &out) }
             ops.hot[i].waitingParts = 0
             if ops.hot[i].inflightParts == 0 { finishOp(op, .cancelled(reason), &out); return }

@@ -45,6 +45,8 @@ extension Scheduler {
         }
         workers[Int(w)].running += 1
         let at = eventTime(ref, op)
+        metrics.started &+= 1
+        if ref.attempt == 1 && ops.depCount[i] > 0 { metrics.dependencyHop.add(at - ops.readyAt[i]) }
         if ops.hot[i].state == .dispatched {
             ops.startedAt[i] = at
             transition(op, to: .executing, .started, part: ref.part, extra: Int32(ref.attempt), at: at)
@@ -117,14 +119,20 @@ extension Scheduler {
         transition(op, to: .finished, .finished, extra: Int32(outcome.kind.rawValue), at: at)
         ops.hot[i].outcome = outcome.kind
         ops.finishedAt[i] = at
+        if !cancelAskedAt.isEmpty, let asked = cancelAskedAt.removeValue(forKey: op) {
+            metrics.cancelLatency.add(now - asked)
+        }
         switch outcome {
         case .succeeded(let bytes):
+            metrics.succeeded &+= 1
             queues[q].succeeded += 1
             if !bytes.isEmpty { results[op] = bytes }
         case .failed(let e):
+            metrics.failed &+= 1
             queues[q].failed += 1
             reasons[op] = e
         case .cancelled(let r):
+            metrics.cancelled &+= 1
             queues[q].cancelled += 1
             ops.hot[i].flags |= Flag.cancelled
             reasons[op] = r

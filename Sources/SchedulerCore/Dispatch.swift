@@ -90,6 +90,10 @@ extension Scheduler {
             multi[op]!.status[part] = .dispatched
         }
         ops.dispatchedAt[i] = now
+        metrics.dispatched &+= 1
+        if ops.hot[i].attempt == 1 {
+            metrics.queueWait.add(now - (ops.readyAt[i] != 0 ? ops.readyAt[i] : ops.submittedAt[i]))
+        }
         ops.hot[i].waitingParts -= 1
         ops.hot[i].inflightParts += 1
         takeCredit(w, 1)

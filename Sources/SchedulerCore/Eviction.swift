@@ -132,7 +132,7 @@ extension Scheduler {
         }
         names = rekey(names); timeouts = rekey(timeouts); results = rekey(results); reasons = rekey(reasons)
         attemptErrors = rekey(attemptErrors); retryDelays = rekey(retryDelays); multi = rekey(multi)
-        opWaiters = rekey(opWaiters); crossRunDeps = rekey(crossRunDeps)
+        opWaiters = rekey(opWaiters); crossRunDeps = rekey(crossRunDeps); cancelAskedAt = rekey(cancelAskedAt)
 
         // The id table stores index + 1 per slot: rewritten in place.
         idTable.remap { remap[Int($0)] }

@@ -93,6 +93,8 @@ public struct SchedulerConfig: Sendable {
     /// Total entries of the story ring shared by all ops (each op's chain is also capped at `storyPerOp`).
     public var storyCapacity: Int = 1 << 18
     public var storyPerOp: Int = 64
+    /// Latency samples kept for /metrics between two reads (SchedulerMetrics); 0 = none (no HTTP side).
+    public var metricsSampleCapacity: Int = 0
     /// Emit journal actions (durability layer consumes them).
     public var journal: Bool = true
     /// A worker may hold at most slots + prefetch parts (dispatched and unfinished); the prefetch it

@@ -111,6 +111,14 @@ extension Scheduler {
     /// Index of an op a client names (`resolve` without a run context).
     func find(_ ref: String) -> Int32? { if case .success(let op) = resolve(ref) { op } else { nil } }
 
+    /// The retained dependencies of op `key` ("RUN/OP"), as keys, in the order they were given
+    /// (dependencies of evicted runs are forgotten with them). For the dashboard's DAG.
+    public func dependencies(of key: String) -> [String] {
+        guard let op = find(key) else { return [] }
+        let s = Int(ops.depStart[Int(op)])
+        return depList[s..<s + Int(ops.depCount[Int(op)])].map { ops.ids[Int($0)] }
+    }
+
     public func status(_ ref: String) -> OpStatus? {
         guard let op = find(ref) else { return nil }
         let i = Int(op)

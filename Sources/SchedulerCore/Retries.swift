@@ -39,6 +39,7 @@ extension Scheduler {
                               _ out: inout [Action]) {
         let i = Int(op)
         ops.hot[i].attempt &+= 1
+        if why == .failed || why == .timedOut { metrics.retried &+= 1 } else { metrics.requeued &+= 1 }
         let attempt = ops.hot[i].attempt
         let failedAttempt = Int(attempt) - 1
         if delay > 0 {
@@ -123,6 +124,7 @@ extension Scheduler {
             guard ops.hot[i].state == .executing, let f = inflightGet(op, part), f.attempt == top.attempt,
                   isStarted(op, part), let limit = timeouts[op] else { continue }
             record(op, .timedOut, part: part, extra: Int32(f.attempt))
+            metrics.timedOut &+= 1
             out.append(.cancelOnWorker(worker: workers[Int(f.worker)].id, op: ops.ids[i], part: part,
                                        attempt: Int(f.attempt), reason: "timed out after \(durationText(limit))"))
             inflightClear(op, part)

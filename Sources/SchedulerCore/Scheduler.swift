@@ -81,6 +81,9 @@ public struct Scheduler: Sendable {
     var storyPos = 0
     var nextSeq: Int64 = 0
     public internal(set) var fencing = FencingCounters()
+    public internal(set) var metrics: SchedulerMetrics
+    /// Running ops whose cancellation was asked, and when (for the cancel-latency samples).
+    var cancelAskedAt: [Int32: Int64] = [:]
 
     // per-handle context
     var now: Int64 = 0
@@ -89,6 +92,7 @@ public struct Scheduler: Sendable {
 
     public init(config: SchedulerConfig = SchedulerConfig()) {
         self.config = config
+        metrics = SchedulerMetrics(sampleCapacity: config.metricsSampleCapacity)
         _ = ensureQueue(QueueSpec(name: "default"))
     }
 

@@ -124,6 +124,7 @@ extension Scheduler {
         // The batch joins its run in one step (two `runs[run]!` writes per op cost ~80 instructions).
         runs[Int(run)]!.ops.append(contentsOf: base..<base + Int32(n))
         runs[Int(run)]!.unfinished += Int32(n)
+        metrics.submitted &+= UInt64(n)
         for i in 0..<n {
             wire(base + Int32(i), specs, i, resolved[Int(starts[i])..<Int(starts[i + 1])], &cancelNow, &out)
         }

@@ -24,6 +24,7 @@ extension Scheduler {
                                    tagNames: Set(h.tags), kindNames: Set(h.kinds), lastSeen: now))
         workerIndex[h.worker] = w
         liveWorkers += 1
+        metrics.workersJoined &+= 1
         for c in classes.indices where capable(workers[Int(w)], classes[c]) {
             classes[c].capable.append(w)
             workers[Int(w)].classes.append(Int32(c))
@@ -91,6 +92,7 @@ extension Scheduler {
         takeCredit(w, workers[wi].credit)
         workers[wi].alive = false
         workers[wi].lostReason = reason
+        metrics.workersLost &+= 1
         if journaling { out.append(.journal(.workerLeft(name: workers[wi].name))) }
         workers[wi].tagNames = []     // what the peer sent is released with it
         workers[wi].kindNames = []
@@ -126,6 +128,7 @@ extension Scheduler {
             let due = workers[Int(w)].lastSeen &+ bound
             if due <= now {
                 let id = workers[Int(w)].id
+                metrics.heartbeatLosses &+= 1
                 loseWorker(w, "silent for \(now - workers[Int(w)].lastSeen) µs", &out)
                 out.append(.disconnectWorker(worker: id, reason: "missed \(config.missedHeartbeats) heartbeats"))
             } else {

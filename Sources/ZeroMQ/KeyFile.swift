@@ -41,6 +41,23 @@ public enum KeyFile {
         do { return try CurveKeyPair(secretZ85: line) } catch { throw .malformed(path, "\(error)") }
     }
 
+    /// A secret token (the HTTP side's): the first non-comment line of a private file (mode 0600, like a
+    /// secret key), at least 16 characters.
+    public static func loadToken(_ path: String) throws(KeyFileError) -> String {
+        var st = stat()
+        guard stat(path, &st) == 0 else {
+            if errno == ENOENT { throw .missing(path) }
+            throw .unusable(path, String(cString: strerror(errno)))
+        }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { throw .unusable(path, "not a regular file") }
+        let mode = st.st_mode & 0o777
+        if mode & 0o077 != 0 { throw .loosePermissions(path, mode: UInt32(mode)) }
+        guard let line = keyLine(try contents(of: path)), line.utf8.count >= 16 else {
+            throw .malformed(path, "no token of at least 16 characters in it")
+        }
+        return line
+    }
+
     /// A public key given as its 40 Z85 characters, or as the path of a file holding them (a `.pub`).
     public static func loadPublic(_ keyOrPath: String) throws(KeyFileError) -> CurvePublicKey {
         let given = trimmed(keyOrPath)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Coordinator
 import Dispatch
 import Foundation
+import HTTPFront
 import Logging
 import ZeroMQ
 
@@ -79,6 +80,12 @@ struct OpCoord: ParsableCommand {
     @Flag(help: "Listen off loopback without keys: anyone who reaches the port can run commands on every worker. Logged, and shown by status.")
     var insecure = false
 
+    @Option(help: "HOST:PORT of the read-only dashboard, JSON and /metrics (docs/HTTP.md), or 'off'. The default, 127.0.0.1:7601, is skipped with a warning when that port is taken.")
+    var http: String?
+
+    @Option(help: "File holding the token every HTTP request must carry (Authorization: Bearer TOKEN); required when --http is off loopback. Mode 0600.")
+    var httpTokenFile: String?
+
     func validate() throws {
         if (key == nil) != (allow == nil) {
             throw ValidationError("--key and --allow go together: the key proves who the coordinator is, the allow file says who may connect")
@@ -96,6 +103,18 @@ struct OpCoord: ParsableCommand {
         if ephemeral && stateDir != nil { throw ValidationError("--ephemeral and --state-dir exclude each other: choose one") }
         if ephemeral && salvage { throw ValidationError("--salvage recovers a state directory; --ephemeral has none") }
         if stateDir?.isEmpty == true { throw ValidationError("--state-dir needs a directory") }
+        if let http, http != "off" {
+            guard let (host, _) = HTTPSideConfig.parse(http) else {
+                throw ValidationError("--http '\(http)' is not HOST:PORT (e.g. 127.0.0.1:7601, 0.0.0.0:7601) or 'off'")
+            }
+            if httpTokenFile == nil && !EndpointScope.isLoopback("tcp://\(host.contains(":") ? "[\(host)]" : host):1") {
+                throw ValidationError("""
+                    --http \(http) is off loopback: anyone who reaches it could read every operation, result and log.
+                    Give --http-token-file FILE (a secret; requests carry Authorization: Bearer TOKEN), or bind 127.0.0.1.
+                    """)
+            }
+        }
+        if httpTokenFile != nil && http == "off" { throw ValidationError("--http-token-file protects the HTTP side; --http off has none") }
         guard snapshotBytes >= 1 else { throw ValidationError("--snapshot-bytes must be ≥ 1") }
         // The default directory is named after the endpoint; with a port chosen at random it would be
         // one directory shared by every such coordinator.
@@ -135,6 +154,10 @@ struct OpCoord: ParsableCommand {
         config.stateDirectory = ephemeral ? nil : (stateDir ?? Self.defaultStateDirectory(bind: bind))
         config.salvage = salvage
         config.snapshotMinBytes = snapshotBytes
+        if http != "off" {
+            config.internalEndpoint = "inproc://opcoord-http"
+            config.metricsBoard = MetricsBoard()
+        }
         if let key, let allow {
             do {
                 config.access = try AccessControl(keys: try KeyFile.loadSecret(key), allowPath: allow, logger: logger)
@@ -154,19 +177,49 @@ struct OpCoord: ParsableCommand {
             throw ExitCode.failure
         }
         let signals = SignalStopper(stop: { server.stop() }, reload: { server.reloadAccess() })
+        var web: HTTPSide?
+        var webFailed = false
         do {
-            try server.run { endpoint in
+            try server.run(ready: { endpoint in
+                (web, webFailed) = startHTTP(server, logger: logger)
                 if let endpointFile { try? endpoint.write(toFile: endpointFile, atomically: true, encoding: .utf8) }
-            }
+            }, afterLoop: { web?.stop() })
         } catch {
             logger.critical("stopped by an error: \(error)")
             throw ExitCode.failure
         }
         withExtendedLifetime(signals) {}
+        if webFailed { throw ExitCode.failure }
     }
 }
 
 extension OpCoord {
+    static let defaultHTTP = "127.0.0.1:7601"
+
+    /// Starts the HTTP side (docs/HTTP.md). An explicit --http that cannot listen stops opcoord
+    /// (`failed`); the default that cannot (a second coordinator on this host) is only a warning.
+    func startHTTP(_ server: CoordinatorServer, logger: Logger) -> (side: HTTPSide?, failed: Bool) {
+        guard http != "off", let board = server.config.metricsBoard, let inproc = server.config.internalEndpoint else { return (nil, false) }
+        let address = http ?? Self.defaultHTTP
+        let (host, port) = HTTPSideConfig.parse(address)!
+        do {
+            let token = try httpTokenFile.map { try KeyFile.loadToken($0) }
+            let side = try HTTPSide(config: HTTPSideConfig(host: host, port: port, token: token), board: board,
+                                    endpoint: inproc, context: server.zmqContext, logger: logger)
+            let bound = try side.start()
+            logger.info("dashboard and /metrics on http://\(bound)/\(token == nil ? "" : " (token required)")")
+            return (side, false)
+        } catch {
+            if http == nil {
+                logger.warning("no dashboard: cannot listen on \(address) (\(error)); give --http HOST:PORT, or --http off")
+                return (nil, false)
+            }
+            logger.critical("cannot start the HTTP side on \(address): \(error)")
+            server.stop()
+            return (nil, true)
+        }
+    }
+
     /// One directory per endpoint under the user's state directory, so coordinators on different ports
     /// of one machine keep apart ("tcp://127.0.0.1:7600" → ".../opqueue/127.0.0.1-7600").
     static func defaultStateDirectory(bind: String) -> String {

@@ -74,7 +74,9 @@ public final class LocalCluster: @unchecked Sendable {
         } else {
             keysDirectory = nil
         }
-        self.coordinatorArgs = coordinatorArgs + keyArgs + (self.stateDirectory.map { ["--state-dir", $0] } ?? ["--ephemeral"])
+        // No HTTP side unless the test asks (`--http`): many coordinators run side by side here.
+        let httpArgs = coordinatorArgs.contains("--http") ? [] : ["--http", "off"]
+        self.coordinatorArgs = coordinatorArgs + keyArgs + httpArgs + (self.stateDirectory.map { ["--state-dir", $0] } ?? ["--ephemeral"])
         let endpointFile = dir.appendingPathComponent("endpoint").path
         coordinator = try Self.launch("opcoord", ["--bind", "tcp://127.0.0.1:*", "--endpoint-file", endpointFile,
                                                   "--heartbeat-ms", "\(heartbeatMs)", "--liveness", "\(liveness)"] + self.coordinatorArgs,
@@ -95,6 +97,20 @@ public final class LocalCluster: @unchecked Sendable {
     }
 
     deinit { stop() }
+
+    /// The HTTP side's base URL ("http://127.0.0.1:PORT"), from the coordinator's log line saying where
+    /// it listens (started with `--http 127.0.0.1:0`).
+    public func httpBase(timeout: Double = 20) throws -> String {
+        var found: String?
+        try waitUntil("the coordinator's HTTP side to listen", timeout: timeout) {
+            let log = (try? String(contentsOf: dir.appendingPathComponent("opcoord.log"), encoding: .utf8)) ?? ""
+            guard let range = log.range(of: "dashboard and /metrics on http://", options: .backwards) else { return false }
+            let rest = log[range.upperBound...]
+            found = "http://" + rest.prefix { $0 != "/" && !$0.isWhitespace }
+            return true
+        }
+        return found!
+    }
 
     /// Stops the coordinator (SIGTERM with a bounded wait, or at once with `crash`: SIGKILL), runs
     /// `whileDown`, and starts a new one on the same endpoint and state directory (`extraArgs` added,

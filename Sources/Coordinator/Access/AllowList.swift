@@ -39,6 +39,9 @@ public struct Principal: Sendable, Equatable {
     /// The tag every worker of this principal carries, so submitters can pin ops to it (`requires`).
     public var pinTag: String { Principal.pinTagPrefix + name }
     public static let pinTagPrefix = "key:"
+
+    /// The coordinator's own HTTP side, connected in-process: reads only.
+    static let httpSide = Principal(name: "http", key: "", roles: [.view], queues: [], tags: [])
 }
 
 /// A shell-style pattern: `*` any run of characters (`/` included), `?` one character.

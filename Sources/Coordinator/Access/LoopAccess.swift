@@ -18,10 +18,13 @@ struct LoopAccess {
 
 extension CoordinatorLoop {
     /// The sender's principal, or nil after answering a refusal (nothing else happens).
-    func authorize(_ envelope: Envelope, from routing: [UInt8], user: String?) -> Principal? {
+    func authorize(_ envelope: Envelope, from routing: [UInt8], user: String?, inProcess: Bool) -> Principal? {
         guard let a = loopAccess else { return nil }
         let message = envelope.message
-        guard let key = user, let p = a.list.principal(key: key) else {
+        // With CURVE every TCP connection passed the ZAP handler, which gives it a User-Id; only the
+        // in-process HTTP side has none, and it may read (docs/HTTP.md "Access").
+        let principal = user == nil && inProcess ? Principal.httpSide : user.flatMap { a.list.principal(key: $0) }
+        guard let p = principal else {
             refuse(message, from: routing, requestID: envelope.requestID,
                    "authentication failed: key \(user.map { "\($0.prefix(8))…" } ?? "(none)") is no longer allowed", log: "revoked key \(user ?? "-")")
             return nil
@@ -39,6 +42,7 @@ extension CoordinatorLoop {
 
     /// Remembers which key a session or client speaks with.
     func noteKey(_ key: String, worker: UInt64? = nil, client: UInt64? = nil, name: String) {
+        guard !key.isEmpty else { return }   // the HTTP side: no key to revoke
         if let worker {
             loopAccess?.workerKeys[worker] = key
             loopAccess?.keyNameOfWorker[WorkerName.number(worker)] = name

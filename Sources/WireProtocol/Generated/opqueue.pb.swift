@@ -1175,6 +1175,9 @@ public nonisolated struct WireStatus: Sendable {
   /// worker id or name that last held the op
   public var worker: String = String()
 
+  /// (1.5) each op record also carries `kind` and `after` (the dashboard's DAG)
+  public var withSpec: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1338,6 +1341,18 @@ public nonisolated struct WireOpStatus: @unchecked Sendable {
   public var workerKey: String {
     get {_storage._workerKey}
     set {_uniqueStorage()._workerKey = newValue}
+  }
+
+  /// (1.5) with STATUS `with_spec`: its handler kind
+  public var kind: String {
+    get {_storage._kind}
+    set {_uniqueStorage()._kind = newValue}
+  }
+
+  /// (1.5) with `with_spec`: its retained dependencies ("OP" in its own run, else "RUN/OP")
+  public var after: [String] {
+    get {_storage._after}
+    set {_uniqueStorage()._after = newValue}
   }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -3238,7 +3253,7 @@ nonisolated extension WireAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension WireStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Status"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_ids\0\u{1}queue\0\u{1}limit\0\u{1}after\0\u{3}with_results\0\u{1}ops\0\u{1}run\0\u{1}states\0\u{1}worker\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_ids\0\u{1}queue\0\u{1}limit\0\u{1}after\0\u{3}with_results\0\u{1}ops\0\u{1}run\0\u{1}states\0\u{1}worker\0\u{3}with_spec\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3255,6 +3270,7 @@ nonisolated extension WireStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageI
       case 7: try { try decoder.decodeSingularStringField(value: &self.run) }()
       case 8: try { try decoder.decodeRepeatedEnumField(value: &self.states) }()
       case 9: try { try decoder.decodeSingularStringField(value: &self.worker) }()
+      case 10: try { try decoder.decodeSingularBoolField(value: &self.withSpec) }()
       default: break
       }
     }
@@ -3288,6 +3304,9 @@ nonisolated extension WireStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     if !self.worker.isEmpty {
       try visitor.visitSingularStringField(value: self.worker, fieldNumber: 9)
     }
+    if self.withSpec != false {
+      try visitor.visitSingularBoolField(value: self.withSpec, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3301,6 +3320,7 @@ nonisolated extension WireStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     if lhs.run != rhs.run {return false}
     if lhs.states != rhs.states {return false}
     if lhs.worker != rhs.worker {return false}
+    if lhs.withSpec != rhs.withSpec {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3388,7 +3408,7 @@ nonisolated extension WireQueueCounts: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".OpStatus"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}queue\0\u{1}state\0\u{1}cancelled\0\u{1}outcome\0\u{3}worker_id\0\u{1}attempts\0\u{3}result_size\0\u{1}error\0\u{3}submitted_us\0\u{3}ready_us\0\u{3}started_us\0\u{3}finished_us\0\u{1}priority\0\u{1}parts\0\u{3}parts_done\0\u{3}dispatched_us\0\u{3}attempt_errors\0\u{3}worker_session\0\u{1}run\0\u{3}worker_key\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}queue\0\u{1}state\0\u{1}cancelled\0\u{1}outcome\0\u{3}worker_id\0\u{1}attempts\0\u{3}result_size\0\u{1}error\0\u{3}submitted_us\0\u{3}ready_us\0\u{3}started_us\0\u{3}finished_us\0\u{1}priority\0\u{1}parts\0\u{3}parts_done\0\u{3}dispatched_us\0\u{3}attempt_errors\0\u{3}worker_session\0\u{1}run\0\u{3}worker_key\0\u{1}kind\0\u{1}after\0")
 
   fileprivate class _StorageClass {
     var _id: String = String()
@@ -3413,6 +3433,8 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
     var _workerSession: UInt32 = 0
     var _run: String = String()
     var _workerKey: String = String()
+    var _kind: String = String()
+    var _after: [String] = []
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -3445,6 +3467,8 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
       _workerSession = source._workerSession
       _run = source._run
       _workerKey = source._workerKey
+      _kind = source._kind
+      _after = source._after
     }
   }
 
@@ -3485,6 +3509,8 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
         case 20: try { try decoder.decodeSingularUInt32Field(value: &_storage._workerSession) }()
         case 21: try { try decoder.decodeSingularStringField(value: &_storage._run) }()
         case 22: try { try decoder.decodeSingularStringField(value: &_storage._workerKey) }()
+        case 23: try { try decoder.decodeSingularStringField(value: &_storage._kind) }()
+        case 24: try { try decoder.decodeRepeatedStringField(value: &_storage._after) }()
         default: break
         }
       }
@@ -3563,6 +3589,12 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
       if !_storage._workerKey.isEmpty {
         try visitor.visitSingularStringField(value: _storage._workerKey, fieldNumber: 22)
       }
+      if !_storage._kind.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._kind, fieldNumber: 23)
+      }
+      if !_storage._after.isEmpty {
+        try visitor.visitRepeatedStringField(value: _storage._after, fieldNumber: 24)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -3594,6 +3626,8 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
         if _storage._workerSession != rhs_storage._workerSession {return false}
         if _storage._run != rhs_storage._run {return false}
         if _storage._workerKey != rhs_storage._workerKey {return false}
+        if _storage._kind != rhs_storage._kind {return false}
+        if _storage._after != rhs_storage._after {return false}
         return true
       }
       if !storagesAreEqual {return false}

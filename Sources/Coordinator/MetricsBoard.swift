@@ -1,0 +1,94 @@
+import SchedulerCore
+import Synchronization
+
+/// What the loop publishes about once a second for the HTTP side's /metrics (docs/METRICS.md). The
+/// loop takes this lock once per publish, never per message; the HTTP side takes it once per read.
+public final class MetricsBoard: Sendable {
+    public struct Worker: Sendable, Equatable {
+        public var id: String        // "w3"
+        public var name: String
+        public var slots: Int
+        public var running: Int
+        public var inFlight: Int
+        public var lastSeenMicros: Int64
+    }
+
+    public struct Snapshot: Sendable {
+        /// When it was taken (wall clock, µs).
+        public var at: Int64 = 0
+        /// Counters; their latency samples are in the arrays below (accumulated since the last `take`).
+        public var core = SchedulerMetrics()
+        public var queueWait: [Int64] = []
+        public var dependencyHop: [Int64] = []
+        public var cancelLatency: [Int64] = []
+        public var journalSync: [Int64] = []
+        public var queues: [QueueCounts] = []
+        public var workers: [Worker] = []
+        public var fenced: UInt64 = 0
+        public var authFailures: UInt64 = 0
+        public var residentBytes: UInt64 = 0
+        public var cpuMicros: UInt64 = 0
+        public var journal = false
+        public var runsRetained = 0
+        public var runsEvicted = 0
+    }
+
+    /// Samples waiting for a reader are bounded per series, so a coordinator nobody scrapes stays small.
+    public static let samplesKept = 200_000
+    private let latest = Mutex<Snapshot?>(nil)
+
+    public init() {}
+
+    func publish(_ s: Snapshot) {
+        latest.withLock { old in
+            var s = s
+            if let o = old {
+                s.queueWait = Self.merge(o.queueWait, s.queueWait)
+                s.dependencyHop = Self.merge(o.dependencyHop, s.dependencyHop)
+                s.cancelLatency = Self.merge(o.cancelLatency, s.cancelLatency)
+                s.journalSync = Self.merge(o.journalSync, s.journalSync)
+            }
+            old = s
+        }
+    }
+
+    /// The newest snapshot with every sample published since the last call (the samples go to the caller).
+    public func take() -> Snapshot? {
+        latest.withLock { s in
+            let taken = s
+            s?.queueWait = []; s?.dependencyHop = []; s?.cancelLatency = []; s?.journalSync = []
+            return taken
+        }
+    }
+
+    private static func merge(_ a: [Int64], _ b: [Int64]) -> [Int64] {
+        a.isEmpty ? b : a + b.prefix(max(0, samplesKept - a.count))
+    }
+}
+
+extension CoordinatorLoop {
+    /// Once a second when the HTTP side is on: counters, gauges and samples onto the board.
+    func publishMetrics() {
+        guard let board = config.metricsBoard else { return }
+        var s = MetricsBoard.Snapshot()
+        s.at = now
+        var core = self.core.takeMetrics()
+        s.queueWait = core.queueWait.take()
+        s.dependencyHop = core.dependencyHop.take()
+        s.cancelLatency = core.cancelLatency.take()
+        s.core = core
+        s.journalSync = journal?.takeSyncTimes() ?? []
+        s.journal = journal != nil
+        s.queues = self.core.queueNames.compactMap { self.core.queueCounts($0) }
+        s.workers = self.core.workerSnapshot().map {
+            MetricsBoard.Worker(id: WorkerName.text($0.id), name: $0.name, slots: $0.slots, running: $0.running,
+                                inFlight: $0.inFlight, lastSeenMicros: $0.lastSeen)
+        }
+        (s.runsRetained, s.runsEvicted) = (self.core.runCounts.retained, self.core.runCounts.evicted)
+        s.fenced = UInt64(self.core.fencing.total)
+        s.authFailures = authFailures
+        s.residentBytes = ProcessStats.residentBytes()
+        s.cpuMicros = ProcessStats.cpuMicros()
+        board.publish(s)
+    }
+}
