@@ -51,7 +51,7 @@ var targets: [Target] = [
     .target(name: "OpClient", dependencies: ["WireProtocol", "ZeroMQ", "OpSpec"]),
     // The coordinator's HTTP side (docs/HTTP.md): dashboard, JSON read through the loop, /metrics.
     .target(name: "HTTPFront", dependencies: [
-        "Coordinator", "OpClient", "WireProtocol", "ZeroMQ",
+        "Coordinator", "OpClient", "WireProtocol", "ZeroMQ", "DashboardPage",
         .product(name: "FlyingFox", package: "FlyingFox"),
         .product(name: "FlyingSocks", package: "FlyingFox"),
         .product(name: "CoreMetrics", package: "swift-metrics"),
