@@ -947,7 +947,7 @@ async function refreshOpPanel() {
   body.replaceChildren(
     opSpecSection(op),
     opOutcomeSection(op),
-    whySection(d.why),
+    whySection(d.why, opView.finished),
     logsSection(d.logs),
     storySection(d.story));
 }
@@ -1006,11 +1006,12 @@ function opOutcomeSection(op) {
   return section("op-outcome", "Outcome", ...items);
 }
 
-function whySection(why) {
-  if (!why) return section("op-why", "Why not running", el("p", { class: "muted" }, "(no answer)"));
+function whySection(why, finished) {
+  const title = finished ? "Why (finished)" : "Why not running";
+  if (!why) return section("op-why", title, el("p", { class: "muted" }, "(no answer)"));
   const reasons = list(why.reasons);
   const waiting = list(why.waiting_on);
-  return section("op-why", "Why not running",
+  return section("op-why", title,
     reasons.length ? el("ul", { id: "op-why-reasons" }, ...reasons.map((r) => el("li", {}, r))) : el("p", { class: "muted" }, "no reasons given"),
     waiting.length ? el("p", {}, "waiting on: ", ...waiting.flatMap((w, i) => [i ? ", " : "", opLink(w.includes("/") ? w : `${why.run}/${w}`)])) : null);
 }
