@@ -12,6 +12,7 @@ Usage: dashboard_browser.py --url http://127.0.0.1:PORT/ --opctl PATH --endpoint
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -148,11 +149,11 @@ def compare_until_equal(page, opctl, what, attempts=20):
     return check(False, f"{what}: page and opctl differ after {attempts} tries: {diff}")
 
 
-def start_browser():
+def start_browser(profile):
     options = webdriver.ChromeOptions()
     options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
     for a in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-              "--window-size=1500,1000", f"--user-data-dir={tempfile.mkdtemp(prefix='opq-chromium-')}"]:
+              "--window-size=1500,1000", f"--user-data-dir={profile}"]:
         options.add_argument(a)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=options)
@@ -183,7 +184,8 @@ def main():
     if not check(wait_for_http(a.url), f"{a.url} answers /api/summary"):
         return 1
 
-    driver = start_browser()
+    profile = tempfile.mkdtemp(prefix="opq-chromium-")   # a fresh profile, removed at the end
+    driver = start_browser(profile)
     page = Page(driver)
     try:
         run_checks(page, opctl, a)
@@ -198,6 +200,7 @@ def main():
             except Exception as e:
                 log(f"(no failure screenshot: {e})")
         driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
     print(f"dashboard: {len(failures)} check(s) failed" if failures else "dashboard: every check passed", flush=True)
     return 1 if failures else 0
 
