@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The dashboard (docs/HTTP.md) in a real headless Chromium, driven by Selenium from
-/// dashboard_browser.py, against real opcoord/opworker processes during a 2,000-op run: the page's
+/// scripts/dashboard-browser.py, against real opcoord/opworker processes during a 2,000-op run: the page's
 /// counts equal `opctl status --json`'s within a refresh, the DAG and the timeline draw, the op page
 /// opens, and screenshots are written to $OPQ_TEST_OUTPUT (else .build/test-output/).
 /// Needs Debian's chromium, chromium-driver and python3-selenium (scripts/setup installs them);
@@ -105,13 +105,13 @@ struct DashboardBrowserTests {
 
         let out = Self.outputDirectory
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
-        let script = Self.packageRoot.appendingPathComponent("Tests/IntegrationTests/dashboard_browser.py").path
+        let script = Self.packageRoot.appendingPathComponent("scripts/dashboard-browser.py").path
         let r = try CommandLineTests.run(Self.python, [
             script, "--url", "http://127.0.0.1:\(port)/", "--opctl", opctl, "--endpoint", c.endpoint,
             "--big", "big", "--big-total", "\(layers * width + held)", "--held", "held", "--held-count", "\(held)",
             "--small", "small", "--out", out.path,
         ], env: env, timeout: 240)
-        #expect(r.status == 0, "dashboard_browser.py:\n\(r.stdout)\(r.stderr)\n\(c.logs())")
+        #expect(r.status == 0, "scripts/dashboard-browser.py:\n\(r.stdout)\(r.stderr)\n\(c.logs())")
         #expect(r.stdout.contains("dashboard: every check passed"), "\(r.stdout)")
 
         let png = try Data(contentsOf: out.appendingPathComponent("dashboard.png"))

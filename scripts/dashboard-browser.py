@@ -1,12 +1,14 @@
-#!/usr/bin/env python3
-"""The dashboard in a real headless Chromium against a real coordinator (DashboardBrowserTests.swift).
+#!/usr/bin/python3
+"""The dashboard in a real headless Chromium against a real coordinator (run by
+Tests/IntegrationTests/DashboardBrowserTests.swift; needs Debian's chromium, chromium-driver and
+python3-selenium, which scripts/setup installs).
 
 The Swift test starts opcoord (--http) and workers, submits a small diamond run and a large run whose
 queue `held` is suspended, and runs this script, which checks what the page shows against what
 `opctl` says, then resumes `held` and checks the page follows to the end. Every wait is bounded.
 Screenshots go to --out. Exit 0 when every check passed; the failures are printed otherwise.
 
-Usage: dashboard_browser.py --url http://127.0.0.1:PORT/ --opctl PATH --endpoint tcp://… \
+Usage: scripts/dashboard-browser.py --url http://127.0.0.1:PORT/ --opctl PATH --endpoint tcp://… \
            --big RUN --big-total N --held QUEUE --held-count N --small RUN --out DIR
 """
 import argparse
