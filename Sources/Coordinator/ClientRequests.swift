@@ -91,6 +91,10 @@ extension CoordinatorLoop {
             }
         case .workers:
             reply(.workersReply(workersReply()), to: ref)
+        case .logs(let l):
+            reply(logsReply(l), to: ref)
+        case .story(let s):
+            reply(storyReply(s), to: ref)
         case .watch(let w):
             if w.stop {
                 unwatch(ref.client)

@@ -49,6 +49,8 @@ final class CoordinatorLoop {
     let durabilityWake = DurabilityWake()
     var journalHealthy = true
     var journalBehind = false
+    /// The output of finished attempts (LOGS, PROTOCOL.md §5.26): bounded, not journalled.
+    var logStore: LogStore
     /// Keys and roles (PROTOCOL.md §12); nil without CURVE (loopback, or `--insecure`).
     var loopAccess: LoopAccess?
     /// With keys: the ROUTER's failed handshakes, so peers refused before the ZAP handler is asked (no
@@ -69,6 +71,7 @@ final class CoordinatorLoop {
         coreConfig.journal = config.stateDirectory != nil
         if config.metricsBoard != nil { coreConfig.metricsSampleCapacity = 100_000 }
         (core, journal) = try Self.recover(config, coreConfig, waker: waker, wake: durabilityWake, logger: logger)
+        logStore = LogStore(capacity: config.logStoreBytes)
         socket = try Socket(context, type: .router)
         if let access = config.access {
             // The ZAP handler is bound already (CoordinatorServer), so no key gets in unchecked.
@@ -252,12 +255,12 @@ final class CoordinatorLoop {
         case .hello(let h): workerHello(h, from: routing, principal: principal)
         case .credit, .started, .progress, .finished, .heartbeat, .disconnect:
             workerMessage(envelope.message, from: routing)
-        case .submit, .cancelOps, .queue, .setPriority, .status, .why, .workers, .watch, .wait, .runs:
+        case .submit, .cancelOps, .queue, .setPriority, .status, .why, .workers, .watch, .wait, .runs, .logs, .story:
             let client = peers.client(for: routing, now: now)
             if let p = principal { noteKey(p.key, client: client, name: p.name) }
             clientRequest(envelope.message, ref: ClientRef(client: client, request: UInt64(rid)), principal: principal)
         case .welcome, .reject, .dispatch, .cancel, .submitReply, .ack, .statusReply, .whyReply,
-             .workersReply, .event, .waitReply, .runsReply, .error:
+             .workersReply, .event, .waitReply, .runsReply, .logsReply, .storyReply, .error:
             sendError(.unexpected, "\(envelope.message.command) is sent by the coordinator, not to it",
                       requestID: rid, command: envelope.message.command.rawValue, to: routing)
         }
@@ -298,6 +301,10 @@ final class CoordinatorLoop {
                          outcome: Outcome(wire: r), at: clock.convert(r.atUs, now: now))
         }
         workerClocks[id] = clock
+        // (1.5) Their output, as a FINISHED's would be kept (a coordinator that restarted has none from before).
+        for r in h.finished where !r.stdoutTail.isEmpty || !r.stderrTail.isEmpty || r.stdoutDropped > 0 || r.stderrDropped > 0 {
+            keepOutput(r, worker: id, at: clock.convert(r.atUs, now: now) ?? now)
+        }
         feed(.workerJoined(WorkerHello(worker: id, name: h.name, slots: Int(h.slots), tags: tags,
                                        kinds: h.kinds, credit: 0, prefetch: h.hasPrefetch ? Int(h.prefetch) : nil,
                                        running: running, finished: finished, replaces: replaced)))
@@ -366,6 +373,10 @@ final class CoordinatorLoop {
                     feed(.partStarted(WireToCore.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt, at: started)))
                 }
                 let at = clock?.convert(r.atUs, now: now)
+                // (1.5) Output tails, when the record has any (a noop's has none: nothing is done for it).
+                if !r.stdoutTail.isEmpty || !r.stderrTail.isEmpty || r.stdoutDropped > 0 || r.stderrDropped > 0 {
+                    keepOutput(r, worker: w, at: at ?? now)
+                }
                 feed(.partFinished(WireToCore.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt, at: at),
                                    Outcome(wire: r), grant: grant))
             }

@@ -22,6 +22,8 @@ public struct CoordinatorConfig: Sendable {
     public var retainMicros: Int64 = 24 * 3_600_000_000
     /// At most this many finished runs are kept.
     public var retainRuns = 10_000
+    /// Bytes of attempts' output (stdout/stderr tails) kept for LOGS, oldest evicted first; 0 keeps none.
+    public var logStoreBytes = 64 << 20
     /// A client silent this long that is owed nothing (no WAIT, WATCH or reply) is forgotten (µs).
     public var clientIdleMicros: Int64 = 60_000_000
     /// A lost worker's routing is kept this long for its late messages, then forgotten (µs).

@@ -339,3 +339,129 @@ extension CoordinatorLoop {
         return w
     }
 }
+
+// MARK: LOGS and STORY (1.5)
+
+extension CoordinatorLoop {
+    /// Keeps the output tails of one FINISHED record (only called for records that carry some), for a
+    /// known operation; a repeated record of the same attempt and part is not kept twice.
+    func keepOutput(_ r: WireFinishedRecord, worker: UInt64, at: Int64) {
+        guard case .success = core.resolve(r.opID) else { return }
+        let outcome: String = switch r.outcome {
+        case .succeeded?: "succeeded"
+        case .failed?: "failed"
+        case .cancelled?: "cancelled"
+        case nil: ""
+        }
+        logStore.add(op: r.opID, LogStore.Entry(
+            attempt: Int(r.attempt), part: Int(r.part), worker: WorkerName.text(worker), outcome: outcome,
+            stdout: r.stdoutTail, stderr: r.stderrTail, stdoutDropped: r.stdoutDropped, stderrDropped: r.stderrDropped,
+            finishedAt: at))
+    }
+
+    /// An ERROR NOT_FOUND for an op id that does not resolve (as WHY answers).
+    private func lookupError(_ ref: String, _ f: LookupFailure) -> Message {
+        var e = WireErrorReply()
+        e.code = .notFound
+        e.message = "\(f)"
+        e.opID = ref
+        return .error(e)
+    }
+
+    func logsReply(_ l: WireLogs) -> Message {
+        let key: String
+        switch core.resolve(l.opID, in: l.run.isEmpty ? nil : l.run) {
+        case .success(let op): key = core.key(of: op)
+        case .failure(let f): return lookupError(l.opID, f)
+        }
+        var r = WireLogsReply()
+        (r.run, r.opID) = core.runAndOp(of: key)
+        let (entries, evicted) = logStore.logs(op: key, attempt: l.attempt == 0 ? nil : Int(l.attempt))
+        r.evicted = evicted
+        // Within the reply budget: the newest attempts are the ones left out (and `evicted` says some are missing).
+        var used = 0
+        for e in entries {
+            var a = WireAttemptLog()
+            a.attempt = UInt32(e.attempt)
+            a.part = UInt32(e.part)
+            a.workerID = e.worker
+            a.outcome = e.outcome
+            a.stdout = e.stdout
+            a.stderr = e.stderr
+            a.stdoutDropped = e.stdoutDropped
+            a.stderrDropped = e.stderrDropped
+            a.finishedUs = e.finishedAt
+            used += 96 + e.stdout.count + e.stderr.count + e.worker.utf8.count
+            if used > WireLimits.replyBudget && !r.attempts.isEmpty { r.evicted = true; break }
+            r.attempts.append(a)
+        }
+        return .logsReply(r)
+    }
+
+    func storyReply(_ s: WireStory) -> Message {
+        let key: String
+        switch core.resolve(s.opID, in: s.run.isEmpty ? nil : s.run) {
+        case .success(let op): key = core.key(of: op)
+        case .failure(let f): return lookupError(s.opID, f)
+        }
+        var r = WireStoryReply()
+        (r.run, r.opID) = core.runAndOp(of: key)
+        guard let (entries, truncated) = core.story(key) else { return .storyReply(r) }
+        r.truncated = truncated
+        r.entries = entries.map(Self.wireStoryEntry)
+        return .storyReply(r)
+    }
+
+    static func outcomeName(_ k: OutcomeKind) -> String {
+        switch k {
+        case .succeeded: "succeeded"
+        case .failed: "failed"
+        case .cancelled: "cancelled"
+        case .none: ""
+        }
+    }
+
+    /// The core's story entry in the wire's words (PROTOCOL.md §5.27). The core keeps no worker or
+    /// attempt for some events; those fields stay empty.
+    static func wireStoryEntry(_ e: StoryEntry) -> WireStoryEntry {
+        var w = WireStoryEntry()
+        w.stimulus = e.stimulus
+        w.atUs = e.at
+        switch e.event {
+        case .submitted: w.event = "submitted"
+        case .ready: w.event = "ready"
+        case .dispatched(let part, let worker):
+            w.event = "dispatched"
+            w.part = UInt32(part)
+            w.workerID = WorkerName.text(worker)
+        case .started(let part, let attempt):
+            w.event = "started"
+            w.part = UInt32(part)
+            w.attempt = UInt32(attempt)
+        case .partFinished(let part, let outcome):
+            w.event = "part_finished"
+            w.part = UInt32(part)
+            w.detail = outcomeName(outcome)
+        case .requeued(let part, let reason):
+            w.event = "requeued"
+            w.part = UInt32(part)
+            w.detail = reason
+        case .retryDelay(let part, let ms):
+            w.event = "retry_delay"
+            w.part = UInt32(part)
+            w.detail = "\(ms) ms"
+        case .cancelRequested: w.event = "cancel_requested"
+        case .timedOut(let part, let attempt):
+            w.event = "timed_out"
+            w.part = UInt32(part)
+            w.attempt = UInt32(attempt)
+        case .finished(let outcome):
+            w.event = "finished"
+            w.detail = outcomeName(outcome)
+        case .priorityChanged(let p):
+            w.event = "priority"
+            w.detail = "\(p)"
+        }
+        return w
+    }
+}

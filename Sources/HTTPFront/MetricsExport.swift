@@ -18,6 +18,8 @@ final class MetricsExport: @unchecked Sendable {
     private var counters: [String: CoreMetrics.Counter] = [:]
     private var gauges: [String: CoreMetrics.Gauge] = [:]
     private var timers: [String: CoreMetrics.Timer] = [:]
+    private var cpuCounter: FloatingPointCounter?
+    private var cpuCounted: UInt64 = 0
     /// Gauges of workers and queues seen last time: those that went away are removed.
     private var labelledLastTime: Set<String> = []
 
@@ -72,7 +74,7 @@ final class MetricsExport: @unchecked Sendable {
         gauge("opqueue_runs_retained", Double(s.runsRetained))
         gauge("opqueue_workers_connected", Double(s.workers.count))
         gauge("process_resident_memory_bytes", Double(s.residentBytes))
-        gauge("opqueue_coordinator_cpu_seconds", Double(s.cpuMicros) / 1e6)
+        cpu(s.cpuMicros)
         gauge("opqueue_latency_samples_dropped", Double(c.queueWait.dropped + c.dependencyHop.dropped + c.cancelLatency.dropped))
 
         record("opqueue_queue_wait_seconds", s.queueWait)
@@ -124,6 +126,14 @@ final class MetricsExport: @unchecked Sendable {
         let before = counted[k] ?? 0
         if total > before { counter.increment(by: Int64(total - before)) }
         counted[k] = max(before, total)
+    }
+
+    /// `process_cpu_seconds_total`, the standard name, fed the CPU time used since the last snapshot.
+    private func cpu(_ micros: UInt64) {
+        let c = cpuCounter ?? FloatingPointCounter(label: "process_cpu_seconds_total", dimensions: [], factory: factory)
+        cpuCounter = c
+        if micros > cpuCounted { c.increment(by: Double(micros - cpuCounted) / 1e6) }
+        cpuCounted = max(cpuCounted, micros)
     }
 
     private func gauge(_ name: String, _ value: Double, _ labels: [String: String] = [:]) {

@@ -28,7 +28,11 @@ extension WireFinishedRecord: BatchRecord {
         case .failed(let t)?, .cancelled(let t)?: t.utf8.count
         case nil: 0
         }
-        return 6 * 5 + opID.utf8.count + outcomeSize + 20
+        var n = 6 * 5 + opID.utf8.count + outcomeSize + 20
+        // (1.5) Output tails and their dropped counts (tag, length or varint each): nothing when absent.
+        if !stdoutTail.isEmpty || stdoutDropped > 0 { n += 2 * 6 + 11 + stdoutTail.count }
+        if !stderrTail.isEmpty || stderrDropped > 0 { n += 2 * 6 + 11 + stderrTail.count }
+        return n
     }
 }
 

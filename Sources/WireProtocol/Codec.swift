@@ -53,6 +53,10 @@ public enum WireCodec {
         case .error(let m): serialize(m)
         case .runs(let m): serialize(m)
         case .runsReply(let m): serialize(m)
+        case .logs(let m): serialize(m)
+        case .logsReply(let m): serialize(m)
+        case .story(let m): serialize(m)
+        case .storyReply(let m): serialize(m)
         }
     }
 
@@ -138,6 +142,10 @@ public enum WireCodec {
             case .error: return .error(try p(body))
             case .runs: return .runs(try p(body))
             case .runsReply: return .runsReply(try p(body))
+            case .logs: return .logs(try p(body))
+            case .logsReply: return .logsReply(try p(body))
+            case .story: return .story(try p(body))
+            case .storyReply: return .storyReply(try p(body))
             }
         } catch {
             throw .malformedBody(command, detail: String(describing: error))

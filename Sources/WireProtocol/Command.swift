@@ -32,6 +32,10 @@ public enum Command: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case error = 0x30
     case runs = 0x31          // 1.2
     case runsReply = 0x32     // 1.2
+    case logs = 0x33          // 1.5
+    case logsReply = 0x34     // 1.5
+    case story = 0x35         // 1.5
+    case storyReply = 0x36    // 1.5
 
     /// Spec name (docs/PROTOCOL.md), used in error texts.
     public var description: String {
@@ -66,6 +70,10 @@ public enum Command: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .error: "ERROR"
         case .runs: "RUNS"
         case .runsReply: "RUNS-REPLY"
+        case .logs: "LOGS"
+        case .logsReply: "LOGS-REPLY"
+        case .story: "STORY"
+        case .storyReply: "STORY-REPLY"
         }
     }
 }

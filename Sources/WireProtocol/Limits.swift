@@ -28,6 +28,9 @@ public enum WireLimits {
     public static let maxTextLength = 64 << 10
     /// Parts of one operation; part indices are below it.
     public static let maxParts = 65_536
+    /// Bytes of one output tail (stdout or stderr) on a FINISHED record (1.5), and in a LOGS reply's
+    /// attempt; `opworker --log-tail-bytes` is at most this.
+    public static let maxLogTailSize = 1 << 20
     /// Largest credit in one grant.
     public static let maxCredit: UInt32 = 1_000_000
     /// HELLO: handler kinds and tags one worker may name, and the bytes of each (a peer's HELLO is

@@ -33,6 +33,10 @@ public enum Message: Sendable, Equatable {
     case error(WireErrorReply)            // C → any
     case runs(WireRuns)                   // Cl → C (1.2)
     case runsReply(WireRunsReply)         // C → Cl (1.2)
+    case logs(WireLogs)                   // Cl → C (1.5)
+    case logsReply(WireLogsReply)         // C → Cl (1.5)
+    case story(WireStory)                 // Cl → C (1.5)
+    case storyReply(WireStoryReply)       // C → Cl (1.5)
 
     public var command: Command {
         switch self {
@@ -66,6 +70,10 @@ public enum Message: Sendable, Equatable {
         case .error: .error
         case .runs: .runs
         case .runsReply: .runsReply
+        case .logs: .logs
+        case .logsReply: .logsReply
+        case .story: .story
+        case .storyReply: .storyReply
         }
     }
 }

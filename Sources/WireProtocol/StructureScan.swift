@@ -51,6 +51,8 @@ enum StructureScan {
     static let events = ScanNode([(1, .list("events"))])
     static let waitReply = ScanNode([(3, .list("outcomes")), (4, .list("pending")), (5, .list("not_found"))])
     static let runsReply = ScanNode([(1, .list("runs"))])
+    static let logsReply = ScanNode([(3, .list("attempts"))])
+    static let storyReply = ScanNode([(3, .list("entries"))])
 
     static func node(for command: Command) -> ScanNode {
         switch command {
@@ -68,7 +70,9 @@ enum StructureScan {
         case .event: events
         case .waitReply: waitReply
         case .runsReply: runsReply
-        case .welcome, .reject, .credit, .heartbeat, .disconnect, .queue, .why, .workers, .error: leaf
+        case .logsReply: logsReply
+        case .storyReply: storyReply
+        case .welcome, .reject, .credit, .heartbeat, .disconnect, .queue, .why, .workers, .error, .logs, .story: leaf
         }
     }
 

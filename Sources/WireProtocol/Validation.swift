@@ -164,6 +164,22 @@ extension WireCodec {
             try c.text(m.after, "after")
         case .runsReply(let m):
             for (i, r) in m.runs.enumerated() { try c.id(r.id, "runs[\(i)].id") }
+        case .logs(let m):
+            try c.id(m.opID, "op_id")
+            try c.optionalID(m.run, "run")
+        case .logsReply(let m):
+            try c.optionalID(m.opID, "op_id")
+            for (i, a) in m.attempts.enumerated() {
+                try c.optionalID(a.workerID, "attempts[\(i)].worker_id")
+                try c.bytes(a.stdout.count, WireLimits.maxLogTailSize, "attempts[\(i)].stdout")
+                try c.bytes(a.stderr.count, WireLimits.maxLogTailSize, "attempts[\(i)].stderr")
+            }
+        case .story(let m):
+            try c.id(m.opID, "op_id")
+            try c.optionalID(m.run, "run")
+        case .storyReply(let m):
+            try c.optionalID(m.opID, "op_id")
+            for (i, e) in m.entries.enumerated() { try c.text(e.detail, "entries[\(i)].detail") }
         }
     }
 }
@@ -265,6 +281,13 @@ struct Check {
                 case .succeeded(let d)?: try bytes(d.count, WireLimits.maxResultSize, "\(field)[\(i)].succeeded")
                 case .failed(let t)?: try text(t, "\(field)[\(i)].failed")
                 case .cancelled(let t)?: try text(t, "\(field)[\(i)].cancelled")
+                }
+                // (1.5) Output tails: empty on most records (one count check each).
+                if !records[i].stdoutTail.isEmpty {
+                    try bytes(records[i].stdoutTail.count, WireLimits.maxLogTailSize, "\(field)[\(i)].stdout_tail")
+                }
+                if !records[i].stderrTail.isEmpty {
+                    try bytes(records[i].stderrTail.count, WireLimits.maxLogTailSize, "\(field)[\(i)].stderr_tail")
                 }
             }
         }

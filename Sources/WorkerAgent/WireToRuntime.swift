@@ -34,6 +34,18 @@ extension WireFinishedRecord {
     }
 }
 
+extension WireFinishedRecord {
+    /// (1.5) The part's output tails, each within `WireLimits.maxLogTailSize` (more is dropped from the
+    /// front and counted).
+    mutating func setOutput(_ output: PartOutput) {
+        let limit = WireLimits.maxLogTailSize
+        stdoutTail = Data(output.stdout.suffix(limit))
+        stderrTail = Data(output.stderr.suffix(limit))
+        stdoutDropped = UInt64(output.stdoutDropped + max(0, output.stdout.count - limit))
+        stderrDropped = UInt64(output.stderrDropped + max(0, output.stderr.count - limit))
+    }
+}
+
 extension WirePartRef {
     /// `at`: when its handler started, on this worker's monotonic clock (µs).
     init(key: PartKey, at: Int64) {

@@ -16,12 +16,13 @@ extension WorkerOptions {
                                  runAs: try runAs.map { try RunAsUser.resolve($0) },
                                  environment: ChildEnvironment.parse(passEnv ?? ""))
         guard var shell = registry.handler(for: BuiltinKind.shell) as? ShellHandler else {
-            if shellAllow != nil || runAs != nil || passEnv != nil {
-                logger.warning("--shell-allow, --run-as and --pass-env apply to the built-in shell kind, which this worker does not run")
+            if shellAllow != nil || runAs != nil || passEnv != nil || logTailBytes != ShellHandler.defaultLogTailLimit {
+                logger.warning("--shell-allow, --run-as, --pass-env and --log-tail-bytes apply to the built-in shell kind, which this worker does not run")
             }
             return registry
         }
         shell.limits = limits
+        shell.logTailLimit = logTailBytes
         registry.register(shell)
         logger.info("shell operations: \(limits.summary)")
         return registry

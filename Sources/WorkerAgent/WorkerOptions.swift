@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Logging
 import OpClient
+import WireProtocol
 import WorkerRuntime
 import ZeroMQ
 
@@ -50,11 +51,19 @@ public struct WorkerOptions: ParsableArguments {
         valueName: "names"))
     public var passEnv: String?
 
+    @Option(help: ArgumentHelp(
+        "Bytes of stdout and of stderr of each shell operation kept as its attempt's output (the last ones; 'opctl logs'); 0 keeps none (default: 16384; at most 1048576).",
+        valueName: "bytes"))
+    public var logTailBytes: Int = ShellHandler.defaultLogTailLimit
+
     public init() {}
 
     public func validate() throws {
         if let slots, slots < 1 { throw ValidationError("--slots must be ≥ 1") }
         if let prefetch, prefetch < 0 { throw ValidationError("--prefetch must be ≥ 0") }
+        if logTailBytes < 0 || logTailBytes > WireLimits.maxLogTailSize {
+            throw ValidationError("--log-tail-bytes must be between 0 and \(WireLimits.maxLogTailSize), got \(logTailBytes)")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
         if let c = connect, !c.contains("://") { throw ValidationError("--connect needs an endpoint like tcp://HOST:PORT, got '\(c)'") }
         do { _ = try ClientKeys.resolve(key: key, coordinatorKey: coordinatorKey) } catch { throw ValidationError("\(error)") }

@@ -223,8 +223,9 @@ final class WorkerSession {
                 r.fraction = fraction ?? 0
                 if let message { r.message = String(message.prefix(1024)) }
                 progress.append(r)
-            case .finished(let key, let outcome):
+            case .finished(let key, let outcome, let output):
                 var record = WireFinishedRecord(key: key, outcome: Self.bounded(outcome), at: at)
+                if let output { record.setOutput(output) }
                 guard case .report(let grant) = held.finished(key, record: record, at: at) else { continue }
                 credit += grant
                 if let i = startedIndex.removeValue(forKey: key) {

@@ -61,17 +61,38 @@ public struct DispatchedPart: Sendable, Hashable {
     public var opID: String { key.opID }
 }
 
+/// What a part wrote to stdout and stderr (protocol 1.5): the last bytes of each stream and how many
+/// bytes came before them and were dropped. The shell handler records it; it travels with FINISHED
+/// and the coordinator keeps it per attempt (`opctl logs`).
+public struct PartOutput: Sendable, Hashable {
+    public var stdout: [UInt8]
+    public var stderr: [UInt8]
+    public var stdoutDropped: Int
+    public var stderrDropped: Int
+
+    public init(stdout: [UInt8] = [], stderr: [UInt8] = [], stdoutDropped: Int = 0, stderrDropped: Int = 0) {
+        self.stdout = stdout
+        self.stderr = stderr
+        self.stdoutDropped = stdoutDropped
+        self.stderrDropped = stderrDropped
+    }
+
+    /// Nothing written at all.
+    public var isEmpty: Bool { stdout.isEmpty && stderr.isEmpty && stdoutDropped == 0 && stderrDropped == 0 }
+}
+
 /// Everything the local queue reports, in order per part: `started` (only if a handler was
 /// invoked), any number of `progress`, then exactly one `finished` for every submitted part.
 public enum WorkerEvent: Sendable, Hashable {
     case started(PartKey)
     /// `fraction` in 0...1 when known.
     case progress(PartKey, fraction: Double?, message: String?)
-    case finished(PartKey, OperationOutcome)
+    /// The output is what the handler recorded (`OperationContext.recordOutput`), nil for most parts.
+    case finished(PartKey, OperationOutcome, PartOutput? = nil)
 
     public var key: PartKey {
         switch self {
-        case .started(let key), .progress(let key, _, _), .finished(let key, _): key
+        case .started(let key), .progress(let key, _, _), .finished(let key, _, _): key
         }
     }
 }

@@ -194,7 +194,7 @@ public final class LocalOperationQueue: Sendable {
                 let outcome = await Self.run(handler, context)
                 context.detach()
                 // Report before releasing the slot (see the type's contract).
-                self.eventSink(.finished(context.part.key, outcome))
+                self.eventSink(.finished(context.part.key, outcome, context.output))
                 self.pump(releasing: context.part.key)
             }
             context.attach(task)

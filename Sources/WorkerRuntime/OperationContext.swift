@@ -39,6 +39,7 @@ public final class OperationContext: Sendable {
         var reason: String?
         var task: Task<Void, Never>?
         var handlers: [@Sendable (String) -> Void] = []
+        var output: PartOutput?
     }
     private let state = Mutex(State())
     private let progressSink: @Sendable (Double?, String?) -> Void
@@ -91,6 +92,15 @@ public final class OperationContext: Sendable {
         let clamped = fraction.map { $0.isFinite ? min(1, max(0, $0)) : 0 }
         progressSink(clamped, message)
     }
+
+    /// Keeps what the part wrote to stdout and stderr, to travel with its FINISHED (the shell handler
+    /// calls it; a later call replaces an earlier one). Empty output is not kept.
+    public func recordOutput(_ output: PartOutput) {
+        state.withLock { $0.output = output.isEmpty ? nil : output }
+    }
+
+    /// What `recordOutput` kept, if anything.
+    public var output: PartOutput? { state.withLock { $0.output } }
 
     /// The queue attaches the task that runs the handler, so a cancel can reach it.
     func attach(_ task: Task<Void, Never>) {

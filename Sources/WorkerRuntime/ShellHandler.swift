@@ -16,6 +16,9 @@ import Glibc
 /// - Limits (`ShellLimits`): allowed executables (argv form only), the user children run as.
 /// - Result: the last `outputLimit` bytes of stdout. Exit code ≠ 0 → failed with the exit code
 ///   and the tail of stderr; killed by a signal → failed naming the signal.
+/// - Output (1.5): the last `logTailLimit` bytes of stdout and of stderr, with the counts of bytes
+///   before them, are recorded on the context whatever the outcome (`OperationContext.recordOutput`),
+///   so they travel with FINISHED and `opctl logs` shows them per attempt; 0 records nothing.
 /// - Process group: the child leads a new group (swift-subprocess's `processGroupID = 0`,
 ///   posix_spawn's SETPGROUP). On cancel, swift-subprocess's teardown sends SIGTERM to the group
 ///   and SIGKILL after the grace period. After the child exits, whatever is left in its group
@@ -36,6 +39,10 @@ public struct ShellHandler: OperationHandler {
     public var kind: String { BuiltinKind.shell }
     /// Bytes of stdout (result) and stderr (error text) kept; earlier output is dropped.
     public var outputLimit: Int
+    /// Bytes of stdout and of stderr kept as the attempt's output log (opworker --log-tail-bytes); 0 = none.
+    public var logTailLimit: Int
+    /// The default of `logTailLimit`: 16 KiB per stream.
+    public static let defaultLogTailLimit = 16 << 10
     /// SIGTERM → SIGKILL delay when the payload gives none.
     public var defaultGrace: Duration
     /// Where per-run directories are made; `nil` = `$TMPDIR` or `/tmp`.
@@ -50,10 +57,11 @@ public struct ShellHandler: OperationHandler {
     public var workerEnvironment: [String: String]
 
     public init(outputLimit: Int = 64 * 1024, defaultGrace: Duration = .seconds(2), tempRoot: String? = nil,
-                applyNice: Bool = true, limits: ShellLimits = ShellLimits(),
+                applyNice: Bool = true, limits: ShellLimits = ShellLimits(), logTailLimit: Int = ShellHandler.defaultLogTailLimit,
                 workerEnvironment: [String: String] = ProcessInfo.processInfo.environment,
                 onSpawn: (@Sendable (OperationContext, Int32) -> Void)? = nil) {
         self.outputLimit = outputLimit
+        self.logTailLimit = max(0, logTailLimit)
         self.defaultGrace = defaultGrace
         self.tempRoot = tempRoot
         self.applyNice = applyNice
@@ -109,7 +117,8 @@ public struct ShellHandler: OperationHandler {
         }
         options.teardownSequence = [.send(signal: .terminate, toProcessGroup: true, allowedDurationToNextStep: grace)]
 
-        let limit = outputLimit
+        // One buffer per stream serves the result or error text and the output log.
+        let limit = max(outputLimit, logTailLimit)
         let onSpawn = self.onSpawn
         let group = Mutex<Int32>(0)
         defer {
@@ -150,14 +159,18 @@ public struct ShellHandler: OperationHandler {
         }
 
         let (out, err) = outcome.closureResult
+        if logTailLimit > 0 {
+            let (stdout, stdoutDropped) = out.last(logTailLimit), (stderr, stderrDropped) = err.last(logTailLimit)
+            context.recordOutput(PartOutput(stdout: stdout, stderr: stderr, stdoutDropped: stdoutDropped, stderrDropped: stderrDropped))
+        }
         switch outcome.terminationStatus {
         case .exited(0):
-            return out.tail
+            return out.last(outputLimit).bytes
         case .exited(let code):
-            throw HandlerError("exit code \(code)" + Self.errorText(err))
+            throw HandlerError("exit code \(code)" + Self.errorText(err, limit: outputLimit))
         case .signaled(let signal):
             if context.isCancelled { throw CancellationError() }
-            throw HandlerError("killed by signal \(signal) (\(Self.signalName(signal)))" + Self.errorText(err))
+            throw HandlerError("killed by signal \(signal) (\(Self.signalName(signal)))" + Self.errorText(err, limit: outputLimit))
         }
     }
 
@@ -186,10 +199,11 @@ public struct ShellHandler: OperationHandler {
         return buffer
     }
 
-    static func errorText(_ err: TailBuffer) -> String {
-        let text = String(decoding: err.tail, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    static func errorText(_ err: TailBuffer, limit: Int) -> String {
+        let (tail, dropped) = err.last(limit)
+        let text = String(decoding: tail, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         if text.isEmpty { return "" }
-        return err.truncated ? ": […] " + text : ": " + text
+        return dropped > 0 ? ": […] " + text : ": " + text
     }
 
     static func signalName(_ signal: Int32) -> String {

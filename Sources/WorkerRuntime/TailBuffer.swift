@@ -21,4 +21,10 @@ struct TailBuffer: Sendable {
     /// The last `limit` bytes.
     var tail: [UInt8] { bytes.count > limit ? Array(bytes.suffix(limit)) : bytes }
     var truncated: Bool { total > limit }
+
+    /// The last `n` (≤ `limit`) bytes, and how many bytes of the stream came before them.
+    func last(_ n: Int) -> (bytes: [UInt8], dropped: Int) {
+        let kept = Array(bytes.suffix(max(0, min(n, limit))))
+        return (kept, total - kept.count)
+    }
 }

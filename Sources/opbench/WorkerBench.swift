@@ -95,7 +95,7 @@ private func sleepCancelLatency(runs: Int) async -> BenchResult {
         let start = BenchProbe.nowNanos()
         queue.cancel(opID: key.opID, reason: "bench")
         while let event = await iterator.next() {
-            if case .finished(key, _) = event { break }
+            if case .finished(key, _, _) = event { break }
         }
         samples.append(Double(BenchProbe.nowNanos() - start) / 1000)
     }
@@ -117,7 +117,7 @@ private func shellParts(runs: Int) async -> BenchResult {
         let start = BenchProbe.nowNanos()
         queue.submit(DispatchedPart(key: key, kind: "shell", payload: payload, qos: .userInteractive))
         while let event = await iterator.next() {
-            if case .finished(key, _) = event { break }
+            if case .finished(key, _, _) = event { break }
         }
         samples.append(Double(BenchProbe.nowNanos() - start) / 1000)
     }

@@ -55,6 +55,9 @@ struct OpCoord: ParsableCommand {
     @Option(help: "Most finished runs kept; beyond it the oldest finished run is evicted.")
     var retainRuns: Int = 10_000
 
+    @Option(help: "Bytes of operations' output (stdout/stderr tails of each attempt, 'opctl logs') kept in memory; the oldest attempts are evicted first; 0 keeps none. Not journalled.")
+    var logStoreBytes: Int = 64 << 20
+
     @Option(help: "Forget a client that has been silent this long and is owed no reply (e.g. 60s); it is a new client if it speaks again.")
     var clientIdle: String = "60s"
 
@@ -130,6 +133,7 @@ struct OpCoord: ParsableCommand {
         // A run evicted as it finishes could not be read at all: its waiters and watchers ask for the
         // results after the FINISHED they were told of.
         guard kept >= 1_000_000 else { throw ValidationError("--retain must be at least 1s, so a finished run can still be read") }
+        guard logStoreBytes >= 0 else { throw ValidationError("--log-store-bytes must be ≥ 0") }
         guard retainRuns >= 1 else { throw ValidationError("--retain-runs must be ≥ 1, so a finished run can still be read") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
         guard heartbeatMs >= 10 else { throw ValidationError("--heartbeat-ms must be ≥ 10") }
@@ -150,6 +154,7 @@ struct OpCoord: ParsableCommand {
         config.startTimeoutMs = Int64(startTimeout * 1000)
         config.retainMicros = RetentionPeriod.micros(retain)!
         config.retainRuns = retainRuns
+        config.logStoreBytes = logStoreBytes
         config.clientIdleMicros = RetentionPeriod.micros(clientIdle)!
         config.stateDirectory = ephemeral ? nil : (stateDir ?? Self.defaultStateDirectory(bind: bind))
         config.salvage = salvage

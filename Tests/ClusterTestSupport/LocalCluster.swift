@@ -218,8 +218,9 @@ public final class LocalCluster: @unchecked Sendable {
 
     /// Starts a worker and waits until the coordinator lists it. With keys it uses key `key`.
     @discardableResult
-    public func startWorker(_ name: String, slots: Int = 2, prefetch: Int = 0, tags: [String] = [], key: String = "worker") throws -> Process {
-        var args = ["--connect", endpoint, "--name", name, "--slots", "\(slots)", "--prefetch", "\(prefetch)"] + keyArguments(key)
+    public func startWorker(_ name: String, slots: Int = 2, prefetch: Int = 0, tags: [String] = [], key: String = "worker",
+                            extraArgs: [String] = []) throws -> Process {
+        var args = ["--connect", endpoint, "--name", name, "--slots", "\(slots)", "--prefetch", "\(prefetch)"] + keyArguments(key) + extraArgs
         if !tags.isEmpty { args += ["--tags", tags.joined(separator: ",")] }
         let p = try Self.launch("opworker", args, log: dir.appendingPathComponent("\(name).log"))
         workers[name] = p

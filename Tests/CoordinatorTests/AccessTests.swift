@@ -86,6 +86,8 @@ struct RequestAccessTests {
         #expect(denial(.finished(WireFinished()), w) == nil)
         #expect(denial(submit("default"), w)?.contains("may not submit") == true)
         #expect(denial(.status(WireStatus()), w)?.contains("may not read") == true)
+        #expect(denial(.logs(WireLogs()), w)?.contains("may not read") == true)
+        #expect(denial(.story(WireStory()), w)?.contains("may not read") == true)
         h.tags = ["gpu", "secure"]
         #expect(denial(.hello(h), w)?.contains("may not register with tag 'secure'") == true)
         h.tags = ["key:admin"]
@@ -97,6 +99,8 @@ struct RequestAccessTests {
         #expect(denial(.status(WireStatus()), v) == nil)
         #expect(denial(.watch(WireWatch()), v) == nil)
         #expect(denial(.wait(WireWait()), v) == nil)
+        #expect(denial(.logs(WireLogs()), v) == nil, "LOGS is a read (1.5)")
+        #expect(denial(.story(WireStory()), v) == nil, "STORY is a read (1.5)")
         #expect(denial(cancel(ids: ["a1"]), v)?.contains("may not cancel") == true)
         #expect(denial(submit("default"), v) != nil)
         var h = WireHello()

@@ -87,6 +87,22 @@ import WireProtocol
         #expect(m["opqueue_workers_connected"] == 1)
         #expect(m["opqueue_worker_slots{name=w,worker=w1}"] == 2)
         #expect((m["process_resident_memory_bytes"] ?? 0) > 1_000_000)
+        #expect((m["process_cpu_seconds_total"] ?? 0) > 0)
+
+        // Every series docs/METRICS.md, the Grafana dashboard and the alert rules name is served.
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        var served = Set(m.keys.map { String($0.prefix { $0 != "{" }) })
+        for name in served {   // a histogram is named without its _bucket, _sum, _count series too
+            for suffix in ["_bucket", "_sum", "_count"] where name.hasSuffix(suffix) { served.insert(String(name.dropLast(suffix.count))) }
+        }
+        for doc in ["docs/METRICS.md", "docs/monitoring/grafana-dashboard.json", "docs/monitoring/alerts.yml"] {
+            let text = try String(contentsOf: root.appendingPathComponent(doc), encoding: .utf8)
+            let names = Set(text.matches(of: /(opqueue|process)_[a-z_]+/).map { String($0.output.0) })
+            #expect(!names.isEmpty)
+            for name in names where !served.contains(name) {
+                Issue.record("\(doc) names \(name), which /metrics does not serve")
+            }
+        }
 
         // The JSON says what STATUS says.
         let summary = try Self.get(base + "/api/summary")

@@ -33,6 +33,29 @@ enum Fixtures {
         return r
     }
 
+    /// (1.5) LOGS, STORY and their replies.
+    static var logs: WireLogs { var l = WireLogs(); l.opID = "r-1/flaky"; l.attempt = 2; return l }
+    static var logsReply: WireLogsReply {
+        var a = WireAttemptLog()
+        a.attempt = 1; a.workerID = "w1"; a.outcome = "failed"; a.stdout = Data("out 1\n".utf8); a.stderr = Data("err 1\n".utf8)
+        a.stdoutDropped = 4013; a.finishedUs = 1_700_000_000_000_000
+        var b = a; b.attempt = 2; b.outcome = "succeeded"; b.stderr = Data(); b.stdoutDropped = 0
+        var r = WireLogsReply(); r.run = "r-1"; r.opID = "flaky"; r.attempts = [a, b]; r.evicted = true
+        return r
+    }
+    static var story: WireStory { var s = WireStory(); s.opID = "flaky"; s.run = "r-1"; return s }
+    static var storyReply: WireStoryReply {
+        func entry(_ stimulus: UInt64, _ event: String, attempt: UInt32 = 0, worker: String = "", detail: String = "") -> WireStoryEntry {
+            var e = WireStoryEntry(); e.stimulus = stimulus; e.atUs = 1_700_000_000_000_000 + Int64(stimulus); e.event = event
+            e.attempt = attempt; e.workerID = worker; e.detail = detail
+            return e
+        }
+        var r = WireStoryReply(); r.run = "r-1"; r.opID = "flaky"
+        r.entries = [entry(1, "submitted"), entry(1, "ready"), entry(2, "dispatched", worker: "w1"),
+                     entry(3, "started", attempt: 1), entry(4, "finished", detail: "succeeded")]
+        return r
+    }
+
     static func outcome(_ text: String) -> WireOutcome {
         var o = WireOutcome()
         o.succeeded = Data(text.utf8)
@@ -134,6 +157,10 @@ enum Fixtures {
         var rr = WireRunsReply(); var ri = WireRunInfo(); ri.id = "r-1"; ri.total = 2; ri.succeeded = 2; ri.finishedUs = 99
         rr.runs = [ri]; rr.retained = 1
         add(.runsReply(rr), 21)
+        add(.logs(logs), 22)
+        add(.logsReply(logsReply), 22)
+        add(.story(story), 23)
+        add(.storyReply(storyReply), 23)
         return out
     }()
 }

@@ -41,7 +41,7 @@ let examplesDir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
                 case .started(let key) where cancel.contains(key.opID) && !cancelled.contains(key.opID):
                     cancelled.insert(key.opID)
                     queue.cancel(opID: key.opID, reason: "cancelled by the demo")
-                case .finished(let key, let outcome):
+                case .finished(let key, let outcome, _):
                     outcomes[key.opID] = outcome
                 default: break
                 }

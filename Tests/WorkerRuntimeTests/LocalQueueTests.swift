@@ -131,7 +131,7 @@ import Testing
         try await withTimeout(.seconds(5), "shutdown") { await queue.shutdown(reason: "bye") }
         let finished = recorder.events.filter { if case .finished = $0 { true } else { false } }
         #expect(finished.count == 2)
-        #expect(finished.allSatisfy { if case .finished(_, .cancelled("bye")) = $0 { true } else { false } })
+        #expect(finished.allSatisfy { if case .finished(_, .cancelled("bye"), _) = $0 { true } else { false } })
     }
 
     /// 100,000 noop parts on one slot, in priority order (the scheduler's hot path).

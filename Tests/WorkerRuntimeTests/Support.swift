@@ -83,9 +83,9 @@ final class EventRecorder: Sendable {
 
     func waitFinished(_ key: PartKey, timeout: Duration = .seconds(10)) async throws -> OperationOutcome {
         let events = try await wait("\(key) to finish", timeout: timeout) { events in
-            events.contains { if case .finished(key, _) = $0 { true } else { false } }
+            events.contains { if case .finished(key, _, _) = $0 { true } else { false } }
         }
-        for case .finished(key, let outcome) in events { return outcome }
+        for case .finished(key, let outcome, _) in events { return outcome }
         fatalError("unreachable")
     }
 

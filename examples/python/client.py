@@ -94,6 +94,14 @@ class Client:
     def status(self, ids, run=""):
         return self.request("STATUS", pb.Status(op_ids=ids, run=run, ops=True), "STATUS-REPLY")
 
+    def logs(self, op_id, run="", attempt=0):
+        """(1.5) The stdout/stderr tails the coordinator keeps of each attempt (LogsReply)."""
+        return self.request("LOGS", pb.Logs(op_id=op_id, run=run, attempt=attempt), "LOGS-REPLY")
+
+    def story(self, op_id, run=""):
+        """(1.5) The operation's transitions, oldest first (StoryReply)."""
+        return self.request("STORY", pb.Story(op_id=op_id, run=run), "STORY-REPLY")
+
 
 def outcome_text(outcome):
     which = outcome.WhichOneof("result")

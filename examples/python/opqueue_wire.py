@@ -25,6 +25,8 @@ COMMANDS = {
     0x2C: ("WATCH", pb.Watch), 0x2D: ("EVENT", pb.Events), 0x2E: ("WAIT", pb.Wait),
     0x2F: ("WAIT-REPLY", pb.WaitReply), 0x30: ("ERROR", pb.ErrorReply),
     0x31: ("RUNS", pb.Runs), 0x32: ("RUNS-REPLY", pb.RunsReply),
+    0x33: ("LOGS", pb.Logs), 0x34: ("LOGS-REPLY", pb.LogsReply),
+    0x35: ("STORY", pb.Story), 0x36: ("STORY-REPLY", pb.StoryReply),
 }
 CODE = {name: code for code, (name, _) in COMMANDS.items()}
 

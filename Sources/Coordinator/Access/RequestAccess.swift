@@ -3,7 +3,7 @@ import WireProtocol
 /// Whether a principal may make a request (PROTOCOL.md §12 "Roles"). Pure: what it needs to know about
 /// existing work comes through `queueOf` (an op's queue) and `queuesOfRun` (the queues a run's ops are in).
 ///
-/// Workers' messages need `worker`; reading (STATUS, WHY, RUNS, WORKERS, WATCH, WAIT) needs `view`,
+/// Workers' messages need `worker`; reading (STATUS, WHY, RUNS, WORKERS, WATCH, WAIT, LOGS, STORY) needs `view`,
 /// `submit` or `admin`; SUBMIT, CANCEL and SET-PRIORITY need every queue they touch to be in the
 /// principal's scope; QUEUE (limits, suspension) and cancelling everything need `admin`.
 enum RequestAccess {
@@ -25,7 +25,7 @@ enum RequestAccess {
             return p.has(.worker) ? nil : "key '\(p.name)' may not report on work (it lacks the 'worker' role)"
         case .heartbeat, .disconnect:
             return nil   // workers and watching clients both send them
-        case .status, .why, .runs, .workers, .watch, .wait:
+        case .status, .why, .runs, .workers, .watch, .wait, .logs, .story:
             return p.has(.view) || p.roles.contains(.submit) ? nil : "key '\(p.name)' may not read the coordinator's state (needs 'view', 'submit' or 'admin')"
         case .submit(let s):
             guard p.has(.submit) else { return "key '\(p.name)' may not submit (it lacks the 'submit' role)" }
@@ -50,7 +50,7 @@ enum RequestAccess {
         case .queue(let q):
             return p.roles.contains(.admin) ? nil : "changing queue '\(q.settings.name)' (limit, suspension) needs the 'admin' role"
         case .welcome, .reject, .dispatch, .cancel, .submitReply, .ack, .statusReply, .whyReply,
-             .workersReply, .event, .waitReply, .runsReply, .error:
+             .workersReply, .event, .waitReply, .runsReply, .logsReply, .storyReply, .error:
             return nil   // answered as unexpected by the loop, whoever sends them
         }
     }

@@ -685,6 +685,17 @@ public nonisolated struct WireFinishedRecord: Sendable {
   /// because it finished before the worker's next report; 0 = reported by STARTED, or unknown.
   public var startedAtUs: Int64 = 0
 
+  /// (1.5) The last bytes the part wrote to stdout and stderr (shell ops; a bounded tail per stream,
+  /// opworker --log-tail-bytes), and how many bytes came before each tail and were dropped. The
+  /// coordinator keeps them per attempt for LOGS; they are not journalled.
+  public var stdoutTail: Data = Data()
+
+  public var stderrTail: Data = Data()
+
+  public var stdoutDropped: UInt64 = 0
+
+  public var stderrDropped: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// required
@@ -1806,6 +1817,141 @@ public nonisolated struct WireRunsReply: Sendable {
   public init() {}
 }
 
+/// LOGS (client → coordinator, 1.5): the output the coordinator keeps of an operation's attempts.
+public nonisolated struct WireLogs: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// required: "OP" (resolved in `run`, else the newest retained run that has it) or "RUN/OP"
+  public var opID: String = String()
+
+  public var run: String = String()
+
+  /// 0 = all kept
+  public var attempt: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One finished attempt (one part of it) and its output.
+public nonisolated struct WireAttemptLog: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var attempt: UInt32 = 0
+
+  public var part: UInt32 = 0
+
+  public var workerID: String = String()
+
+  /// "succeeded" | "failed" | "cancelled"
+  public var outcome: String = String()
+
+  /// the tail the worker kept
+  public var stdout: Data = Data()
+
+  public var stderr: Data = Data()
+
+  /// bytes written before the tail
+  public var stdoutDropped: UInt64 = 0
+
+  public var stderrDropped: UInt64 = 0
+
+  public var finishedUs: Int64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct WireLogsReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var opID: String = String()
+
+  public var run: String = String()
+
+  /// oldest first
+  public var attempts: [WireAttemptLog] = []
+
+  /// some were dropped by the store's bound
+  public var evicted: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// STORY (client → coordinator, 1.5): an operation's transitions as the core recorded them.
+public nonisolated struct WireStory: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// required, as in Logs
+  public var opID: String = String()
+
+  public var run: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct WireStoryEntry: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the coordinator input that caused it
+  public var stimulus: UInt64 = 0
+
+  public var atUs: Int64 = 0
+
+  /// submitted, ready, dispatched, started, part_finished, requeued, retry_delay, cancel_requested,
+  /// timed_out, finished, priority
+  public var event: String = String()
+
+  public var part: UInt32 = 0
+
+  public var attempt: UInt32 = 0
+
+  public var workerID: String = String()
+
+  /// outcome, reason, delay, priority
+  public var detail: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct WireStoryReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var opID: String = String()
+
+  public var run: String = String()
+
+  /// oldest first
+  public var entries: [WireStoryEntry] = []
+
+  /// earlier entries were overwritten (the core's story is bounded)
+  public var truncated: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "opqueue.v1"
@@ -2385,7 +2531,7 @@ nonisolated extension WireProgress: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension WireFinishedRecord: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".FinishedRecord"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}part\0\u{1}attempt\0\u{1}succeeded\0\u{1}failed\0\u{1}cancelled\0\u{3}at_us\0\u{3}started_at_us\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}part\0\u{1}attempt\0\u{1}succeeded\0\u{1}failed\0\u{1}cancelled\0\u{3}at_us\0\u{3}started_at_us\0\u{3}stdout_tail\0\u{3}stderr_tail\0\u{3}stdout_dropped\0\u{3}stderr_dropped\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2422,6 +2568,10 @@ nonisolated extension WireFinishedRecord: SwiftProtobuf.Message, SwiftProtobuf._
       }()
       case 7: try { try decoder.decodeSingularInt64Field(value: &self.atUs) }()
       case 8: try { try decoder.decodeSingularInt64Field(value: &self.startedAtUs) }()
+      case 9: try { try decoder.decodeSingularBytesField(value: &self.stdoutTail) }()
+      case 10: try { try decoder.decodeSingularBytesField(value: &self.stderrTail) }()
+      case 11: try { try decoder.decodeSingularUInt64Field(value: &self.stdoutDropped) }()
+      case 12: try { try decoder.decodeSingularUInt64Field(value: &self.stderrDropped) }()
       default: break
       }
     }
@@ -2462,6 +2612,18 @@ nonisolated extension WireFinishedRecord: SwiftProtobuf.Message, SwiftProtobuf._
     if self.startedAtUs != 0 {
       try visitor.visitSingularInt64Field(value: self.startedAtUs, fieldNumber: 8)
     }
+    if !self.stdoutTail.isEmpty {
+      try visitor.visitSingularBytesField(value: self.stdoutTail, fieldNumber: 9)
+    }
+    if !self.stderrTail.isEmpty {
+      try visitor.visitSingularBytesField(value: self.stderrTail, fieldNumber: 10)
+    }
+    if self.stdoutDropped != 0 {
+      try visitor.visitSingularUInt64Field(value: self.stdoutDropped, fieldNumber: 11)
+    }
+    if self.stderrDropped != 0 {
+      try visitor.visitSingularUInt64Field(value: self.stderrDropped, fieldNumber: 12)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2472,6 +2634,10 @@ nonisolated extension WireFinishedRecord: SwiftProtobuf.Message, SwiftProtobuf._
     if lhs.outcome != rhs.outcome {return false}
     if lhs.atUs != rhs.atUs {return false}
     if lhs.startedAtUs != rhs.startedAtUs {return false}
+    if lhs.stdoutTail != rhs.stdoutTail {return false}
+    if lhs.stderrTail != rhs.stderrTail {return false}
+    if lhs.stdoutDropped != rhs.stdoutDropped {return false}
+    if lhs.stderrDropped != rhs.stderrDropped {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4523,6 +4689,301 @@ nonisolated extension WireRunsReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.nowUs != rhs.nowUs {return false}
     if lhs.retained != rhs.retained {return false}
     if lhs.evicted != rhs.evicted {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireLogs: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Logs"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}run\0\u{1}attempt\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.opID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.run) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.opID.isEmpty {
+      try visitor.visitSingularStringField(value: self.opID, fieldNumber: 1)
+    }
+    if !self.run.isEmpty {
+      try visitor.visitSingularStringField(value: self.run, fieldNumber: 2)
+    }
+    if self.attempt != 0 {
+      try visitor.visitSingularUInt32Field(value: self.attempt, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireLogs, rhs: WireLogs) -> Bool {
+    if lhs.opID != rhs.opID {return false}
+    if lhs.run != rhs.run {return false}
+    if lhs.attempt != rhs.attempt {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireAttemptLog: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AttemptLog"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}attempt\0\u{1}part\0\u{3}worker_id\0\u{1}outcome\0\u{1}stdout\0\u{1}stderr\0\u{3}stdout_dropped\0\u{3}stderr_dropped\0\u{3}finished_us\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.part) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.workerID) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.outcome) }()
+      case 5: try { try decoder.decodeSingularBytesField(value: &self.stdout) }()
+      case 6: try { try decoder.decodeSingularBytesField(value: &self.stderr) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.stdoutDropped) }()
+      case 8: try { try decoder.decodeSingularUInt64Field(value: &self.stderrDropped) }()
+      case 9: try { try decoder.decodeSingularInt64Field(value: &self.finishedUs) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.attempt != 0 {
+      try visitor.visitSingularUInt32Field(value: self.attempt, fieldNumber: 1)
+    }
+    if self.part != 0 {
+      try visitor.visitSingularUInt32Field(value: self.part, fieldNumber: 2)
+    }
+    if !self.workerID.isEmpty {
+      try visitor.visitSingularStringField(value: self.workerID, fieldNumber: 3)
+    }
+    if !self.outcome.isEmpty {
+      try visitor.visitSingularStringField(value: self.outcome, fieldNumber: 4)
+    }
+    if !self.stdout.isEmpty {
+      try visitor.visitSingularBytesField(value: self.stdout, fieldNumber: 5)
+    }
+    if !self.stderr.isEmpty {
+      try visitor.visitSingularBytesField(value: self.stderr, fieldNumber: 6)
+    }
+    if self.stdoutDropped != 0 {
+      try visitor.visitSingularUInt64Field(value: self.stdoutDropped, fieldNumber: 7)
+    }
+    if self.stderrDropped != 0 {
+      try visitor.visitSingularUInt64Field(value: self.stderrDropped, fieldNumber: 8)
+    }
+    if self.finishedUs != 0 {
+      try visitor.visitSingularInt64Field(value: self.finishedUs, fieldNumber: 9)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireAttemptLog, rhs: WireAttemptLog) -> Bool {
+    if lhs.attempt != rhs.attempt {return false}
+    if lhs.part != rhs.part {return false}
+    if lhs.workerID != rhs.workerID {return false}
+    if lhs.outcome != rhs.outcome {return false}
+    if lhs.stdout != rhs.stdout {return false}
+    if lhs.stderr != rhs.stderr {return false}
+    if lhs.stdoutDropped != rhs.stdoutDropped {return false}
+    if lhs.stderrDropped != rhs.stderrDropped {return false}
+    if lhs.finishedUs != rhs.finishedUs {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireLogsReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".LogsReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}run\0\u{1}attempts\0\u{1}evicted\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.opID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.run) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.attempts) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.evicted) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.opID.isEmpty {
+      try visitor.visitSingularStringField(value: self.opID, fieldNumber: 1)
+    }
+    if !self.run.isEmpty {
+      try visitor.visitSingularStringField(value: self.run, fieldNumber: 2)
+    }
+    if !self.attempts.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.attempts, fieldNumber: 3)
+    }
+    if self.evicted != false {
+      try visitor.visitSingularBoolField(value: self.evicted, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireLogsReply, rhs: WireLogsReply) -> Bool {
+    if lhs.opID != rhs.opID {return false}
+    if lhs.run != rhs.run {return false}
+    if lhs.attempts != rhs.attempts {return false}
+    if lhs.evicted != rhs.evicted {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireStory: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Story"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}run\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.opID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.run) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.opID.isEmpty {
+      try visitor.visitSingularStringField(value: self.opID, fieldNumber: 1)
+    }
+    if !self.run.isEmpty {
+      try visitor.visitSingularStringField(value: self.run, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireStory, rhs: WireStory) -> Bool {
+    if lhs.opID != rhs.opID {return false}
+    if lhs.run != rhs.run {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireStoryEntry: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".StoryEntry"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}stimulus\0\u{3}at_us\0\u{1}event\0\u{1}part\0\u{1}attempt\0\u{3}worker_id\0\u{1}detail\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.stimulus) }()
+      case 2: try { try decoder.decodeSingularInt64Field(value: &self.atUs) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.event) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.part) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.workerID) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.detail) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.stimulus != 0 {
+      try visitor.visitSingularUInt64Field(value: self.stimulus, fieldNumber: 1)
+    }
+    if self.atUs != 0 {
+      try visitor.visitSingularInt64Field(value: self.atUs, fieldNumber: 2)
+    }
+    if !self.event.isEmpty {
+      try visitor.visitSingularStringField(value: self.event, fieldNumber: 3)
+    }
+    if self.part != 0 {
+      try visitor.visitSingularUInt32Field(value: self.part, fieldNumber: 4)
+    }
+    if self.attempt != 0 {
+      try visitor.visitSingularUInt32Field(value: self.attempt, fieldNumber: 5)
+    }
+    if !self.workerID.isEmpty {
+      try visitor.visitSingularStringField(value: self.workerID, fieldNumber: 6)
+    }
+    if !self.detail.isEmpty {
+      try visitor.visitSingularStringField(value: self.detail, fieldNumber: 7)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireStoryEntry, rhs: WireStoryEntry) -> Bool {
+    if lhs.stimulus != rhs.stimulus {return false}
+    if lhs.atUs != rhs.atUs {return false}
+    if lhs.event != rhs.event {return false}
+    if lhs.part != rhs.part {return false}
+    if lhs.attempt != rhs.attempt {return false}
+    if lhs.workerID != rhs.workerID {return false}
+    if lhs.detail != rhs.detail {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireStoryReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".StoryReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}run\0\u{1}entries\0\u{1}truncated\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.opID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.run) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.entries) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.truncated) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.opID.isEmpty {
+      try visitor.visitSingularStringField(value: self.opID, fieldNumber: 1)
+    }
+    if !self.run.isEmpty {
+      try visitor.visitSingularStringField(value: self.run, fieldNumber: 2)
+    }
+    if !self.entries.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.entries, fieldNumber: 3)
+    }
+    if self.truncated != false {
+      try visitor.visitSingularBoolField(value: self.truncated, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireStoryReply, rhs: WireStoryReply) -> Bool {
+    if lhs.opID != rhs.opID {return false}
+    if lhs.run != rhs.run {return false}
+    if lhs.entries != rhs.entries {return false}
+    if lhs.truncated != rhs.truncated {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,27 @@
+import SwiftProtobuf
+
+extension Message {
+    /// The body in protobuf's JSON mapping with the schema's field names (`snake_case`), as docs/HTTP.md
+    /// describes: 64-bit integers as strings, bytes as base64, fields at their default left out. "{}"
+    /// for an empty body.
+    public var jsonBody: String {
+        var options = JSONEncodingOptions()
+        options.preserveProtoFieldNames = true
+        func json<M: SwiftProtobuf.Message>(_ m: M) -> String { (try? m.jsonString(options: options)) ?? "{}" }
+        switch self {
+        case .logs(let m): return json(m)
+        case .logsReply(let m): return json(m)
+        case .story(let m): return json(m)
+        case .storyReply(let m): return json(m)
+        case .status(let m): return json(m)
+        case .statusReply(let m): return json(m)
+        case .why(let m): return json(m)
+        case .whyReply(let m): return json(m)
+        case .runs(let m): return json(m)
+        case .runsReply(let m): return json(m)
+        case .workersReply(let m): return json(m)
+        case .error(let m): return json(m)
+        default: return json(WireHeartbeat())   // not needed as JSON so far
+        }
+    }
+}
