@@ -26,6 +26,13 @@ struct Routes: HTTPHandler {
             case "/api/op":
                 guard let id = q["id"], !id.isEmpty else { return Self.error(.badRequest, "give ?id=RUN/OP", code: "INVALID_ARGUMENT") }
                 return Self.json(try await op(id))
+            case "/api/story":
+                guard let id = q["id"], !id.isEmpty else { return Self.error(.badRequest, "give ?id=RUN/OP", code: "INVALID_ARGUMENT") }
+                return Self.json(JSONText.of(try await story(id)))
+            case "/api/logs":
+                guard let id = q["id"], !id.isEmpty else { return Self.error(.badRequest, "give ?id=RUN/OP", code: "INVALID_ARGUMENT") }
+                guard let attempt = UInt32(q["attempt"] ?? "0") else { return Self.error(.badRequest, "attempt must be a number", code: "INVALID_ARGUMENT") }
+                return Self.json(JSONText.of(try await logs(id, attempt: attempt)))
             case "/healthz": return HTTPResponse(statusCode: .ok, body: Data("ok\n".utf8))
             default:
                 if let page = Pages.file(request.path) {
@@ -109,7 +116,24 @@ struct Routes: HTTPHandler {
         guard case .statusReply(let st) = try await reader.ask(.status(s)) else { throw ClientError.malformedReply(.status, "unexpected reply") }
         if st.ops.isEmpty { throw ClientError.server(.notFound, "no operation \(id)") }
         guard case .whyReply(let why) = try await reader.ask(.why(w)) else { throw ClientError.malformedReply(.why, "unexpected reply") }
-        return JSONText.object([("status", JSONText.of(st)), ("why", JSONText.of(why))])
+        let story = try await story(id), logs = try await logs(id, attempt: 0)
+        return JSONText.object([("status", JSONText.of(st)), ("why", JSONText.of(why)),
+                                ("story", JSONText.of(story)), ("logs", JSONText.of(logs))])
+    }
+
+    func story(_ id: String) async throws -> WireStoryReply {
+        var m = WireStory()
+        m.opID = id
+        guard case .storyReply(let r) = try await reader.ask(.story(m)) else { throw ClientError.malformedReply(.story, "unexpected reply") }
+        return r
+    }
+
+    func logs(_ id: String, attempt: UInt32) async throws -> WireLogsReply {
+        var m = WireLogs()
+        m.opID = id
+        m.attempt = attempt
+        guard case .logsReply(let r) = try await reader.ask(.logs(m)) else { throw ClientError.malformedReply(.logs, "unexpected reply") }
+        return r
     }
 
     static let states: [String: WireOpState] = [

@@ -112,7 +112,11 @@ import WireProtocol
         #expect(status?["total_operations"] as? String == "\(try c.statusReply().totalOperations)")
         let ops1 = try Self.get(base + "/api/ops?run=test&spec=1&limit=2")
         #expect(ops1.body.contains(#""after":["n0"]"#) || ops1.body.contains(#""id":"n0""#))
-        #expect(try Self.get(base + "/api/op?id=test/n1").body.contains(#""after":["n0"]"#))
+        let page = try Self.get(base + "/api/op?id=test/n1").body
+        #expect(page.contains(#""after":["n0"]"#))
+        #expect(page.contains(#""story":{"#) && page.contains(#""event":"dispatched""#))
+        #expect(try Self.get(base + "/api/story?id=test/f0").body.contains(#""event":"finished""#))
+        #expect(try Self.get(base + "/api/logs?id=test/nope").status == 404)
         #expect(try Self.get(base + "/api/op?id=test/nope").status == 404)
         #expect(try Self.get(base + "/api/ops?state=bogus").status == 400)
         #expect(try Self.get(base + "/api/ops", method: "POST").status == 405)
