@@ -81,6 +81,33 @@ func runE2EBench(quick: Bool, peers: Bool) -> [BenchResult] {
     }
     let prefetch = best?.prefetch ?? prefetches.first ?? 64
 
+    // http (issue 15): independent with the HTTP side off, and on with a dashboard's load on it
+    // (scripts/dashboard-load.py), alternating, `$OPQ_E2E_HTTP_ROUNDS` pairs (default 2; 0 skips).
+    let httpRounds = Int(env["OPQ_E2E_HTTP_ROUNDS"] ?? "") ?? (quick ? 1 : 2)
+    if wanted("http") && httpRounds > 0 {
+        var rows: [BenchResult] = []
+        for _ in 0..<httpRounds {
+            for on in [false, true] {
+                do {
+                    let port = try freeTCPPort()
+                    let args = on ? ["--http", "127.0.0.1:\(port)"] : ["--http", "off"]
+                    let cluster = try E2ECluster(slots: slots, prefetch: prefetch, journal: withJournal, coordinatorArgs: args)
+                    defer { cluster.stop() }
+                    let load = on ? try cluster.startDashboardLoad("http://127.0.0.1:\(port)") : nil
+                    var r = try independent(cluster, n: sizes.independent, prefetch: prefetch, budget: sizes.budget)
+                    r.name = "independent_http"
+                    r.flags = [("journal", withJournal), ("http", on)]
+                    if let load { r.note = "dashboard load: " + cluster.stopDashboardLoad(load) }
+                    rows.append(r)
+                } catch {
+                    note("independent_http", "http \(on ? "on" : "off"): failed: \(error)")
+                }
+            }
+        }
+        results += rows
+        results += httpRatio(rows)
+    }
+
     // chain per journal mode; layered and cancel on the first mode's cluster, with the best prefetch.
     var chainHopP50 = Double.nan
     for (k, mode) in modes.enumerated() {
@@ -132,6 +159,37 @@ func runE2EBench(quick: Bool, peers: Bool) -> [BenchResult] {
     if curveToo { results += curveRatios(results, journal: withJournal) }
     if peers && wanted("peers") { results += peerResults(ours: results, quick: quick, sizes: sizes) }
     return results
+}
+
+/// The HTTP side's cost in this run: independent throughput with a dashboard's load over without, the
+/// median of the pairs. Target (issue 15): ≥ 0.95.
+func httpRatio(_ rows: [BenchResult]) -> [BenchResult] {
+    let on = rows.filter { $0.flags.contains { $0.0 == "http" && $0.1 } }.compactMap { $0["ops_per_s"] }
+    let off = rows.filter { $0.flags.contains { $0.0 == "http" && !$0.1 } }.compactMap { $0["ops_per_s"] }
+    let ratios = zip(on, off).map { $0 / $1 }.sorted()
+    guard !ratios.isEmpty else { return [] }
+    let median = ratios.count % 2 == 1 ? ratios[ratios.count / 2] : (ratios[ratios.count / 2 - 1] + ratios[ratios.count / 2]) / 2
+    var fields: [(String, Double)] = [("ratio", (median * 100).rounded() / 100)]
+    for (k, r) in ratios.enumerated() { fields.append(("pair\(k + 1)", (r * 1000).rounded() / 1000)) }
+    return [BenchResult(suite: "e2e", name: "http_ratio", fields: fields,
+                        note: "independent ops/s with the HTTP side on and a dashboard's load / off, median of \(ratios.count) pairs; target ≥ 0.95: \(median >= 0.95 ? "met" : "missed")")]
+}
+
+/// A TCP port nobody listens on now (the kernel's pick for port 0).
+func freeTCPPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw E2EError("socket: \(errno)") }
+    defer { close(fd) }
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    addr.sin_port = 0
+    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &addr) { p in
+        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
+    }
+    guard bound else { throw E2EError("bind: \(errno)") }
+    return Int(UInt16(bigEndian: addr.sin_port))
 }
 
 /// CURVE's cost in this run: independent throughput (same prefetch) and chain hop p50, with keys over
@@ -539,7 +597,9 @@ final class E2ECluster {
             workerKeyArgs = ["--key", k + "/worker.key", "--coordinator-key", k + "/coordinator.key.pub"]
             clientKeys = CurveClientKeys(keys: admin, server: coordinatorKey.publicKeyValue)
         }
-        self.coordinatorArgs = state + keyArgs + coordinatorArgs
+        // The HTTP side only where a row asks for it (`--http`), so the other rows compare with earlier runs.
+        let http = coordinatorArgs.contains("--http") ? [] : ["--http", "off"]
+        self.coordinatorArgs = state + keyArgs + http + coordinatorArgs
         coordinator = try Self.launch(bin + "/opcoord", ["--bind", "tcp://127.0.0.1:*", "--endpoint-file", endpointFile,
                                                          "--log-level", "warning"] + self.coordinatorArgs,
                                       log: dir.appendingPathComponent("opcoord.log"))
@@ -591,6 +651,27 @@ final class E2ECluster {
         coordinatorStarts += 1
         coordinator = try Self.launch(Self.binDirectory + "/opcoord", ["--bind", endpoint, "--log-level", logLevel] + coordinatorArgs,
                                       log: dir.appendingPathComponent("opcoord-\(coordinatorStarts).log"))
+    }
+
+    /// scripts/dashboard-load.py against the HTTP side at `base`, once it answers (bounded wait).
+    func startDashboardLoad(_ base: String) throws -> Process {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts/dashboard-load.py").path
+        let deadline = Date().addingTimeInterval(10)
+        while (try? String(contentsOf: URL(string: base + "/healthz")!, encoding: .utf8)) != "ok\n" {
+            if Date() > deadline { throw E2EError("the HTTP side at \(base) did not answer within 10 s") }
+            usleep(50_000)
+        }
+        return try Self.launch("/usr/bin/python3", [script, base, "600"], log: dir.appendingPathComponent("dashboard-load.log"))
+    }
+
+    /// Stops the load (SIGINT: it prints its counts) and returns what it printed.
+    func stopDashboardLoad(_ p: Process) -> String {
+        kill(p.processIdentifier, SIGINT)
+        p.waitUntilExit()
+        E2EChildren.remove(p.processIdentifier)
+        return ((try? String(contentsOf: dir.appendingPathComponent("dashboard-load.log"), encoding: .utf8)) ?? "")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Bytes in the coordinator's state directory (0 when it runs --ephemeral).
