@@ -8,6 +8,17 @@ def main():
     base = sys.argv[1].rstrip("/")
     seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 600
     rounds = failures = 0
+    deadline = time.monotonic() + 10
+    while True:   # the HTTP side may still be starting
+        try:
+            urllib.request.urlopen(base + "/healthz", timeout=2).read()
+            break
+        except Exception:
+            if time.monotonic() > deadline:
+                print("the HTTP side did not answer within 10 s", flush=True)
+                sys.exit(1)
+            time.sleep(0.05)
+    print("ready", flush=True)
     until = time.monotonic() + seconds
     try:
         while time.monotonic() < until:

@@ -657,12 +657,17 @@ final class E2ECluster {
     func startDashboardLoad(_ base: String) throws -> Process {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("scripts/dashboard-load.py").path
-        let deadline = Date().addingTimeInterval(10)
-        while (try? String(contentsOf: URL(string: base + "/healthz")!, encoding: .utf8)) != "ok\n" {
-            if Date() > deadline { throw E2EError("the HTTP side at \(base) did not answer within 10 s") }
-            usleep(50_000)
+        let log = dir.appendingPathComponent("dashboard-load.log")
+        let p = try Self.launch("/usr/bin/python3", [script, base, "600"], log: log)
+        let deadline = Date().addingTimeInterval(15)
+        while !((try? String(contentsOf: log, encoding: .utf8)) ?? "").hasPrefix("ready") {
+            if !p.isRunning || Date() > deadline {
+                _ = stopDashboardLoad(p)
+                throw E2EError("the dashboard load did not start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+            }
+            usleep(20_000)
         }
-        return try Self.launch("/usr/bin/python3", [script, base, "600"], log: dir.appendingPathComponent("dashboard-load.log"))
+        return p
     }
 
     /// Stops the load (SIGINT: it prints its counts) and returns what it printed.
@@ -670,8 +675,8 @@ final class E2ECluster {
         kill(p.processIdentifier, SIGINT)
         p.waitUntilExit()
         E2EChildren.remove(p.processIdentifier)
-        return ((try? String(contentsOf: dir.appendingPathComponent("dashboard-load.log"), encoding: .utf8)) ?? "")
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = (try? String(contentsOf: dir.appendingPathComponent("dashboard-load.log"), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").last.map(String.init) ?? 
     }
 
     /// Bytes in the coordinator's state directory (0 when it runs --ephemeral).
