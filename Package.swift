@@ -3,7 +3,7 @@ import PackageDescription
 
 // Rule numbers in comments (S1–S17, A1–A10) are those of docs/SEMANTICS.md, the behaviour contract.
 // Layers (dependencies point down only; see docs/ARCHITECTURE.md):
-//   executables  opcoord, opworker, opctl, opbench, oploadtest
+//   executables  opcoord, opworker, opctl (the product); Sources/Tools: opbench, oploadtest, apibench
 //   shells       Coordinator (+ Journal, its state on disk; HTTPFront, its read-only web side), WorkerAgent, OpClient
 //   runtime      WorkerRuntime, OpSpec
 //   wire         WireProtocol (protobuf), ZeroMQ (over CZeroMQ)
@@ -83,11 +83,11 @@ var targets: [Target] = [
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
     ]),
 
-    // Benchmarks (scripts/bench).
+    // Tools, apart from the product (Sources/Tools): benchmarks (scripts/bench), load tests.
     .executableTarget(name: "opbench", dependencies: [
         "SchedulerCore", "ZeroMQ", "WireProtocol", "WorkerRuntime", "OpSpec", "OpClient",
         .product(name: "DequeModule", package: "swift-collections"),
-    ]),
+    ], path: "Sources/Tools/opbench"),
 
     // Load tests against a running cluster, and many simulated workers in one process (scripts/loadtest).
     .executableTarget(name: "oploadtest", dependencies: [
@@ -95,10 +95,10 @@ var targets: [Target] = [
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "HeapModule", package: "swift-collections"),
         .product(name: "Histogram", package: "hdrhistogram-swift"),
-    ]),
+    ], path: "Sources/Tools/oploadtest"),
 
     // The Swift API against Foundation's OperationQueue (`scripts/bench api`, docs/BENCHMARKS.md).
-    .executableTarget(name: "apibench", dependencies: ["DistributedOperationQueue"]),
+    .executableTarget(name: "apibench", dependencies: ["DistributedOperationQueue"], path: "Sources/Tools/apibench"),
 
     // examples/ImagePipeline: a worker with `download` and `sepia` handlers, and a client.
     .executableTarget(name: "imagepipeline-worker", dependencies: [

@@ -1,4 +1,4 @@
-/* The floor for the transport benchmark: the same workloads as Sources/opbench/StreamBench.swift,
+/* The floor for the transport benchmark: the same workloads as Sources/Tools/opbench/StreamBench.swift,
  * written directly against libzmq's C API.
  *
  *   cc -O2 -o zmq_floor zmq_floor.c -lzmq -lpthread

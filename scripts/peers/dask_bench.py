@@ -9,7 +9,7 @@ Prints one JSON object per workload per line ({"framework", "name", figures…, 
 computed from what finished by then (ops/s = finished / elapsed) and the note says so. The whole
 script is bounded too (a watchdog shuts the cluster down and exits).
 
-Workloads (same shapes as Sources/opbench/E2EBench.swift):
+Workloads (same shapes as Sources/Tools/opbench/E2EBench.swift):
   independent  N no-op tasks, all submitted, then waited for; ops/s from the first submit to the last result.
   chain        N tasks, each taking the previous one's result. Each task returns (start, end) wall-clock
                times taken inside the task; hop = end(i) - end(i-1) (finished to finished, as ours), and
