@@ -134,6 +134,11 @@ def greedy():
                     count("greedy_taken_back")
             if fin.records:
                 s.send_multipart(encode("FINISHED", fin))
+        elif name == "WELCOME":
+            # A new session: whatever an earlier one held was taken back with it (a HELLO that lists no
+            # running parts), so it no longer counts. Two DISCONNECTs in a row (one per message it sent
+            # while lost) mean two HELLOs: the first session's dispatches arrive before the second WELCOME.
+            held.clear()
         elif name == "DISCONNECT":
             # Declared lost (a starved thread on a loaded machine misses heartbeats): a greedy peer
             # registers again and goes on being greedy, as the real one would.
