@@ -8,7 +8,7 @@ import WorkerRuntime
 /// reattach them instead of running them again.
 ///
 /// A pure state machine (no sockets, clocks or threads; times are inputs, µs on the worker's monotonic
-/// clock): `WorkerSession` feeds it one input per event and sends what it answers.
+/// clock): `SessionMachine` feeds it one input per event and sends what it answers.
 struct HeldParts {
     struct Limits: Sendable {
         /// Finished records kept for, and listed in, a HELLO (the newest; older ones are dropped).

@@ -41,36 +41,26 @@ public final class WorkerAgent: Sendable {
     /// which retrying would not fix. Parts outlive a session that is lost (PROTOCOL.md §7.4); they are
     /// cancelled when the worker stops or is rejected.
     public func run() throws {
-        var backoff = config.reconnectMinMs
-        var held = HeldParts(capacity: config.slots + config.prefetch)
+        var machine = SessionMachine(config: config, kinds: kinds)
         defer {
             // Stopped between sessions (or a session threw): nothing will report these parts.
-            let keys = held.dropAll()
+            let keys = machine.abandon()
             if !keys.isEmpty { cancelLocally(keys, reason: "worker shutting down") }
         }
         while !stopping.load(ordering: .relaxed) {
             let session = try WorkerSession(agent: self)
-            let end = try session.run(holding: &held)
+            let end = try session.run(&machine)
             session.close()
             switch end {
             case .stopped:
                 return
             case .rejected(let reason):
                 throw WorkerError.rejected(reason)
-            case .lost(let reason, let wasRegistered):
-                if wasRegistered { backoff = config.reconnectMinMs }
-                // Holding work, it reconnects within a second whatever came before: a restarted coordinator
-                // waits for it only so long before it runs that work again (PROTOCOL.md §7.4).
-                let wait = held.isEmpty && held.finishedKept == 0 ? backoff : min(backoff, Self.holdingBackoffMaxMs)
-                logger.warning("session ended: \(reason); reconnecting in \(wait) ms")
+            case .reconnect(let wait):
                 pause(milliseconds: wait)
-                backoff = min(config.reconnectMaxMs, backoff * 2)
             }
         }
     }
-
-    /// The longest pause between sessions while the worker holds parts or unreported outcomes.
-    static let holdingBackoffMaxMs = 1000
 
     /// Cancels these parts in the local queue (each (op, attempt) once).
     func cancelLocally(_ keys: [PartKey], reason: String) {
