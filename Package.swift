@@ -123,6 +123,8 @@ var targets: [Target] = [
     ]),
     // The client shell's pure values (opctl watch's model and screen), without sockets or a terminal.
     .testTarget(name: "OpClientTests", dependencies: ["OpClient", "WireProtocol"]),
+    // The Swift API's state values (operation, queue, connection thread) and its setters' failures, without sockets.
+    .testTarget(name: "DistributedOperationQueueTests", dependencies: ["DistributedOperationQueue", "WireProtocol"]),
     // The generated dashboard assets match Sources/DashboardPage/web/ and load nothing from elsewhere.
     .testTarget(name: "DashboardPageTests", dependencies: ["DashboardPage"]),
     // The journal's codec, on-disk format, recovery rules and writer (temporary directories; tmpfs as root).

@@ -18,6 +18,11 @@ public final class RemoteCoordinator: Sendable {
     let engine: Engine
 
     /// Connects and subscribes to events; throws when the coordinator does not answer within `timeout`.
+    ///
+    /// Blocks the calling thread while the connection thread connects: until the coordinator has answered
+    /// the WATCH request, at most about `timeout` (10 s by default) when nothing answers; then it throws
+    /// `RemoteOperationError.connection`. From async code, `connect(…)` waits without blocking a thread.
+    ///
     /// `fetchResults`: fetch each succeeded operation's result bytes before it is reported finished
     /// (one STATUS per batch of events in which some of this client's operations succeeded); turn off when
     /// results are not needed. `curve`: this client's keys for a coordinator with keys (PROTOCOL.md §12),
@@ -26,8 +31,24 @@ public final class RemoteCoordinator: Sendable {
     public init(endpoint: String = CoordinatorConnection.defaultEndpoint, timeout: Duration = .seconds(10),
                 fetchResults: Bool = true, curve: CurveClientKeys? = nil) throws {
         let keys = try curve ?? ClientKeys.resolve(key: nil, coordinatorKey: nil)
-        engine = try Engine(endpoint: endpoint, timeout: timeout, fetchResults: fetchResults, curve: keys)
+        engine = Engine(endpoint: endpoint, fetchResults: fetchResults)
+        engine.start(timeout: timeout, curve: keys)
+        try engine.waitStarted()
     }
+
+    /// `init(endpoint:timeout:fetchResults:curve:)` without blocking the caller's thread: suspends until
+    /// the coordinator has answered (at most about `timeout`), then returns the connected coordinator.
+    public static func connect(endpoint: String = CoordinatorConnection.defaultEndpoint, timeout: Duration = .seconds(10),
+                               fetchResults: Bool = true, curve: CurveClientKeys? = nil) async throws -> RemoteCoordinator {
+        let keys = try curve ?? ClientKeys.resolve(key: nil, coordinatorKey: nil)
+        let engine = Engine(endpoint: endpoint, fetchResults: fetchResults)
+        engine.start(timeout: timeout, curve: keys)
+        try await engine.started()
+        return RemoteCoordinator(engine: engine)
+    }
+
+    /// Around an engine (started, or never started: then every request throws `closed`; tests use that).
+    init(engine: Engine) { self.engine = engine }
 
     deinit { engine.stop() }
 
@@ -68,84 +89,91 @@ public enum RemoteOperationError: Error, CustomStringConvertible, Equatable {
     }
 }
 
-/// The background thread and what only it touches (guarded by mutexes because the class is shared).
+/// The background thread and the state shared with it (one `EngineState` under one lock).
 final class Engine: Sendable {
-    typealias Command = @Sendable (CoordinatorConnection?) -> Void
+    typealias Command = EngineState.Command
 
     let endpoint: String
     let fetchResults: Bool
+    let state = StateLock(EngineState(run: Batcher.uniqueRunName(prefix: "api-")))
+    /// Completion blocks, waiter wake-ups and queue bookkeeping, in finish order.
+    let callbacks = DispatchQueue(label: "opqueue.remote.callbacks")
+    private let threadName = "opqueue.remote-\(UUID().uuidString.prefix(8))"
+
     /// The run this client's operations join (docs/GRAPHS.md, "Runs"): one per coordinator connection,
     /// created by its first submit. Ids are unique within it; other runs' events are ignored.
-    var run: String { runName.withLock { $0 } }
-    private let runName = Mutex(Batcher.uniqueRunName(prefix: "api-"))
+    var run: String { state.withLock { $0.run } }
 
     /// The coordinator evicted this client's run (it finished and outlived the retention while the
     /// client was idle): later operations go to a new run. Nothing of the old one is unfinished.
-    func startNewRun() { runName.withLock { $0 = Batcher.uniqueRunName(prefix: "api-") } }
-    /// Completion blocks, waiter wake-ups and queue bookkeeping, in finish order.
-    let callbacks = DispatchQueue(label: "opqueue.remote.callbacks")
-    private let commands = Mutex<(list: [Command], stopped: Bool)>(([], false))
-    /// Unfinished submitted operations by id.
-    private let table = Mutex<[String: RemoteOperation]>([:])
-    private let done = DispatchSemaphore(value: 0)
-    private let stopOnce = Mutex(false)
-    private let threadName = "opqueue.remote-\(UUID().uuidString.prefix(8))"
+    func startNewRun() { state.withLock { $0.run = Batcher.uniqueRunName(prefix: "api-") } }
 
-    init(endpoint: String, timeout: Duration, fetchResults: Bool, curve: CurveClientKeys?) throws {
+    /// Not started: requests throw `closed` until `start`.
+    init(endpoint: String, fetchResults: Bool) {
         self.endpoint = endpoint
         self.fetchResults = fetchResults
-        let started = DispatchSemaphore(value: 0)
-        let startError = Mutex<String?>(nil)
+    }
+
+    /// Starts the connection thread; `waitStarted` or `started` tell how the connect went.
+    func start(timeout: Duration, curve: CurveClientKeys?) {
+        state.withLock { $0.starting() }
+        let endpoint = endpoint
         let thread = Thread { [self] in
             let connection: CoordinatorConnection
             do {
                 connection = try CoordinatorConnection(endpoint: endpoint, timeout: timeout, curve: curve)
                 try connection.watch(progress: true)
             } catch {
-                startError.withLock { $0 = "\(error)" }
-                started.signal()
-                done.signal()
+                let text = "\(error)"
+                let waiters = state.withLock { $0.started(error: text) }
+                for w in waiters { w.resume(throwing: RemoteOperationError.connection(text)) }
+                _ = state.withLock { $0.ended() }
                 return
             }
-            started.signal()
+            let waiters = state.withLock { $0.started(error: nil) }
+            for w in waiters { w.resume() }
             run(connection)
-            done.signal()
         }
         thread.name = threadName
         thread.start()
-        started.wait()
-        if let e = startError.withLock({ $0 }) {
-            commands.withLock { $0.stopped = true }
-            stopOnce.withLock { $0 = true }
-            throw RemoteOperationError.connection(e)
+    }
+
+    /// Blocks until the thread has connected (the connection's own timeout bounds this); throws if it could not.
+    func waitStarted() throws {
+        let error = state.wait { $0.startError }!
+        if let error { throw RemoteOperationError.connection(error) }
+    }
+
+    func started() async throws {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+            let error = state.withLock { s -> String?? in s.addStartWaiter(c) ? nil : s.startError }
+            switch error {
+            case nil: break                        // kept: resumed by the thread
+            case .some(nil): c.resume()
+            case .some(.some(let text)): c.resume(throwing: RemoteOperationError.connection(text))
+            }
         }
     }
 
     /// Ends the thread; waits for it unless called on it (the last reference to a queue can be dropped there).
     func stop() {
-        let first = stopOnce.withLock { s -> Bool in defer { s = true }; return !s }
-        guard first else { return }
-        commands.withLock { $0.stopped = true }
-        if Thread.current.name != threadName { done.wait() }
+        guard state.withLock({ $0.stop() }) else { return }
+        if Thread.current.name != threadName { _ = state.wait { $0.phase == .ended ? () : nil } }
     }
 
     /// Runs `body` on the connection thread and returns its result (blocking the caller).
     func perform<T: Sendable>(_ body: @escaping @Sendable (CoordinatorConnection) throws -> T) throws -> T {
-        let result = Mutex<Result<T, any Error>?>(nil)
-        let finished = DispatchSemaphore(value: 0)
-        let accepted = commands.withLock { c -> Bool in
-            guard !c.stopped else { return false }
-            c.list.append { connection in
-                let r: Result<T, any Error> = if let connection { Result { try body(connection) } } else { .failure(RemoteOperationError.closed) }
-                result.withLock { $0 = r }
-                finished.signal()
+        let token = state.withLock { s in
+            s.enqueue { token in
+                { [self] connection in
+                    let r: Result<any Sendable, any Error> = if let connection { Result { try body(connection) } } else { .failure(RemoteOperationError.closed) }
+                    state.withLock { $0.reply(token, r) }
+                }
             }
-            return true
         }
-        guard accepted else { throw RemoteOperationError.closed }
-        finished.wait()
-        switch result.withLock({ $0 })! {
-        case .success(let v): return v
+        guard let token else { throw RemoteOperationError.closed }
+        switch state.wait({ $0.replies.removeValue(forKey: token) })! {
+        case .success(let v): return v as! T
         case .failure(let e as RemoteOperationError): throw e
         case .failure(let e): throw RemoteOperationError.connection("\(e)")
         }
@@ -160,33 +188,20 @@ final class Engine: Sendable {
         }
     }
 
-    /// Operations added before one of their dependencies, each with its queue (kept alive meanwhile).
-    private let parked = Mutex<[(op: RemoteOperation, queue: RemoteOperationQueue)]>([])
-
     func park(_ ops: [RemoteOperation], in queue: RemoteOperationQueue) {
         guard !ops.isEmpty else { return }
         for op in ops { op.fields.withLock { $0.parkedOn = self } }
-        parked.withLock { list in for op in ops { list.append((op, queue)) } }
+        state.withLock { $0.park(ops, in: queue) }
     }
 
     /// Takes `op` out of the waiting list; false when it was not (any more) in it.
-    func unpark(_ op: RemoteOperation) -> Bool {
-        parked.withLock { list in
-            guard let i = list.firstIndex(where: { $0.op === op }) else { return false }
-            list.remove(at: i)
-            return true
-        }
-    }
+    func unpark(_ op: RemoteOperation) -> Bool { state.withLock { $0.unpark(op) } }
 
     /// Sends every waiting operation whose dependencies are now all on the coordinator (in rounds, so a
     /// chain of waiting operations goes out in order). Called by the thread that added or cancelled.
     func releaseParked() {
         while true {
-            let round = parked.withLock { list -> [(op: RemoteOperation, queue: RemoteOperationQueue)] in
-                let ready = list.filter { e in e.op.dependencies.allSatisfy(\.isSentOrLocal) }
-                list.removeAll { e in ready.contains { $0.op === e.op } }
-                return ready
-            }
+            let round = state.withLock { $0.takeParked { op in op.dependencies.allSatisfy(\.isSentOrLocal) } }
             if round.isEmpty { return }
             var groups: [(queue: RemoteOperationQueue, ops: [RemoteOperation])] = []
             for e in round {
@@ -198,8 +213,7 @@ final class Engine: Sendable {
                     try g.queue.submit(g.ops)
                 } catch {
                     for op in g.ops {
-                        op.fields.withLock { $0.engine = self }
-                        op.fields.withLock { $0.local = true }
+                        op.fields.withLock { $0.engine = self; $0.local = true }
                         op.update(state: .finished, authoritative: true, cancelled: false, outcome: .failed("could not be sent: \(error)"),
                                   fraction: nil, worker: "", attempt: 0)
                     }
@@ -208,8 +222,8 @@ final class Engine: Sendable {
         }
     }
 
-    func register(_ ops: [RemoteOperation]) { table.withLock { t in for o in ops { t[o.id] = o } } }
-    func unregister(_ ops: [RemoteOperation]) { table.withLock { t in for o in ops { t[o.id] = nil } } }
+    func register(_ ops: [RemoteOperation]) { state.withLock { $0.register(ops) } }
+    func unregister(_ ops: [RemoteOperation]) { state.withLock { $0.unregister(ops) } }
 
     // MARK: the connection thread
 
@@ -221,7 +235,7 @@ final class Engine: Sendable {
         // outage are lost.
         var losses = 0
         while true {
-            let (list, stopped) = commands.withLock { c in defer { c.list = [] }; return (c.list, c.stopped) }
+            let (list, stopped) = state.withLock { $0.takeCommands() }
             for command in list { command(connection) }
             if stopped { break }
             do {
@@ -250,11 +264,10 @@ final class Engine: Sendable {
                 usleep(10_000)
             }
         }
-        // Anything queued after the stop is answered with `closed`.
-        let rest = commands.withLock { c in defer { c.list = [] }; return c.list }
+        // Anything queued after the stop is answered with `closed`. After `close()` no event arrives:
+        // unfinished operations stop holding the coordinator (no lasting cycle), released after the lock.
+        let (rest, unfinished) = state.withLock { $0.ended() }
         for command in rest { command(nil) }
-        // After `close()` no event arrives: unfinished operations stop holding the coordinator (no lasting cycle).
-        let unfinished = table.withLock { t in defer { t = [:] }; return Array(t.values) }
         let held = unfinished.map { op in op.fields.withLock { f in defer { f.coordinator = nil }; return f.coordinator } }
         _ = held
     }
@@ -295,7 +308,7 @@ final class Engine: Sendable {
     private func apply(_ events: [WireEvent], _ connection: CoordinatorConnection) {
         let current = run
         let events = events.filter { $0.run == current }
-        let tracked = table.withLock { t in Set(events.compactMap { t[$0.opID] != nil ? $0.opID : nil }) }
+        let tracked = state.withLock { s in Set(events.compactMap { s.table[$0.opID] != nil ? $0.opID : nil }) }
         guard !tracked.isEmpty else { return }
         var fetched: [String: WireOpStatus] = [:]
         if fetchResults {
@@ -307,14 +320,14 @@ final class Engine: Sendable {
             if !succeeded.isEmpty { fetched = results(succeeded, connection).found }
         }
         for e in events {
-            guard let op = table.withLock({ $0[e.opID] }) else { continue }
+            guard let op = state.withLock({ $0.table[e.opID] }) else { continue }
             var outcome: OperationOutcome?
             var state: RemoteOperation.State? = RemoteOperation.State(e.state)
             if e.state == .finished && !e.hasOutcome {
                 state = nil               // the `cancelled` event of an op that finishes with the next event
             } else if e.state == .finished {
                 outcome = Self.outcome(fetched[e.opID]?.outcome ?? e.outcome)
-                table.withLock { $0[e.opID] = nil }
+                self.state.withLock { $0.table[e.opID] = nil }
             }
             op.update(state: state, authoritative: true, cancelled: e.cancelled, outcome: outcome,
                       fraction: e.fraction > 0 ? e.fraction : nil, worker: e.workerID, attempt: Int(e.attempt))
@@ -325,23 +338,23 @@ final class Engine: Sendable {
     /// does not know then was lost with it (it restarted without a journal): it finishes as failed, so
     /// nothing waits for it forever.
     private func resync(_ connection: CoordinatorConnection, afterReconnect: Bool = false) {
-        let ids = table.withLock { Array($0.keys) }
+        let ids = state.withLock { Array($0.table.keys) }
         guard !ids.isEmpty else { return }
         let (found, notFound) = results(ids, connection)
         if afterReconnect {
             for id in notFound {
-                guard let op = table.withLock({ $0.removeValue(forKey: id) }) else { continue }
+                guard let op = state.withLock({ $0.table.removeValue(forKey: id) }) else { continue }
                 op.update(state: .finished, authoritative: true, cancelled: false,
                           outcome: .failed("the coordinator at \(endpoint) restarted and no longer knows this operation; its outcome is unknown"),
                           fraction: nil, worker: "", attempt: 0)
             }
         }
         for (id, s) in found {
-            guard let op = table.withLock({ $0[id] }) else { continue }
+            guard let op = state.withLock({ $0.table[id] }) else { continue }
             var outcome: OperationOutcome?
             if s.state == .finished {
                 outcome = Self.outcome(s.outcome)
-                table.withLock { $0[id] = nil }
+                state.withLock { $0.table[id] = nil }
             }
             op.update(state: RemoteOperation.State(s.state), authoritative: false, cancelled: s.cancelled, outcome: outcome,
                       fraction: nil, worker: s.workerID, attempt: Int(s.attempts))

@@ -56,33 +56,8 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
     public let requiredTags: [String]
     let isBarrier: Bool
 
-    struct Fields {
-        var name: String?
-        var priority: OperationPriority = .normal
-        var qos: OperationQoS?
-        var dependencies: [RemoteOperation] = []
-        var completion: (@Sendable () -> Void)?
-        var queue: String?            // set when added
-        var engine: Engine?
-        /// Keeps the connection (and its event thread) alive while the operation is on the coordinator, also
-        /// when the queue and its private coordinator are dropped; cleared when it finishes (no lasting cycle).
-        var coordinator: RemoteCoordinator?
-        weak var owner: RemoteOperationQueue?
-        var snapshot = Snapshot(state: .pending, isCancelled: false, outcome: nil, fraction: nil)
-        var worker = ""
-        var attempt = 0
-        var waiters: [CheckedContinuation<Void, Never>] = []
-        var streams: [UInt64: AsyncStream<Snapshot>.Continuation] = [:]
-        var nextStream: UInt64 = 0
-        var finishedDelivered = false
-        /// Finished without the coordinator (cancelled before it was sent).
-        var local = false
-        /// Waiting in the client for a dependency to be added (see `RemoteOperationQueue.addOperations`).
-        var parkedOn: Engine?
-    }
-    let fields = Mutex(Fields())
-    /// Left once, after the completion block has run.
-    private let group = DispatchGroup()
+    /// Everything that changes, under the operation's one lock (OperationState.swift).
+    let fields = StateLock(OperationState())
 
     private static let idPrefix = "swift-" + UUID().uuidString.prefix(8).lowercased()
     private static let counter = Atomic<Int>(0)
@@ -117,7 +92,6 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
         self.timeout = timeout
         self.requiredTags = requiredTags
         self.isBarrier = barrier
-        group.enter()
         fields.withLock {
             $0.name = name
             $0.priority = queuePriority
@@ -138,15 +112,12 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
     /// Settable before and after the operation is added (then it reorders it among the ready ones).
     public var queuePriority: OperationPriority {
         get { fields.withLock { $0.priority } }
-        set { try? setQueuePriority(newValue) }
+        set { recordFailure { try setQueuePriority(newValue) } }
     }
 
     /// Changes the priority; `inherit` also raises every unfinished transitive dependency.
     public func setQueuePriority(_ priority: OperationPriority, inherit: Bool = false) throws {
-        let engine = fields.withLock { f -> Engine? in
-            f.priority = priority
-            return f.snapshot.state == .finished ? nil : f.engine
-        }
+        let engine = fields.withLock { $0.setPriority(priority) }
         guard let engine else { return }
         var p = WireSetPriority()
         p.opIds = [id]
@@ -176,16 +147,16 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
         guard op !== self else { throw RemoteOperationError.dependencyOnItself(name) }
         let depName = op.name
         try fields.withLock { f in
-            guard f.queue == nil else { throw RemoteOperationError.dependencyAfterSubmit(f.name ?? id, dependency: depName) }
-            if !f.dependencies.contains(where: { $0 === op }) { f.dependencies.append(op) }
+            try f.changeDependencies(of: id, dependency: depName) { deps in
+                if !deps.contains(where: { $0 === op }) { deps.append(op) }
+            }
         }
     }
 
     public func removeDependency(_ op: RemoteOperation) throws {
         let depName = op.name
         try fields.withLock { f in
-            guard f.queue == nil else { throw RemoteOperationError.dependencyAfterSubmit(f.name ?? id, dependency: depName) }
-            f.dependencies.removeAll { $0 === op }
+            try f.changeDependencies(of: id, dependency: depName) { deps in deps.removeAll { $0 === op } }
         }
     }
 
@@ -209,26 +180,39 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
 
     /// Cooperative, as `Operation.cancel()`: not yet running → finishes at once without running;
     /// running → the worker's handler sees `isCancelled`. Dependents are released, not cancelled (S4).
+    /// A CANCEL-OPS that fails (e.g. the coordinator is gone) is kept in `lastError`.
     public func cancel() {
+        recordFailure { try sendCancel() }
+    }
+
+    /// `cancel()`, throwing when the coordinator could not be told (the operation is cancelled here either way).
+    public func cancelOrThrow() throws { try sendCancel() }
+
+    private func sendCancel() throws {
         guard let engine = cancelLocally() else { return }
         var c = WireCancelOps()
         c.opIds = [id]
         c.run = engine.run
-        try? engine.ack(.cancelOps(c))
+        try engine.ack(.cancelOps(c))
+    }
+
+    /// The last failure of a request that `queuePriority`'s setter or `cancel()` could not throw
+    /// (`RemoteOperationError.connection` or `.closed`); nil when none failed.
+    public var lastError: RemoteOperationError? { fields.withLock { $0.lastError } }
+
+    private func recordFailure(_ body: () throws -> Void) {
+        do { try body() } catch {
+            let e = error as? RemoteOperationError ?? .connection("\(error)")
+            fields.withLock { $0.lastError = e }
+        }
     }
 
     /// The client's half of `cancel()` (shared with `cancelAllOperations()`, which sends one queue-wide
     /// CANCEL-OPS instead): sets the flag, tells observers, finishes it when it still waits in the client.
     /// Returns the engine to send CANCEL-OPS to when the operation is on the coordinator.
     func cancelLocally() -> Engine? {
-        let (engine, parkedOn, cont) = fields.withLock { f -> (Engine?, Engine?, [AsyncStream<Snapshot>.Continuation]) in
-            guard f.snapshot.state != .finished, !f.snapshot.isCancelled else { return (nil, nil, []) }
-            f.snapshot.isCancelled = true
-            defer { f.parkedOn = nil }
-            return (f.engine, f.parkedOn, Array(f.streams.values))
-        }
-        let s = snapshot
-        for c in cont { c.yield(s) }
+        guard case .cancelled(let streams, let snapshot, let engine, let parkedOn) = fields.withLock({ $0.cancel() }) else { return nil }
+        for c in streams { c.yield(snapshot) }
         if let parkedOn, parkedOn.unpark(self) {
             // Still waiting in the client for a dependency: finished at once, like a cancelled op (S4).
             fields.withLock { $0.engine = parkedOn }
@@ -240,34 +224,23 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
     }
 
     /// Blocks until finished (and the completion block has run).
-    public func waitUntilFinished() { group.wait() }
+    public func waitUntilFinished() { _ = fields.wait { $0.finishedDelivered ? () : nil } }
 
     /// Blocks at most `timeout`; true when finished.
     public func waitUntilFinished(timeout: Duration) -> Bool {
-        let ns = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-        return group.wait(timeout: .now() + .nanoseconds(Int(ns))) == .success
+        fields.wait(until: timeout.deadline) { $0.finishedDelivered ? () : nil } != nil
     }
 
     public func waitUntilFinished() async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let now = fields.withLock { f -> Bool in
-                if f.finishedDelivered { return true }
-                f.waiters.append(c)
-                return false
-            }
-            if now { c.resume() }
+            if !fields.withLock({ $0.addWaiter(c) }) { c.resume() }
         }
     }
 
     /// Every state change from now on, starting with the current state; ends after `finished`.
     public var stateChanges: AsyncStream<Snapshot> {
         AsyncStream { continuation in
-            let (key, current) = fields.withLock { f -> (UInt64?, Snapshot) in
-                guard f.snapshot.state != .finished else { return (nil, f.snapshot) }
-                f.nextStream += 1
-                f.streams[f.nextStream] = continuation
-                return (f.nextStream, f.snapshot)
-            }
+            let (key, current) = fields.withLock { ($0.addStream(continuation), $0.snapshot) }
             continuation.yield(current)
             guard let key else { continuation.finish(); return }
             continuation.onTermination = { [weak self] _ in _ = self?.fields.withLock { $0.streams.removeValue(forKey: key) } }
@@ -276,37 +249,24 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
 
     // MARK: driven by the engine
 
-    /// Applies an event or a status record (on the connection thread). Events arrive in the coordinator's
-    /// order and may move the state back (a failed attempt waits to be retried: executing → pending); a
-    /// status record only moves it forward; nil keeps it. Nothing leaves `finished`.
+    /// Applies an event or a status record (on the connection thread); see `OperationState.update`.
     func update(state: State?, authoritative: Bool, cancelled: Bool, outcome: OperationOutcome?, fraction: Double?,
                 worker: String, attempt: Int) {
-        var released: RemoteCoordinator?   // released after the lock: it may be the last reference
-        defer { _ = released }
-        let (changed, snap, streams, finish, owner) = fields.withLock { f in
-            guard f.snapshot.state != .finished else { return (false, f.snapshot, [AsyncStream<Snapshot>.Continuation](), false, f.owner) }
-            let before = f.snapshot
-            if let state { f.snapshot.state = authoritative ? state : max(f.snapshot.state, state) }
-            if cancelled { f.snapshot.isCancelled = true }
-            if let fraction { f.snapshot.fraction = fraction }
-            if !worker.isEmpty { f.worker = worker }
-            if attempt > 0 { f.attempt = attempt }
-            let finish = f.snapshot.state == .finished
-            if finish {
-                f.snapshot.outcome = outcome
-                if case .cancelled? = outcome { f.snapshot.isCancelled = true }
-            }
-            let streams = Array(f.streams.values)
-            if finish { f.streams = [:]; released = f.coordinator; f.coordinator = nil }
-            return (f.snapshot != before, f.snapshot, streams, finish, f.owner)
-        }
-        if changed { for s in streams { s.yield(snap) } }
-        if finish {
-            for s in streams { s.finish() }
-            deliverFinish(owner: owner)
-        } else if let fraction, let owner {
+        perform(fields.withLock {
+            $0.update(state: state, authoritative: authoritative, cancelled: cancelled, outcome: outcome,
+                      fraction: fraction, worker: worker, attempt: attempt)
+        })
+    }
+
+    private func perform(_ action: OperationState.UpdateAction) {
+        if action.yield { for s in action.streams { s.yield(action.snapshot) } }
+        if action.finished {
+            for s in action.streams { s.finish() }
+            deliverFinish(owner: action.owner)
+        } else if let fraction = action.fraction, let owner = action.owner {
             owner.progressed(self, fraction: fraction)
         }
+        _ = action.released   // the last reference to the connection may go here, after the lock
     }
 
     /// On the coordinator (or being sent), or finished here: dependents need not wait for it in the client.
@@ -315,18 +275,17 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
 
     /// Finishes without ever reaching the coordinator (cancelled before it was added).
     func finishLocally(reason: String) {
-        fields.withLock { $0.local = true }
-        update(state: .finished, authoritative: true, cancelled: true, outcome: .cancelled(reason), fraction: nil, worker: "", attempt: 0)
+        perform(fields.withLock { $0.finishLocally(reason: reason) })
     }
 
     private func deliverFinish(owner: RemoteOperationQueue?) {
         let engine = fields.withLock { $0.engine }
         let work: @Sendable () -> Void = { [self] in
-            let block = fields.withLock { f -> (@Sendable () -> Void)? in defer { f.completion = nil }; return f.completion }
+            let block = fields.withLock { $0.takeCompletion() }
             block?()
-            let waiters = fields.withLock { f in defer { f.waiters = []; f.finishedDelivered = true }; return f.waiters }
             owner?.finished(self)
-            group.leave()
+            // Blocking waits return from here on; async ones are resumed.
+            let waiters = fields.withLock { $0.delivered() }
             for w in waiters { w.resume() }
         }
         if let engine { engine.callbacks.async(execute: work) } else { DispatchQueue.global().async(execute: work) }

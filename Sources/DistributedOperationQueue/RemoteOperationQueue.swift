@@ -15,23 +15,11 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
     /// Aggregates this queue's operations: 100 units each, handler-reported fractions included.
     public let progress: Progress
 
-    private struct Fields {
-        var unfinished: [ObjectIdentifier: RemoteOperation] = [:]
-        var order: [ObjectIdentifier] = []
-        var units: [ObjectIdentifier: Int64] = [:]
-        var maxConcurrent = -1
-        var suspended = false
-        var qos: OperationQoS = .default
-        var idleWaiters: [CheckedContinuation<Void, Never>] = []
-        /// Whether the coordinator has the queue (checked once with STATUS, then kept).
-        var known: Bool?
-        /// Settings made before the coordinator had the queue: sent with the first SUBMIT, which creates it.
-        var unsentSettings = false
-    }
-    private let fields = Mutex(Fields())
-    private let idle = NSCondition()
-    /// `progress` is updated from the adding thread, the connection thread and the callback queue; its
-    /// `+=` is a read then a write, so they take turns (a lock of its own: observers may read `fields`).
+    /// Everything that changes, under the queue's one lock (QueueState.swift).
+    let fields = StateLock(QueueState<CheckedContinuation<Void, Never>>())
+    /// Orders the writes to `progress` (a read then a write each), which cannot be made under `fields`:
+    /// Foundation calls a Progress's observers synchronously, and they may read this queue. It guards
+    /// no state of the queue.
     private let progressLock = NSLock()
 
     public static let defaultMaxConcurrentOperationCount = -1
@@ -53,23 +41,38 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
     // MARK: settings (applied on the coordinator before the setter returns)
 
     /// Cluster-wide limit of running operations of this queue; −1 = no limit, 1 = serial. An invalid value
-    /// is ignored (`setMaxConcurrentOperationCount` throws for it).
+    /// is ignored (`setMaxConcurrentOperationCount` throws for it). A failure (invalid value, coordinator
+    /// gone) is kept in `lastError`; `setMaxConcurrentOperationCount` throws it.
     public var maxConcurrentOperationCount: Int {
         get { fields.withLock { $0.maxConcurrent } }
-        set { try? setMaxConcurrentOperationCount(newValue) }
+        set { recordFailure { try setMaxConcurrentOperationCount(newValue) } }
     }
 
     /// A suspended queue starts nothing new; running operations continue; operations can still be added.
+    /// A failure to tell the coordinator is kept in `lastError`; `setSuspended` throws it.
     public var isSuspended: Bool {
         get { fields.withLock { $0.suspended } }
-        set { try? setSuspended(newValue) }
+        set { recordFailure { try setSuspended(newValue) } }
     }
 
     /// The QoS of the operations that do not set their own. Set it before the first operation is added:
-    /// a queue is created with it, and the coordinator does not change an existing queue's QoS.
+    /// a queue is created with it, and the coordinator does not change an existing queue's QoS (a later
+    /// set is ignored and kept in `lastError`; `setQualityOfService` throws).
     public var qualityOfService: OperationQoS {
         get { fields.withLock { $0.qos } }
-        set { fields.withLock { if $0.known != true { $0.qos = newValue } } }
+        set { recordFailure { try setQualityOfService(newValue) } }
+    }
+
+    /// The last failure of a property setter or `cancelAllOperations()`, which cannot throw (their
+    /// throwing forms are `setSuspended`, `setMaxConcurrentOperationCount`, `setQualityOfService`,
+    /// `cancelAllOperationsOrThrow`); nil when none failed. Not cleared by a later success.
+    public var lastError: RemoteOperationError? { fields.withLock { $0.lastError } }
+
+    private func recordFailure(_ body: () throws -> Void) {
+        do { try body() } catch {
+            let e = error as? RemoteOperationError ?? .connection("\(error)")
+            fields.withLock { $0.failed(e) }
+        }
     }
 
     /// The throwing forms of the setters above.
@@ -83,9 +86,7 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
 
     /// Throws `invalidValue` for anything but −1 or 0…Int32.max (what the coordinator accepts), changing nothing.
     public func setMaxConcurrentOperationCount(_ n: Int) throws {
-        guard n >= -1, n <= Int(Int32.max) else {
-            throw RemoteOperationError.invalidValue("maxConcurrentOperationCount must be -1 or ≥ 0, got \(n)")
-        }
+        try QueueState<CheckedContinuation<Void, Never>>.validate(maxConcurrent: n)
         fields.withLock { $0.maxConcurrent = n }
         var s = WireQueueSettings()
         s.name = name
@@ -93,12 +94,17 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
         try control(s)
     }
 
+    /// Throws `invalidValue` once the coordinator has the queue (it keeps its own QoS), changing nothing.
+    public func setQualityOfService(_ qos: OperationQoS) throws {
+        try fields.withLock { try $0.setQoS(qos) }
+    }
+
     /// QUEUE for a queue the coordinator has; for one it does not have yet, the settings go with the
     /// first operations added (SUBMIT creates queues).
     private func control(_ s: WireQueueSettings) throws {
         try engine.perform { connection in
             guard try self.known(connection) else {
-                self.fields.withLock { $0.unsentSettings = true }
+                self.fields.withLock { $0.unsentSettings = true }   // sent with the first SUBMIT
                 return
             }
             var q = WireQueueControl()
@@ -114,25 +120,9 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
         var st = WireStatus()
         st.queue = name
         guard case .statusReply(let r) = try connection.request(.status(st)) else { return false }
-        guard let q = r.queues.first(where: { $0.name == name }) else {
-            fields.withLock { $0.known = false }
-            return false
-        }
-        let unsent = fields.withLock { f -> WireQueueSettings? in
-            f.known = true
-            f.qos = OperationQoS(wire: q.qos) ?? f.qos
-            guard f.unsentSettings else {
-                f.maxConcurrent = Int(q.maxConcurrent)
-                f.suspended = q.suspended
-                return nil
-            }
-            f.unsentSettings = false
-            var s = WireQueueSettings()
-            s.name = name
-            s.maxConcurrent = Int32(f.maxConcurrent)
-            s.suspended = f.suspended
-            return s
-        }
+        let remote = r.queues.first(where: { $0.name == name })
+        let unsent = fields.withLock { $0.learned(remote, name: name) }
+        guard remote != nil else { return false }
         if let unsent {
             var c = WireQueueControl()
             c.settings = unsent
@@ -178,15 +168,13 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
         var seen = Set<ObjectIdentifier>()
         // Claim every operation (so a concurrent add of the same one fails), or none.
         var claimed: [RemoteOperation] = []
-        func unclaim() { for o in claimed { o.fields.withLock { $0.queue = nil; $0.owner = nil } } }
+        func unclaim() { for o in claimed { o.fields.withLock { $0.unclaim() } } }
         for op in ops {
             let error: RemoteOperationError? = op.fields.withLock { f in
-                if f.snapshot.state == .finished { return .alreadyFinished(f.name ?? op.id) }
-                if let q = f.queue { return .alreadyAdded(f.name ?? op.id, queue: q) }
-                if !seen.insert(ObjectIdentifier(op)).inserted { return .alreadyAdded(f.name ?? op.id, queue: name) }
-                f.queue = name
-                f.owner = self
-                return nil
+                if f.snapshot.state != .finished, f.queue == nil, !seen.insert(ObjectIdentifier(op)).inserted {
+                    return .alreadyAdded(f.name ?? op.id, queue: name)
+                }
+                return f.claim(queue: name, owner: self, id: op.id)
             }
             if let error { unclaim(); throw error }
             claimed.append(op)
@@ -284,16 +272,9 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
         do {
             try engine.perform { [wire, name] connection in
                 // A new queue is created with the settings made so far (an existing one keeps its own).
-                let settings: WireQueueSettings? = try self.known(connection) ? nil : self.fields.withLock { f in
-                    var s = WireQueueSettings()
-                    s.name = name
-                    s.qos = f.qos.wire
-                    s.maxConcurrent = Int32(f.maxConcurrent)
-                    s.suspended = f.suspended
-                    return s
-                }
+                let settings: WireQueueSettings? = try self.known(connection) ? nil : self.fields.withLock { $0.creationSettings(name: name) }
                 engine.register(ops)
-                for op in ops { op.fields.withLock { $0.engine = engine; $0.coordinator = self.coordinator } }
+                for op in ops { op.fields.withLock { $0.sent(engine: engine, coordinator: self.coordinator) } }
                 var messages = Batcher.submits(wire, queues: settings.map { [$0] } ?? [], run: engine.run, appendAll: true)
                 var k = 0
                 var renewed = false
@@ -314,11 +295,11 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
                 }
                 // On the connection thread, so before any event of these operations is applied.
                 self.track(ops)
-                self.fields.withLock { $0.known = true; $0.unsentSettings = false }
+                self.fields.withLock { $0.submitted() }
             }
         } catch {
             engine.unregister(ops)
-            for op in ops { op.fields.withLock { $0.engine = nil; $0.coordinator = nil } }
+            for op in ops { op.fields.withLock { $0.unsent() } }
             throw error
         }
         // Cancelled while it waited to be sent (or while being sent): cancel it on the coordinator.
@@ -326,7 +307,7 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
             var c = WireCancelOps()
             c.opIds = [op.id]
             c.run = engine.run
-            try? engine.ack(.cancelOps(c))
+            recordFailure { try engine.ack(.cancelOps(c)) }
         }
     }
 
@@ -343,96 +324,58 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
     // MARK: the queue's operations
 
     /// Unfinished operations added through this object, in the order they were added.
-    public var operations: [RemoteOperation] {
-        fields.withLock { f in f.order.compactMap { f.unfinished[$0] } }
-    }
+    public var operations: [RemoteOperation] { fields.withLock { $0.operations } }
 
     public var operationCount: Int { fields.withLock { $0.unfinished.count } }
 
-    /// Cancels every operation of the coordinator's queue (also those added by other clients).
+    /// Cancels every operation of the coordinator's queue (also those added by other clients). A
+    /// CANCEL-OPS that fails is kept in `lastError`; `cancelAllOperationsOrThrow` throws it.
     public func cancelAllOperations() {
+        recordFailure { try cancelAllOperationsOrThrow() }
+    }
+
+    /// `cancelAllOperations()`, throwing when the coordinator could not be told (this object's operations
+    /// are cancelled here either way).
+    public func cancelAllOperationsOrThrow() throws {
         // Locally first, so operations still waiting in the client (never sent) finish too.
         for op in operations { _ = op.cancelLocally() }
         var c = WireCancelOps()
         c.queue = name
-        try? engine.ack(.cancelOps(c))
+        try engine.ack(.cancelOps(c))
     }
 
     /// Blocks until every operation added through this object has finished (completion blocks included).
     public func waitUntilAllOperationsAreFinished() {
-        idle.lock()
-        while operationCount > 0 { idle.wait() }
-        idle.unlock()
+        _ = fields.wait { $0.unfinished.isEmpty ? () : nil }
     }
 
     /// Blocks at most `timeout`; true when everything has finished.
     public func waitUntilAllOperationsAreFinished(timeout: Duration) -> Bool {
-        let deadline = Date().addingTimeInterval(Double(timeout.components.seconds) + Double(timeout.components.attoseconds) * 1e-18)
-        idle.lock()
-        defer { idle.unlock() }
-        while operationCount > 0 {
-            if !idle.wait(until: deadline) { return operationCount == 0 }
-        }
-        return true
+        fields.wait(until: timeout.deadline) { $0.unfinished.isEmpty ? () : nil } != nil
     }
 
     public func waitUntilAllOperationsAreFinished() async {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let now = fields.withLock { f -> Bool in
-                if f.unfinished.isEmpty { return true }
-                f.idleWaiters.append(c)
-                return false
-            }
-            if now { c.resume() }
+            if !fields.withLock({ $0.addIdleWaiter(c) }) { c.resume() }
         }
     }
 
     // MARK: bookkeeping (adding thread, connection thread and callback queue)
 
     private func track(_ ops: [RemoteOperation]) {
-        fields.withLock { f in
-            for op in ops {
-                let key = ObjectIdentifier(op)
-                f.unfinished[key] = op
-                f.order.append(key)
-                f.units[key] = 0
-            }
-        }
-        progressLock.withLock { progress.totalUnitCount += Int64(100 * ops.count) }
+        let units = fields.withLock { $0.track(ops) }
+        progressLock.withLock { progress.totalUnitCount += units }
     }
 
     func progressed(_ op: RemoteOperation, fraction: Double) {
-        let delta = fields.withLock { f -> Int64 in
-            let key = ObjectIdentifier(op)
-            guard let old = f.units[key] else { return 0 }
-            let new = Int64(min(1, max(0, fraction)) * 99)
-            guard new > old else { return 0 }
-            f.units[key] = new
-            return new - old
-        }
-        if delta > 0 { progressLock.withLock { progress.completedUnitCount += delta } }
+        let units = fields.withLock { $0.progressed(op, fraction: fraction) }
+        if units > 0 { progressLock.withLock { progress.completedUnitCount += units } }
     }
 
     func finished(_ op: RemoteOperation) {
-        let (delta, waiters, empty) = fields.withLock { f -> (Int64, [CheckedContinuation<Void, Never>], Bool) in
-            let key = ObjectIdentifier(op)
-            guard f.unfinished.removeValue(forKey: key) != nil else { return (0, [], false) }
-            let delta = 100 - (f.units.removeValue(forKey: key) ?? 0)
-            if f.order.count > 2 * f.unfinished.count + 64 {
-                let live = f.unfinished
-                f.order.removeAll { live[$0] == nil }
-            }
-            let empty = f.unfinished.isEmpty
-            var waiters: [CheckedContinuation<Void, Never>] = []
-            if empty { waiters = f.idleWaiters; f.idleWaiters = [] }
-            return (delta, waiters, empty)
-        }
-        if delta > 0 { progressLock.withLock { progress.completedUnitCount += delta } }
-        if empty {
-            idle.lock()
-            idle.broadcast()
-            idle.unlock()
-        }
-        for w in waiters { w.resume() }
+        // The blocking waits see `unfinished` empty when the lock is left; async ones are resumed here.
+        let action = fields.withLock { $0.finished(op) }
+        if action.units > 0 { progressLock.withLock { progress.completedUnitCount += action.units } }
+        for w in action.waiters { w.resume() }
     }
 }

@@ -113,4 +113,29 @@ struct DistributedAdditionsTests {
             _ = try RemoteCoordinator(endpoint: "tcp://127.0.0.1:1", timeout: .milliseconds(300))
         }
     }
+
+    /// A setter whose request fails is not silent: with the coordinator gone, the throwing form throws
+    /// and the property form keeps the error in `lastError` (each bounded by the 500 ms request timeout).
+    @Test func failingSetterIsVisibleWhenTheCoordinatorIsGone() throws {
+        let remote = try RemoteCoordinator(endpoint: cluster.endpoint, timeout: .milliseconds(500))
+        let q = RemoteOperationQueue(name: "gone", coordinator: remote)
+        try q.setSuspended(false)
+        #expect(q.lastError == nil)
+        cluster.stop()
+        #expect(throws: RemoteOperationError.self) { try q.setSuspended(true) }
+        #expect(q.lastError == nil, "the throwing form throws instead")
+        q.maxConcurrentOperationCount = 3
+        #expect(q.lastError != nil)
+    }
+
+    /// `connect` is the initializer without blocking a thread: it connects, or throws like it.
+    @Test func asyncConnect() async throws {
+        let remote = try await RemoteCoordinator.connect(endpoint: cluster.endpoint, timeout: .seconds(5))
+        let op = try RemoteOperationQueue(name: "async", coordinator: remote).addOperation(kind: "noop")
+        await op.waitUntilFinished()
+        #expect(op.result != nil, "succeeded")
+        await #expect(throws: RemoteOperationError.self) {
+            _ = try await RemoteCoordinator.connect(endpoint: "tcp://127.0.0.1:1", timeout: .milliseconds(300))
+        }
+    }
 }
