@@ -676,7 +676,7 @@ final class E2ECluster {
         p.waitUntilExit()
         E2EChildren.remove(p.processIdentifier)
         let text = (try? String(contentsOf: dir.appendingPathComponent("dashboard-load.log"), encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").last.map(String.init) ?? 
+        return text.split(separator: "\n").last.map(String.init) ?? ""
     }
 
     /// Bytes in the coordinator's state directory (0 when it runs --ephemeral).
