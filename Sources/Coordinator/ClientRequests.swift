@@ -2,42 +2,6 @@ import Foundation
 import SchedulerCore
 import WireProtocol
 
-/// A client request answered by several core replies (the reply goes out when the last one arrives).
-struct AckAccumulator {
-    var remaining: Int
-    var affected = 0
-    var firstError: String?
-    var firstErrorIsNotFound = false
-}
-
-struct WaitRequest {
-    var ids: [String]
-    var queue: String
-    /// The run plain ids are resolved in; with no ids and no queue, the run awaited as a whole.
-    var run: String
-    var withResults: Bool
-    var deadline: Int64?
-}
-
-/// One client's event subscription: events are numbered so the client can see a gap.
-struct WatchStream {
-    var requestID: UInt32
-    var withResults = false
-    var progress = false
-    private var sequence: UInt64 = 0
-
-    init(requestID: UInt32, withResults: Bool = false, progress: Bool = false) {
-        self.requestID = requestID
-        self.withResults = withResults
-        self.progress = progress
-    }
-
-    mutating func nextSequence() -> UInt64 {
-        sequence += 1
-        return sequence
-    }
-}
-
 extension CoordinatorLoop {
     /// `principal`: who sent it, with keys (its name is recorded as the submitter and the canceller).
     func clientRequest(_ message: Message, ref: ClientRef, key: SubmissionKey? = nil, principal: Principal? = nil) {
@@ -58,7 +22,7 @@ extension CoordinatorLoop {
             } else if c.opIds.isEmpty {
                 feed(.cancelRun(ref, run: c.run, reason: reason))
             } else {
-                pendingAcks[ref] = AckAccumulator(remaining: 1)
+                clientBook.expect(1, repliesFor: ref)
                 feed(.cancel(ref, ids: c.opIds, cascade: c.cascade, reason: reason, run: c.run.isEmpty ? nil : c.run))
             }
         case .queue(let q):
@@ -70,10 +34,10 @@ extension CoordinatorLoop {
                 replyError(.invalidArgument, "QUEUE for '\(s.name)' changes nothing: give max_concurrent or suspended", ref: ref, command: .queue)
                 return
             }
-            pendingAcks[ref] = AckAccumulator(remaining: steps.count)
+            clientBook.expect(steps.count, repliesFor: ref)
             steps.forEach(feed)
         case .setPriority(let p):
-            pendingAcks[ref] = AckAccumulator(remaining: p.opIds.count)
+            clientBook.expect(p.opIds.count, repliesFor: ref)
             for id in p.opIds {
                 feed(.setPriority(ref, id: id, priority: Int(p.priority), inherit: p.inherit, run: p.run.isEmpty ? nil : p.run))
             }
@@ -102,14 +66,14 @@ extension CoordinatorLoop {
                 a.affected = 1
                 reply(.ack(a), to: ref)
             } else {
-                watchers[ref.client] = WatchStream(requestID: UInt32(truncatingIfNeeded: ref.request),
-                                                   withResults: w.withResults, progress: w.progress)
-                pendingAcks[ref] = AckAccumulator(remaining: 1)
+                clientBook.watch(ref.client, WatchStream(requestID: UInt32(truncatingIfNeeded: ref.request),
+                                                         withResults: w.withResults, progress: w.progress))
+                clientBook.expect(1, repliesFor: ref)
                 feed(.watch(ref, queue: w.queue.isEmpty ? nil : w.queue, run: w.run.isEmpty ? nil : w.run))
             }
         case .wait(let w):
-            pendingWaits[ref] = WaitRequest(ids: w.opIds, queue: w.queue, run: w.run, withResults: w.withResults,
-                                            deadline: w.hasTimeoutUs ? now + w.timeoutUs : nil)
+            clientBook.wait(WaitRequest(ids: w.opIds, queue: w.queue, run: w.run, withResults: w.withResults,
+                                        deadline: w.hasTimeoutUs ? now + w.timeoutUs : nil), for: ref)
             if !w.queue.isEmpty {
                 feed(.waitQueue(ref, queue: w.queue))
             } else if w.opIds.isEmpty {
@@ -136,25 +100,16 @@ extension CoordinatorLoop {
 
     /// A core reply, turned into the wire reply the request expects.
     func deliver(_ coreReply: Reply, to ref: ClientRef) {
-        if var acc = pendingAcks[ref] {
-            acc.remaining -= 1
-            switch coreReply {
-            case .ok: acc.affected += 1
-            case .error(let text):
-                if acc.firstError == nil { acc.firstError = text }
-            case .notFound(let text):
-                if acc.firstError == nil { acc.firstError = text; acc.firstErrorIsNotFound = true }
-            default: break
-            }
-            guard acc.remaining <= 0 else { pendingAcks[ref] = acc; return }
-            pendingAcks[ref] = nil
-            if let e = acc.firstError, acc.affected == 0 {
-                replyError(acc.firstErrorIsNotFound ? .notFound : code(for: e), e, ref: ref, command: nil)
-            } else {
-                var a = WireAck()
-                a.affected = UInt32(acc.affected)
-                reply(.ack(a), to: ref)
-            }
+        switch clientBook.collect(coreReply, for: ref) {
+        case .notCollected: break
+        case .waiting: return
+        case .ack(let affected):
+            var a = WireAck()
+            a.affected = UInt32(affected)
+            reply(.ack(a), to: ref)
+            return
+        case .error(let e):
+            replyError(e.wireCode, e.description, ref: ref, command: nil)
             return
         }
         switch coreReply {
@@ -189,30 +144,20 @@ extension CoordinatorLoop {
             var a = WireAck()
             a.affected = 1
             reply(.ack(a), to: ref)
-        case .error(let text):
-            pendingWaits[ref] = nil
-            replyError(code(for: text), text, ref: ref, command: nil)
-        case .notFound(let text):
-            pendingWaits[ref] = nil
-            replyError(.notFound, text, ref: ref, command: nil)
+        case .error(let e):
+            _ = clientBook.endWait(ref)
+            replyError(e.wireCode, e.description, ref: ref, command: nil)
         case .waitDone:
-            guard let w = pendingWaits.removeValue(forKey: ref) else { return }   // already timed out
+            guard let w = clientBook.endWait(ref) else { return }   // already timed out
             reply(.waitReply(waitReply(w, timedOut: false)), to: ref)
         }
     }
 
     /// Answers waits whose deadline passed with what is known now.
     func expireWaits() {
-        guard !pendingWaits.isEmpty else { return }
-        for (ref, w) in pendingWaits {
-            guard let d = w.deadline, d <= now else { continue }
-            pendingWaits[ref] = nil
+        for (ref, w) in clientBook.expired(now: now) {
             reply(.waitReply(waitReply(w, timedOut: true)), to: ref)
         }
-    }
-
-    func nextWaitDeadline() -> Int64? {
-        pendingWaits.values.compactMap(\.deadline).min()
     }
 
     func reply(_ message: Message, to ref: ClientRef) {
@@ -222,9 +167,5 @@ extension CoordinatorLoop {
 
     func replyError(_ code: WireErrorCode, _ text: String, ref: ClientRef, command: Command?) {
         reply(.error(errorReply(code, text, command: command?.rawValue ?? 0)), to: ref)
-    }
-
-    private func code(for coreError: String) -> WireErrorCode {
-        coreError.lowercased().contains("unknown") ? .notFound : .invalidArgument
     }
 }

@@ -6,8 +6,8 @@ import WireProtocol
 import ZeroMQ
 
 /// The coordinator's event loop: socket → core → socket on one thread (docs/ARCHITECTURE.md, "How an
-/// event travels"). It turns frames into core inputs and core actions into frames, and holds only the
-/// bookkeeping the wire needs (routing ids, request kinds, watch sequences, wait deadlines).
+/// event travels"). It turns frames into core inputs and core actions into frames; the bookkeeping the
+/// wire needs lives in pure values it carries out (`PeerTable`, `ClientBook`, `WorkerLinks`, `Outbox`).
 final class CoordinatorLoop {
     let endpoint: String
     private let socket: Socket
@@ -23,22 +23,10 @@ final class CoordinatorLoop {
     private var stimulus: UInt64 = 0
     var now: Int64 = 0
     private var nextTick: Int64 = .max
-    /// When each live worker last heard from us; an idle one gets a HEARTBEAT every interval so it
-    /// does not take our silence for a dead coordinator.
-    private var lastSentToWorker: [UInt64: Int64] = [:]
-    private var nextHeartbeatSweep: Int64 = 0
-
-    /// Client requests answered by more than one core reply (QUEUE with limit and suspension,
-    /// SET-PRIORITY of several ids): the reply goes out when the last one arrives.
-    var pendingAcks: [ClientRef: AckAccumulator] = [:]
-    var pendingWaits: [ClientRef: WaitRequest] = [:]
-    var watchers: [UInt64: WatchStream] = [:]
-    /// Workers the core declared lost whose routing id may still talk (frozen, partitioned).
-    var lostWorkers: Set<UInt64> = []
-    /// What HELLO said that the core does not keep, for logs and WORKERS replies.
-    var workerInfo: [UInt64: (name: String, tags: [String], kinds: [String], connectedAt: Int64)] = [:]
-    /// Per worker session: its clock's offset, to place the times it stamps on our timeline.
-    var workerClocks: [UInt64: WorkerClock] = [:]
+    /// Collected replies, WAIT deadlines, WATCH streams.
+    var clientBook = ClientBook()
+    /// Heartbeats to idle workers, clock offsets, HELLO details, lost sessions.
+    var workerLinks: WorkerLinks
     /// Repeated warnings about one peer and cause are counted, not logged each time.
     var logLimiter = LogLimiter()
     /// The write-ahead journal (A5; Durability.swift), nil when ephemeral; this pass's records; client
@@ -61,6 +49,7 @@ final class CoordinatorLoop {
         self.config = config
         self.waker = waker
         self.logger = logger
+        workerLinks = WorkerLinks(heartbeatInterval: Int64(config.heartbeatIntervalMs) * 1000)
         var coreConfig = SchedulerConfig()
         coreConfig.heartbeatIntervalMicros = Int64(config.heartbeatIntervalMs) * 1000
         coreConfig.missedHeartbeats = Int64(config.liveness)
@@ -129,7 +118,7 @@ final class CoordinatorLoop {
         }
         while !stopRequested() {
             now = WallClock.nowMicros()
-            let waitUntil = min(nextTick, nextWaitDeadline() ?? .max, nextHeartbeatSweep, now + 1_000_000)
+            let waitUntil = min(nextTick, clientBook.nextDeadline ?? .max, workerLinks.nextSweep, now + 1_000_000)
             try poller.poll(timeout: .microseconds(max(0, waitUntil - now)))
             // Stamp what this wake-up handles with the time it arrived, not when the loop went to sleep.
             now = WallClock.nowMicros()
@@ -145,7 +134,7 @@ final class CoordinatorLoop {
             expireWaits()
             flush()
             commitJournal()
-            if now >= nextHeartbeatSweep { heartbeatIdleWorkers() }
+            for w in workerLinks.idleWorkers(now: now) { send(.heartbeat, toWorker: w) }
             if now >= nextPeerSweep { forgetIdlePeers() }
             if now >= nextMetricsPublish { publishMetrics(); nextMetricsPublish = now + 1_000_000 }
         }
@@ -157,29 +146,19 @@ final class CoordinatorLoop {
     /// that are owed nothing, and lost workers' routing after `lostWorkerKeepMicros`, are forgotten.
     private var nextPeerSweep: Int64 = 0
     private func forgetIdlePeers() {
-        let busy = Set(pendingWaits.keys.map(\.client)).union(pendingAcks.keys.map(\.client))
-        _ = peers.forgetIdleClients(idleSince: now - config.clientIdleMicros) { busy.contains($0) || watchers[$0] != nil }
+        let owed = clientBook.clientsOwed
+        _ = peers.forgetIdleClients(idleSince: now - config.clientIdleMicros) { owed.contains($0) }
         for w in peers.forgetLostWorkers(lostBefore: now - config.lostWorkerKeepMicros) {
-            lostWorkers.remove(w)
+            workerLinks.forgot(w)
             loopAccess?.workerKeys[w] = nil
         }
         forgetClientKeys()
         nextPeerSweep = now + max(config.clientIdleMicros / 2, 100_000)
     }
 
-    /// Sends HEARTBEAT to every live worker we have not sent anything for an interval.
-    /// O(workers) twice per interval.
-    private func heartbeatIdleWorkers() {
-        let interval = Int64(config.heartbeatIntervalMs) * 1000
-        for (w, last) in lastSentToWorker where now - last >= interval {
-            send(.heartbeat, toWorker: w)
-        }
-        nextHeartbeatSweep = now + interval / 2
-    }
-
     /// Graceful stop: every worker hears DISCONNECT so it reconnects to the next coordinator at once.
     func shutdown() {
-        for id in peers.workerIDs where !lostWorkers.contains(id) {
+        for id in peers.workerIDs where !workerLinks.isLost(id) {
             var d = WireDisconnect()
             d.reason = "coordinator shutting down"
             send(.disconnect(d), toWorker: id)
@@ -270,11 +249,11 @@ final class CoordinatorLoop {
         // Sessions this HELLO replaces are lost in the core together with the join, so the parts they
         // held are taken back from the new session's `running` before anything dispatches them again.
         var replaced: [UInt64] = []
-        if case .worker(let old)? = peers.role(of: routing), !lostWorkers.contains(old) {
+        if case .worker(let old)? = peers.role(of: routing), !workerLinks.isLost(old) {
             endSession(old, reason: "re-registered on the same connection", tell: false)
             replaced.append(old)
         }
-        if let old = peers.openSession(named: h.name), !lostWorkers.contains(old) {
+        if let old = peers.openSession(named: h.name), !workerLinks.isLost(old) {
             // The same worker restarted (or a second one given the same --name): the new session takes
             // its identity, and whatever the old one held runs again.
             if let suppressed = logLimiter.admit("replaced \(h.name)", now: now) {
@@ -284,13 +263,11 @@ final class CoordinatorLoop {
             replaced.append(old)
         }
         let id = peers.newWorker(routing: routing, name: h.name)
-        lastSentToWorker[id] = now
         var clock = WorkerClock()
         clock.observe(sent: h.sentUs, receivedAt: now)
         // With keys every worker also carries "key:NAME", so a submitter can pin ops to a key (PROTOCOL.md §12).
         let tags = principal.map { h.tags + [$0.pinTag] } ?? h.tags
         if let p = principal { noteKey(p.key, worker: id, name: p.name) }
-        workerInfo[id] = (h.name, tags, h.kinds, now)
         // The attempts it still holds and those it finished while we were away (A5): taken back, not re-run.
         func started(_ at: Int64) -> Int64? { at > 0 ? clock.convert(at, now: now) ?? now : nil }
         let running = h.running.map { p in
@@ -300,7 +277,7 @@ final class CoordinatorLoop {
             FinishedPart(part: WireToCore.heldPart(opID: r.opID, part: r.part, attempt: r.attempt, startedAt: started(r.startedAtUs)),
                          outcome: Outcome(wire: r), at: clock.convert(r.atUs, now: now))
         }
-        workerClocks[id] = clock
+        workerLinks.opened(id, info: WorkerLinks.Info(name: h.name, tags: tags, kinds: h.kinds, connectedAt: now), clock: clock, now: now)
         // (1.5) Their output, as a FINISHED's would be kept (a coordinator that restarted has none from before).
         for r in h.finished where !r.stdoutTail.isEmpty || !r.stderrTail.isEmpty || r.stdoutDropped > 0 || r.stderrDropped > 0 {
             keepOutput(r, worker: id, at: clock.convert(r.atUs, now: now) ?? now)
@@ -327,10 +304,7 @@ final class CoordinatorLoop {
             d.reason = reason
             send(.disconnect(d), toWorker: id)
         }
-        lostWorkers.insert(id)
-        lastSentToWorker[id] = nil
-        workerClocks[id] = nil
-        workerInfo[id] = nil          // what its HELLO said goes with it
+        workerLinks.markLost(id)          // what its HELLO said goes with it
         peers.workerLost(id, now: now)
     }
 
@@ -349,20 +323,20 @@ final class CoordinatorLoop {
         case .credit(let c): feed(.credit(worker: w, grant: Int(c.credit)))
         case .started(let s):
             // One clock lookup per message, not per record (this is every operation's path).
-            var clock = workerClocks[w]
+            var clock = workerLinks.clocks[w]
             clock?.observe(sent: s.sentUs, receivedAt: now)
             for p in s.parts {
                 let at = clock?.convert(p.atUs, now: now)
                 feed(.partStarted(WireToCore.partRef(worker: w, p.opID, part: p.part, attempt: p.attempt, at: at)))
             }
-            if let clock, workerClocks[w] != nil { workerClocks[w] = clock }
+            if let clock { workerLinks.update(clock, of: w) }
         case .progress(let p):
             for r in p.records {
                 let fraction = r.total > 0 ? Double(r.done) / Double(r.total) : r.fraction
                 feed(.progress(WireToCore.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt), fraction: fraction))
             }
         case .finished(let f):
-            var clock = workerClocks[w]
+            var clock = workerLinks.clocks[w]
             clock?.observe(sent: f.sentUs, receivedAt: now)
             for (i, r) in f.records.enumerated() {
                 // The credit rides on the last record so the core applies it once, fenced or not.
@@ -380,24 +354,21 @@ final class CoordinatorLoop {
                 feed(.partFinished(WireToCore.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt, at: at),
                                    Outcome(wire: r), grant: grant))
             }
-            if let clock, workerClocks[w] != nil { workerClocks[w] = clock }
+            if let clock { workerLinks.update(clock, of: w) }
         case .heartbeat: feed(.heartbeat(worker: w))
         case .disconnect(let d):
-            if !lostWorkers.contains(w) {
+            if !workerLinks.isLost(w) {
                 feed(.workerLost(worker: w, reason: "worker left: \(d.reason)"))
                 if let suppressed = logLimiter.admit("left", burst: 100, now: now) {
                     logger.info("worker \(WorkerName.sessionText(w)) left: \(clipped(d.reason))\(heldBack(suppressed, "more departures not logged"))")
                 }
             }
             peers.forgetWorker(w)
-            lostWorkers.remove(w)
-            workerInfo[w] = nil
-            lastSentToWorker[w] = nil
-            workerClocks[w] = nil
+            workerLinks.closed(w)
             return
         default: return
         }
-        if lostWorkers.contains(w) {
+        if workerLinks.isLost(w) {
             // Its messages were fenced by the core; make it start a new session.
             var d = WireDisconnect()
             d.reason = "you were declared lost; register again"
@@ -424,7 +395,7 @@ final class CoordinatorLoop {
         case .reply(let ref, let reply):
             deliver(reply, to: ref)
         case .publish(let watcher, let event):
-            guard let stream = watchers[watcher] else { return }
+            guard let stream = clientBook.stream(of: watcher) else { return }
             if case .progress = event.transition, !stream.progress { return }   // only on request (WATCH `progress`)
             outbox.event(publishedEvent(event, withResult: stream.withResults), to: watcher)
         case .journal(let record):
@@ -432,14 +403,11 @@ final class CoordinatorLoop {
         case .scheduleTick(let at):
             nextTick = min(nextTick, at)
         case .disconnectWorker(let w, let reason):
-            lostWorkers.insert(w)
-            lastSentToWorker[w] = nil
-            workerClocks[w] = nil
+            let info = workerLinks.markLost(w)
             peers.workerLost(w, now: now)
             if let suppressed = logLimiter.admit("lost", burst: 100, now: now) {
-                logger.warning("worker \(WorkerName.sessionText(w)) '\(clipped(workerInfo[w]?.name ?? "?"))' lost: \(reason)\(heldBack(suppressed, "more losses not logged"))")
+                logger.warning("worker \(WorkerName.sessionText(w)) '\(clipped(info?.name ?? "?"))' lost: \(reason)\(heldBack(suppressed, "more losses not logged"))")
             }
-            workerInfo[w] = nil
             var d = WireDisconnect()
             d.reason = reason
             send(.disconnect(d), toWorker: w)
@@ -449,8 +417,8 @@ final class CoordinatorLoop {
     // MARK: outbound
 
     private func flush() {
-        let batches = outbox.drain(watchRequestID: { watchers[$0]?.requestID ?? 0 },
-                                   nextSequence: { watchers[$0, default: WatchStream(requestID: 0)].nextSequence() })
+        let batches = outbox.drain(watchRequestID: { clientBook.stream(of: $0)?.requestID ?? 0 },
+                                   nextSequence: { clientBook.nextSequence(of: $0) })
         for b in batches {
             switch b.peer {
             case .worker(let w): send(b.message, toWorker: w)
@@ -464,7 +432,7 @@ final class CoordinatorLoop {
     func send(_ message: Message, toWorker id: UInt64) {
         guard let r = peers.routing(ofWorker: id) else { return }
         send(message, to: r)
-        if lastSentToWorker[id] != nil { lastSentToWorker[id] = now }
+        workerLinks.sent(to: id, now: now)
     }
 
     /// Returns false when the peer is gone (ROUTER_MANDATORY says so).
@@ -491,7 +459,7 @@ final class CoordinatorLoop {
     }
 
     func unwatch(_ client: UInt64) {
-        guard watchers.removeValue(forKey: client) != nil else { return }
+        guard clientBook.unwatch(client) else { return }
         feed(.unwatch(client: client))
     }
 }

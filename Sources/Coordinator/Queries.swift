@@ -229,7 +229,7 @@ extension CoordinatorLoop {
             i.session = WorkerName.session(w.id)
             i.credit = UInt32(max(0, w.credit))
             i.lastSeenUs = w.lastSeen
-            if let info = workerInfo[w.id] {
+            if let info = workerLinks.info[w.id] {
                 i.tags = info.tags
                 i.kinds = info.kinds
                 i.connectedUs = info.connectedAt

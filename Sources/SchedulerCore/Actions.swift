@@ -103,10 +103,24 @@ public enum Reply: Sendable, Equatable {
     case acceptedBefore(count: Int, run: String)
     case rejected([SubmitProblem])
     case ok
-    case error(String)
+    /// The request was refused; the cause says why (the shell turns it into a wire error code).
+    case error(ReplyError)
+    case waitDone(WaitSummary)
+}
+
+/// Why the core refused a request, typed so the shell picks the wire error code from the cause and not
+/// from the text.
+public enum ReplyError: Sendable, Equatable, CustomStringConvertible {
     /// An op, run or queue the request names is not there (unknown, or evicted: the text says which).
     case notFound(String)
-    case waitDone(WaitSummary)
+    /// A value the request gives is out of range.
+    case invalid(String)
+
+    public var description: String {
+        switch self {
+        case .notFound(let text), .invalid(let text): return text
+        }
+    }
 }
 
 /// The KVO analogue: one op transition, sent to each matching watcher.

@@ -6,7 +6,7 @@ extension Scheduler {
         let found: [Int32]
         switch resolveAll(ids, in: run) {
         case .success(let f): found = f
-        case .failure(let f): out.append(.reply(ref, .notFound(f.text))); return
+        case .failure(let f): out.append(.reply(ref, .error(.notFound(f.text)))); return
         }
         if journaling { out.append(.journal(.cancelRequested(ids: found.map { ops.ids[Int($0)] }, cascade: cascade, reason: reason))) }
         for op in found { cancelOp(op, reason, cascade: cascade, &out) }
@@ -14,7 +14,7 @@ extension Scheduler {
     }
 
     mutating func cancelAllRequest(_ ref: ClientRef, _ name: String, _ reason: String, _ out: inout [Action]) {
-        guard let q = queueIndex[name] else { out.append(.reply(ref, .error("unknown queue \(name)"))); return }
+        guard let q = queueIndex[name] else { out.append(.reply(ref, .error(.notFound("unknown queue \(name)")))); return }
         if journaling { out.append(.journal(.cancelAll(queue: name, reason: reason))) }
         let members = queues[Int(q)].members
         var kept: [Int32] = []

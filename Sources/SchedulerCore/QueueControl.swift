@@ -2,7 +2,7 @@
 
 extension Scheduler {
     mutating func setSuspended(_ ref: ClientRef, _ name: String, _ on: Bool, _ out: inout [Action]) {
-        guard let q = queueIndex[name] else { out.append(.reply(ref, .error("unknown queue \(name)"))); return }
+        guard let q = queueIndex[name] else { out.append(.reply(ref, .error(.notFound("unknown queue \(name)")))); return }
         queues[Int(q)].suspended = on
         if !on { activateAll(q) }
         journalQueue(q, &out)
@@ -10,9 +10,9 @@ extension Scheduler {
     }
 
     mutating func setLimit(_ ref: ClientRef, _ name: String, _ n: Int, _ out: inout [Action]) {
-        guard let q = queueIndex[name] else { out.append(.reply(ref, .error("unknown queue \(name)"))); return }
+        guard let q = queueIndex[name] else { out.append(.reply(ref, .error(.notFound("unknown queue \(name)")))); return }
         guard n >= -1, n <= Int(Int32.max) else {
-            out.append(.reply(ref, .error("maxConcurrent must be -1 or ≥ 0, got \(n)"))); return
+            out.append(.reply(ref, .error(.invalid("maxConcurrent must be -1 or ≥ 0, got \(n)")))); return
         }
         queues[Int(q)].maxConcurrent = Int32(n)
         activateAll(q)
@@ -33,11 +33,11 @@ extension Scheduler {
         let op: Int32
         switch resolve(ref0, in: run) {
         case .success(let o): op = o
-        case .failure(let f): out.append(.reply(ref, .notFound("\(f)"))); return
+        case .failure(let f): out.append(.reply(ref, .error(.notFound("\(f)")))); return
         }
         let id = ops.ids[Int(op)]
         guard Priority.isValid(p) else {
-            out.append(.reply(ref, .error("invalid priority \(p) (use -8, -4, 0, 4, 8)"))); return
+            out.append(.reply(ref, .error(.invalid("invalid priority \(p) (use -8, -4, 0, 4, 8)")))); return
         }
         if journaling { out.append(.journal(.priorityChanged(id: id, priority: p, inherit: inherit))) }
         let raise = p > Int(ops.hot[Int(op)].priority)

@@ -361,7 +361,7 @@ extension Scheduler {
 
     /// WAIT for a whole run: answered when it has no unfinished op, with its outcome counts only.
     mutating func waitRun(_ ref: ClientRef, _ name: String, _ out: inout [Action]) {
-        guard let slot = runIndex[name] else { out.append(.reply(ref, .notFound("\(runFailure(name))"))); return }
+        guard let slot = runIndex[name] else { out.append(.reply(ref, .error(.notFound("\(runFailure(name))")))); return }
         let wid = nextWait
         nextWait &+= 1
         waits[wid] = WaitRecord(ref: ref, run: slot, remaining: 0)
@@ -370,7 +370,7 @@ extension Scheduler {
 
     /// Cancels every unfinished op of a run (S4 per op).
     mutating func cancelRun(_ ref: ClientRef, _ name: String, _ reason: String, _ out: inout [Action]) {
-        guard let slot = runIndex[name] else { out.append(.reply(ref, .notFound("\(runFailure(name))"))); return }
+        guard let slot = runIndex[name] else { out.append(.reply(ref, .error(.notFound("\(runFailure(name))")))); return }
         if journaling { out.append(.journal(.cancelRun(run: name, reason: reason))) }
         for op in runs[Int(slot)]!.ops where ops.hot[Int(op)].state != .finished {
             cancelOp(op, reason, cascade: false, &out)

@@ -22,7 +22,7 @@ extension Scheduler {
         let found: [Int32]
         switch resolveAll(ids, in: run) {
         case .success(let f): found = f
-        case .failure(let f): out.append(.reply(ref, .notFound(f.text))); return
+        case .failure(let f): out.append(.reply(ref, .error(.notFound(f.text)))); return
         }
         var rec = WaitRecord(ref: ref, remaining: 0)
         var open: [Int32] = []
@@ -42,7 +42,7 @@ extension Scheduler {
     }
 
     mutating func waitQueue(_ ref: ClientRef, _ name: String, _ out: inout [Action]) {
-        guard let q = queueIndex[name] else { out.append(.reply(ref, .notFound("unknown queue \(name)"))); return }
+        guard let q = queueIndex[name] else { out.append(.reply(ref, .error(.notFound("unknown queue \(name)")))); return }
         let wid = nextWait
         nextWait &+= 1
         waits[wid] = WaitRecord(ref: ref, queue: q, remaining: 0)
@@ -80,11 +80,11 @@ extension Scheduler {
     mutating func watch(_ ref: ClientRef, _ name: String?, _ runName: String?, _ out: inout [Action]) {
         var filter: Int32 = -1, runFilter: Int32 = -1
         if let name {
-            guard let q = queueIndex[name] else { out.append(.reply(ref, .notFound("unknown queue \(name)"))); return }
+            guard let q = queueIndex[name] else { out.append(.reply(ref, .error(.notFound("unknown queue \(name)")))); return }
             filter = q
         }
         if let runName {
-            guard let r = runIndex[runName] else { out.append(.reply(ref, .notFound("\(runFailure(runName))"))); return }
+            guard let r = runIndex[runName] else { out.append(.reply(ref, .error(.notFound("\(runFailure(runName))")))); return }
             runFilter = r
         }
         watchers.removeAll { $0.client == ref.client }

@@ -154,7 +154,7 @@ final class ClientServiceTests: XCTestCase {
         let out = h.send(.cancel(h.ref(), ids: ["b"], cascade: false))
         XCTAssertTrue(out.contains(.reply(r, .waitDone(WaitSummary(succeeded: 1, failed: 0, cancelled: 1)))))
         XCTAssertEqual(replies(h.send(.wait(r, ids: ["a"]))), [.waitDone(WaitSummary(succeeded: 1, failed: 0, cancelled: 0))])
-        XCTAssertEqual(replies(h.send(.wait(r, ids: ["nope"]))), [.notFound("unknown operation(s): nope")])
+        XCTAssertEqual(replies(h.send(.wait(r, ids: ["nope"]))), [.error(.notFound("unknown operation(s): nope"))])
     }
 
     func testWaitForQueue() {

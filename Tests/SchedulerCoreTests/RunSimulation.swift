@@ -116,7 +116,7 @@ extension Simulation {
         }
         let rep = reply(to: r, in: out)
         if gone {
-            guard case .notFound(let text)? = rep, text.contains("evicted") else { return fail("cancel in evicted run \(p.name): \(String(describing: rep))") }
+            guard case .error(.notFound(let text))? = rep, text.contains("evicted") else { return fail("cancel in evicted run \(p.name): \(String(describing: rep))") }
             return
         }
         guard rep == .ok else { return fail("cancel in \(p.name): \(String(describing: rep))") }
@@ -138,7 +138,7 @@ extension Simulation {
             let rep = reply(to: r, in: send(.watch(r, queue: nil, run: p.name)))
             if gone {
                 watchedRun = before
-                guard case .notFound(let text)? = rep, text.contains("evicted") else { return fail("watch of evicted \(p.name): \(String(describing: rep))") }
+                guard case .error(.notFound(let text))? = rep, text.contains("evicted") else { return fail("watch of evicted \(p.name): \(String(describing: rep))") }
             } else if rep != .ok {
                 fail("watch of \(p.name): \(String(describing: rep))")
             }
@@ -149,7 +149,7 @@ extension Simulation {
             let rep = reply(to: r, in: send(.waitRun(r, run: p.name)))
             if gone {
                 openWaits.remove(r.request); runWaits[r.request] = nil
-                guard case .notFound(let text)? = rep, text.contains("evicted") else { return fail("wait for evicted \(p.name): \(String(describing: rep))") }
+                guard case .error(.notFound(let text))? = rep, text.contains("evicted") else { return fail("wait for evicted \(p.name): \(String(describing: rep))") }
             } else if let rep, !(rep.isWaitDone) {
                 fail("wait for run \(p.name): \(rep)")
             }
@@ -161,7 +161,7 @@ extension Simulation {
             let rep = reply(to: r, in: send(.wait(r, ids: picks.map { keys[$0] })))
             if anyGone {
                 openWaits.remove(r.request)
-                guard case .notFound(let text)? = rep, text.contains("evicted") else { return fail("wait naming evicted ops: \(String(describing: rep))") }
+                guard case .error(.notFound(let text))? = rep, text.contains("evicted") else { return fail("wait naming evicted ops: \(String(describing: rep))") }
             } else if let rep, !(rep.isWaitDone) {
                 fail("wait for \(picks.map { keys[$0] }): \(rep)")
             }

@@ -173,7 +173,7 @@ final class RunTests: XCTestCase {
         let w2 = h.ref()
         XCTAssertEqual(reply(w2, h.send(.waitRun(w2, run: "r2"))), .waitDone(WaitSummary(succeeded: 0, failed: 1, cancelled: 0)))
         let w3 = h.ref()
-        XCTAssertEqual(reply(w3, h.send(.waitRun(w3, run: "r7"))), .notFound("unknown run r7"))
+        XCTAssertEqual(reply(w3, h.send(.waitRun(w3, run: "r7"))), .error(.notFound("unknown run r7")))
     }
 
     func testCancelRunCancelsThatRunOnly() {
@@ -197,7 +197,7 @@ final class RunTests: XCTestCase {
         XCTAssertEqual(h.drain(next), ["r2/a", "r2/b"])
         XCTAssertEqual(h.s.runInfo("r2")?.succeeded, 2)
         let r2 = h.ref()
-        XCTAssertEqual(reply(r2, h.send(.cancelRun(r2, run: "nope"))), .notFound("unknown run nope"))
+        XCTAssertEqual(reply(r2, h.send(.cancelRun(r2, run: "nope"))), .error(.notFound("unknown run nope")))
     }
 
     func testEvictionByCountFreesRowsAfterCompaction() {
@@ -293,7 +293,7 @@ final class RunTests: XCTestCase {
         XCTAssertEqual(events.count, 2, "dispatched, finished")
         XCTAssertEqual(Set(events.map(\.op)), ["r1/a"])
         let u = h.ref()
-        XCTAssertEqual(reply(u, h.send(.watch(u, queue: nil, run: "r7"))), .notFound("unknown run r7"))
+        XCTAssertEqual(reply(u, h.send(.watch(u, queue: nil, run: "r7"))), .error(.notFound("unknown run r7")))
     }
 
     /// A watcher scoped to a run that is evicted hears nothing more (not every other run's events).

@@ -74,23 +74,22 @@ extension CoordinatorLoop {
         for (w, key) in a.workerKeys {
             guard !(a.list.principal(key: key)?.has(.worker) ?? false) else { continue }
             a.workerKeys[w] = nil
-            guard !lostWorkers.contains(w), peers.routing(ofWorker: w) != nil else { continue }
+            guard !workerLinks.isLost(w), peers.routing(ofWorker: w) != nil else { continue }
             var r = WireReject()
             r.code = .unauthorized
             r.reason = "authentication failed: this worker's key was revoked"
             send(.reject(r), toWorker: w)
-            logger.warning("worker \(WorkerName.sessionText(w)) '\(clipped(workerInfo[w]?.name ?? "?"))' dropped: its key was revoked")
+            logger.warning("worker \(WorkerName.sessionText(w)) '\(clipped(workerLinks.info[w]?.name ?? "?"))' dropped: its key was revoked")
             feed(.workerLost(worker: w, reason: "its key was revoked"))
         }
         for (c, key) in a.clientKeys where a.list.principal(key: key) == nil {
             a.clientKeys[c] = nil
             let text = "authentication failed: this client's key was revoked"
-            if let watch = watchers[c], let r = peers.routing(ofClient: c) {
+            if let watch = clientBook.stream(of: c), let r = peers.routing(ofClient: c) {
                 unwatch(c)
                 sendError(.unauthorized, text, requestID: watch.requestID, command: Command.watch.rawValue, to: r)
             }
-            for ref in pendingWaits.keys where ref.client == c {
-                pendingWaits[ref] = nil
+            for ref in clientBook.endWaits(ofClient: c) {
                 replyError(.unauthorized, text, ref: ref, command: .wait)
             }
         }

@@ -1,0 +1,158 @@
+import SchedulerCore
+
+/// What the loop owes clients beyond one reply per request: requests answered by several core replies,
+/// WAITs with deadlines, and WATCH streams. A pure value: times come in as arguments and each input
+/// says what the loop must send; the loop keeps the socket.
+struct ClientBook {
+    private var acks: [ClientRef: AckAccumulator] = [:]
+    private var waits: [ClientRef: WaitRequest] = [:]
+    private var watchers: [UInt64: WatchStream] = [:]
+    /// The earliest deadline among `waits` (.max: none), kept exact so the loop's poll timeout is.
+    private var earliestDeadline: Int64 = .max
+
+    // MARK: requests answered by several core replies
+
+    /// What the loop does with a core reply (`collect(_:for:)`).
+    enum AckStep: Equatable {
+        /// Not a collected request: the reply goes out as it is.
+        case notCollected
+        /// More core replies are due before the client hears anything.
+        case waiting
+        /// The last reply came: ACK with this count of what took effect.
+        case ack(affected: Int)
+        /// The last reply came and nothing took effect: the first refusal is the answer.
+        case error(ReplyError)
+    }
+
+    /// `ref` is answered once, after `count` core replies (QUEUE with limit and suspension,
+    /// SET-PRIORITY of several ids, CANCEL of ids, WATCH).
+    mutating func expect(_ count: Int, repliesFor ref: ClientRef) {
+        acks[ref] = AckAccumulator(remaining: count)
+    }
+
+    /// Counts one core reply to `ref`.
+    mutating func collect(_ reply: Reply, for ref: ClientRef) -> AckStep {
+        // Most replies are not collected: no hashing for them while nothing is.
+        guard !acks.isEmpty, let i = acks.index(forKey: ref) else { return .notCollected }
+        var acc = acks.values[i]
+        acc.add(reply)
+        guard acc.remaining <= 0 else { acks.values[i] = acc; return .waiting }
+        acks.remove(at: i)
+        if let e = acc.firstError, acc.affected == 0 { return .error(e) }
+        return .ack(affected: acc.affected)
+    }
+
+    // MARK: WAIT deadlines
+
+    mutating func wait(_ w: WaitRequest, for ref: ClientRef) {
+        waits[ref] = w
+        if let d = w.deadline, d < earliestDeadline { earliestDeadline = d }
+    }
+
+    /// Ends the wait of `ref` (answered, or refused by the core); nil when it is not waiting (timed out).
+    mutating func endWait(_ ref: ClientRef) -> WaitRequest? {
+        guard !waits.isEmpty, let w = waits.removeValue(forKey: ref) else { return nil }
+        if w.deadline == earliestDeadline { recomputeEarliest() }
+        return w
+    }
+
+    /// Ends every wait of `client` (its key was revoked); returns their refs.
+    mutating func endWaits(ofClient client: UInt64) -> [ClientRef] {
+        let refs = waits.keys.filter { $0.client == client }
+        for ref in refs { waits[ref] = nil }
+        if !refs.isEmpty { recomputeEarliest() }
+        return refs
+    }
+
+    /// Ends the waits whose deadline is at or before `now`, earliest deadline first: the loop answers
+    /// each with what is known (timed out) and drops the core's later reply.
+    mutating func expired(now: Int64) -> [(ref: ClientRef, wait: WaitRequest)] {
+        guard now >= earliestDeadline else { return [] }
+        var out: [(ref: ClientRef, wait: WaitRequest)] = []
+        for (ref, w) in waits {
+            if let d = w.deadline, d <= now { out.append((ref, w)) }
+        }
+        for e in out { waits[e.ref] = nil }
+        recomputeEarliest()
+        out.sort { ($0.wait.deadline!, $0.ref.client, $0.ref.request) < ($1.wait.deadline!, $1.ref.client, $1.ref.request) }
+        return out
+    }
+
+    /// When the next wait times out, if any has a deadline (the loop wakes up by then).
+    var nextDeadline: Int64? { earliestDeadline == .max ? nil : earliestDeadline }
+
+    private mutating func recomputeEarliest() {
+        earliestDeadline = .max
+        for w in waits.values { if let d = w.deadline, d < earliestDeadline { earliestDeadline = d } }
+    }
+
+    // MARK: WATCH streams
+
+    mutating func watch(_ client: UInt64, _ stream: WatchStream) { watchers[client] = stream }
+
+    /// Ends `client`'s stream; false when it had none (then the core has no subscription to end).
+    mutating func unwatch(_ client: UInt64) -> Bool { watchers.removeValue(forKey: client) != nil }
+
+    func stream(of client: UInt64) -> WatchStream? { watchers[client] }
+
+    /// The next event number of `client`'s stream. As before this value existed, a client whose stream
+    /// ended in the same pass gets a fresh stream numbered from 1 for the events already queued.
+    mutating func nextSequence(of client: UInt64) -> UInt64 {
+        watchers[client, default: WatchStream(requestID: 0)].nextSequence()
+    }
+
+    // MARK: peers
+
+    /// Clients owed something (a collected reply, a WAIT or a WATCH): the idle sweep keeps them.
+    var clientsOwed: Set<UInt64> {
+        var s = Set(watchers.keys)
+        for ref in acks.keys { s.insert(ref.client) }
+        for ref in waits.keys { s.insert(ref.client) }
+        return s
+    }
+}
+
+/// A client request answered by several core replies (the reply goes out when the last one arrives).
+struct AckAccumulator {
+    var remaining: Int
+    var affected = 0
+    /// The first refusal, answered when nothing took effect.
+    var firstError: ReplyError?
+
+    mutating func add(_ reply: Reply) {
+        remaining -= 1
+        switch reply {
+        case .ok: affected += 1
+        case .error(let e): if firstError == nil { firstError = e }
+        default: break
+        }
+    }
+}
+
+struct WaitRequest {
+    var ids: [String]
+    var queue: String
+    /// The run plain ids are resolved in; with no ids and no queue, the run awaited as a whole.
+    var run: String
+    var withResults: Bool
+    var deadline: Int64?
+}
+
+/// One client's event subscription: events are numbered so the client can see a gap.
+struct WatchStream {
+    var requestID: UInt32
+    var withResults = false
+    var progress = false
+    private var sequence: UInt64 = 0
+
+    init(requestID: UInt32, withResults: Bool = false, progress: Bool = false) {
+        self.requestID = requestID
+        self.withResults = withResults
+        self.progress = progress
+    }
+
+    mutating func nextSequence() -> UInt64 {
+        sequence += 1
+        return sequence
+    }
+}
