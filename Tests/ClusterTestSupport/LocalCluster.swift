@@ -14,15 +14,30 @@ public enum Binaries {
     public static func path(_ name: String) -> String { directory + "/" + name }
 }
 
-/// Polls `condition` every 20 ms until it holds or `timeout` seconds pass (for states that have no event):
-/// the one bounded wait of the process-level tests.
-public func waitUntil(_ what: String, timeout: Double, _ condition: () throws -> Bool) throws {
+/// The one bounded wait of the process-level tests: polls `condition` every `interval` until it holds
+/// (for states that have no event to wait on). After `timeout` seconds it throws a `ClusterError` that
+/// names `what` and carries `logs()` (a cluster's process logs, when the caller has some); an error
+/// thrown by `condition` ends the wait at once. Give `timeout` as what the product promises where it
+/// promises a bound; else the default, `unpromisedWaitBound`.
+public func waitUntil(_ what: String, timeout: Double = unpromisedWaitBound, interval: Duration = .milliseconds(20),
+                      logs: () -> String = { "" }, _ condition: () throws -> Bool) throws {
     let deadline = ContinuousClock.now + .seconds(timeout)
     while ContinuousClock.now < deadline {
         if try condition() { return }
-        usleep(20_000)
+        if interval > .zero { Thread.sleep(forTimeInterval: min(interval, deadline - .now).seconds) }
     }
-    throw ClusterError("timed out after \(timeout) s waiting for \(what)")
+    if try condition() { return }
+    let text = logs()
+    throw ClusterError("timed out after \(timeout) s waiting for \(what)" + (text.isEmpty ? "" : "\n\(text)"))
+}
+
+/// The bound of a wait for something the product promises to happen but not within a time: long
+/// enough for a loaded 2-core machine, short enough to fail well within a suite's time limit.
+public let unpromisedWaitBound: Double = 20
+
+extension Duration {
+    /// In seconds, for Foundation's APIs.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
 
 public struct ClusterError: Error, CustomStringConvertible {
@@ -78,22 +93,23 @@ public final class LocalCluster: @unchecked Sendable {
         let httpArgs = coordinatorArgs.contains("--http") ? [] : ["--http", "off"]
         self.coordinatorArgs = coordinatorArgs + keyArgs + httpArgs + (self.stateDirectory.map { ["--state-dir", $0] } ?? ["--ephemeral"])
         let endpointFile = dir.appendingPathComponent("endpoint").path
-        coordinator = try Self.launch("opcoord", ["--bind", "tcp://127.0.0.1:*", "--endpoint-file", endpointFile,
+        let started = try Self.launch("opcoord", ["--bind", "tcp://127.0.0.1:*", "--endpoint-file", endpointFile,
                                                   "--heartbeat-ms", "\(heartbeatMs)", "--liveness", "\(liveness)"] + self.coordinatorArgs,
                                       log: dir.appendingPathComponent("opcoord.log"))
-        let deadline = Date().addingTimeInterval(20)
+        coordinator = started
         var found: String?
-        while Date() < deadline {
-            if let text = try? String(contentsOfFile: endpointFile, encoding: .utf8), text.hasPrefix("tcp://") { found = text; break }
-            guard coordinator.isRunning else { break }
-            usleep(20_000)
+        let log = dir.appendingPathComponent("opcoord.log")
+        do {
+            try ClusterTestSupport.waitUntil("opcoord to report its endpoint", logs: { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }) {
+                if let text = try? String(contentsOfFile: endpointFile, encoding: .utf8), text.hasPrefix("tcp://") { found = text; return true }
+                guard started.isRunning else { throw ClusterError("opcoord exited before reporting its endpoint: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")") }
+                return false
+            }
+        } catch {
+            started.terminate()
+            throw error
         }
-        guard let found else {
-            let log = (try? String(contentsOf: dir.appendingPathComponent("opcoord.log"), encoding: .utf8)) ?? ""
-            coordinator.terminate()
-            throw ClusterError("opcoord did not report its endpoint within 20 s: \(log)")
-        }
-        endpoint = found
+        endpoint = found!
     }
 
     deinit { stop() }
@@ -118,9 +134,11 @@ public final class LocalCluster: @unchecked Sendable {
     @discardableResult
     public func restartCoordinator(crash: Bool = false, extraArgs: [String] = [], whileDown: () throws -> Void = {}) throws -> Int32 {
         kill(coordinator.processIdentifier, crash ? SIGKILL : SIGTERM)
-        let deadline = Date().addingTimeInterval(10)
-        while coordinator.isRunning && Date() < deadline { usleep(10_000) }
-        if coordinator.isRunning { kill(coordinator.processIdentifier, SIGKILL); coordinator.waitUntilExit() }
+        let old = coordinator
+        if (try? ClusterTestSupport.waitUntil("opcoord to stop", timeout: 10, interval: .milliseconds(10)) { !old.isRunning }) == nil {
+            kill(old.processIdentifier, SIGKILL)
+            old.waitUntilExit()
+        }
         let status = coordinator.terminationStatus
         try whileDown()
         coordinatorStarts += 1
@@ -276,6 +294,15 @@ public final class LocalCluster: @unchecked Sendable {
         return r
     }
 
+    /// WHY for one operation ("OP" or "RUN/OP"): its state, the dependencies it waits on, and why it
+    /// does not run (PROTOCOL.md §5.20).
+    public func why(_ id: String) throws -> WireWhyReply {
+        var w = WireWhy()
+        w.opID = id
+        guard case .whyReply(let r) = try connect().request(.why(w)) else { throw ClusterError("no WHY reply for \(id)") }
+        return r
+    }
+
     @discardableResult
     public func ack(_ message: WireProtocol.Message) throws -> WireAck {
         guard case .ack(let a) = try connect().request(message) else { throw ClusterError("no ACK for \(message.command)") }
@@ -286,11 +313,10 @@ public final class LocalCluster: @unchecked Sendable {
         if let p = workers[worker] { kill(p.processIdentifier, sig) }
     }
 
-    /// Polls `condition` until it holds or `timeout` seconds pass; the error carries the processes' logs.
-    public func waitUntil(_ what: String, timeout: Double, _ condition: () throws -> Bool) throws {
-        do { try ClusterTestSupport.waitUntil(what, timeout: timeout, condition) } catch let e as ClusterError {
-            throw ClusterError("\(e.description)\n\(logs())")
-        }
+    /// `ClusterTestSupport.waitUntil` with this cluster's logs in its error.
+    public func waitUntil(_ what: String, timeout: Double = unpromisedWaitBound, interval: Duration = .milliseconds(20),
+                          _ condition: () throws -> Bool) throws {
+        try ClusterTestSupport.waitUntil(what, timeout: timeout, interval: interval, logs: { self.logs() }, condition)
     }
 
     public func logs() -> String {
@@ -312,10 +338,14 @@ public final class LocalCluster: @unchecked Sendable {
             kill(p.processIdentifier, SIGCONT)
             kill(p.processIdentifier, SIGTERM)
         }
-        let deadline = Date().addingTimeInterval(5)
+        // 5 s for all of them together, then SIGKILL.
+        let deadline = ContinuousClock.now + .seconds(5)
         for p in all {
-            while p.isRunning && Date() < deadline { usleep(10_000) }
-            if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+            let left = max(0, (deadline - .now).seconds)
+            if (try? ClusterTestSupport.waitUntil("process \(p.processIdentifier) to stop", timeout: left, interval: .milliseconds(10)) { !p.isRunning }) == nil {
+                kill(p.processIdentifier, SIGKILL)
+                p.waitUntilExit()
+            }
         }
         try? FileManager.default.removeItem(at: dir)
         return coordinator.isRunning ? -1 : coordinator.terminationStatus

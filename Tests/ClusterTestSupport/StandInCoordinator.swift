@@ -85,17 +85,17 @@ public final class StandInCoordinator {
 
     /// Binds the same endpoint again (retrying while the old listener is being released), bounded.
     public func comeBack(timeout: Duration = .seconds(10)) throws {
-        let deadline = ContinuousClock.now + timeout
-        while true {
+        var lastError: (any Error)?
+        try waitUntil("the stand-in to bind \(endpoint) again", timeout: timeout.seconds, logs: { lastError.map { "\($0)" } ?? "" }) {
             do {
                 let socket = try Self.bound(context, endpoint)
                 router = socket
                 poller = Poller()
                 _ = poller.add(socket)
-                return
+                return true
             } catch {
-                if ContinuousClock.now >= deadline { throw ClusterError("the stand-in could not bind \(endpoint) again: \(error)") }
-                usleep(20_000)
+                lastError = error
+                return false
             }
         }
     }

@@ -23,6 +23,12 @@ final class Cluster: @unchecked Sendable {
 
     func logs() -> String { local.logs() }
 
+    /// `ClusterTestSupport.waitUntil` with the cluster's logs in its error.
+    func waitUntil(_ what: String, timeout: Double = unpromisedWaitBound, interval: Duration = .milliseconds(5),
+                   _ condition: () throws -> Bool) throws {
+        try local.waitUntil(what, timeout: timeout, interval: interval, condition)
+    }
+
     func stop() { _ = local.stop() }
 
     func coordinator() throws -> RemoteCoordinator { try RemoteCoordinator(endpoint: endpoint, timeout: .seconds(5)) }
@@ -34,16 +40,6 @@ final class Recorder<T: Sendable>: @unchecked Sendable {
     private var items: [T] = []
     func append(_ x: T) { lock.lock(); items.append(x); lock.unlock() }
     var values: [T] { lock.lock(); defer { lock.unlock() }; return items }
-}
-
-/// Polls `condition` every 5 ms for at most `seconds`.
-func eventually(_ seconds: Double = 10, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(5_000)
-    }
-    return condition()
 }
 
 /// A `sleep` operation of `ms` milliseconds.

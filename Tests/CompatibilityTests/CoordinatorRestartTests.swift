@@ -63,10 +63,10 @@ struct CoordinatorRestartTests {
         reply.duplicate = true
         try standIn.reply(to: again, .submitReply(reply))
         // Serves until the client is done (closing earlier could drop the reply before it left).
-        let deadline = ContinuousClock.now + .seconds(20)
-        while done.wait(timeout: .now()) == .timedOut {
-            try #require(ContinuousClock.now < deadline, "the client did not finish")
+        try waitUntil("the client to finish", timeout: 20, interval: .zero) {
+            if done.wait(timeout: .now()) == .success { return true }
             if let r = try standIn.receive(timeout: .milliseconds(50)), let answer = others(r) { try standIn.reply(to: r, answer) }
+            return false
         }
         #expect(failure.withLock { $0 } == nil)
     }

@@ -1,5 +1,6 @@
 import DistributedOperationQueue
 import Foundation
+import OpClient
 import Testing
 
 /// The behaviours swift-corelibs-foundation's TestOperationQueue.swift checks, re-expressed for
@@ -108,7 +109,7 @@ struct OperationQueueCompatibilityTests {
         let op = sleeper(600, "slow")
         #expect(!op.isExecuting && !op.isFinished)
         try q.addOperation(op)
-        #expect(eventually { op.isExecuting })
+        try cluster.waitUntil("\(op.name) executing") { op.isExecuting }
         #expect(!op.isFinished && op.isReady && !op.isCancelled)
         #expect(op.lastRun.attempt == 1 && !op.lastRun.worker.isEmpty)
         #expect(op.waitUntilFinished(timeout: .seconds(10)))
@@ -161,14 +162,19 @@ struct OperationQueueCompatibilityTests {
         let q = try queue("suspension")
         let running = sleeper(500, "running")
         try q.addOperation(running)
-        #expect(eventually { running.isExecuting })
+        try cluster.waitUntil("running executing") { running.isExecuting }
         q.isSuspended = true
         #expect(q.isSuspended)
         let held = RemoteOperation(kind: "noop", name: "held")
         try q.addOperation(held)                         // adding to a suspended queue is allowed
         #expect(running.waitUntilFinished(timeout: .seconds(10)))
         #expect(running.outcome?.isSucceeded == true)
-        usleep(300_000)
+        // The coordinator decides what to dispatch after every input it handles, so its answers now
+        // come after it handled the SUBMIT of held and the finish of running (3 slots free): held is
+        // still ready, not dispatched, and WHY gives the suspension as the reason.
+        let heldStatus = try #require(try cluster.local.status([held.id])[held.id])
+        #expect(heldStatus.state == .ready && heldStatus.dispatchedUs == 0, "a suspended queue starts nothing: \(heldStatus)")
+        #expect(try cluster.local.why(held.id).reasons.contains { $0.contains("queue suspension is suspended") })
         #expect(!held.isExecuting && !held.isFinished, "a suspended queue starts nothing")
         q.isSuspended = false
         #expect(held.waitUntilFinished(timeout: .seconds(10)))
@@ -197,7 +203,9 @@ struct OperationQueueCompatibilityTests {
         try dependent.addDependency(dependency)
         try held.addOperation(dependency)
         try free.addOperation(dependent)
-        usleep(200_000)
+        // Both SUBMITs were accepted: the coordinator holds the dependent for its unfinished dependency.
+        let why = try cluster.local.why(dependent.id)
+        #expect(why.state == .pending && why.waitingOn.contains { $0.hasSuffix("/" + dependency.id) }, "\(why)")
         #expect(!dependent.isReady && !dependent.isFinished)
         dependency.cancel()
         #expect(dependent.waitUntilFinished(timeout: .seconds(10)))
@@ -229,7 +237,10 @@ struct OperationQueueCompatibilityTests {
         try op1.addDependency(op2)
         recording([op1, op2], into: r)
         try q.addOperation(op1)                            // its dependency is in no queue yet: it waits
-        usleep(200_000)
+        // It waits in the client (decided within addOperation), never sent: the coordinator does not
+        // know it, so nothing can start it until op2 is added.
+        let unknown = #expect(throws: ClientError.self, "op1 was sent before its dependency") { try cluster.local.why(op1.id) }
+        if case .server(let code, let text)? = unknown { #expect(code == .notFound, "\(text)") }
         #expect(!op1.isFinished && !op1.isReady && q.operationCount == 1)
         try q.addOperation(op2)
         #expect(q.waitUntilAllOperationsAreFinished(timeout: .seconds(10)))
@@ -352,7 +363,7 @@ struct OperationQueueCompatibilityTests {
         let completions = Recorder<Bool>()
         op.completionBlock = { completions.append(true) }
         try q.addOperation(op)
-        #expect(eventually { op.isExecuting })
+        try cluster.waitUntil("\(op.name) executing") { op.isExecuting }
         let start = Date()
         op.cancel()
         #expect(op.isCancelled)
@@ -372,8 +383,8 @@ struct OperationQueueCompatibilityTests {
             weakQueue = q
             try q.addOperations([first, second], waitUntilFinished: false)
         }()
-        #expect(eventually(2) { weakQueue == nil }, "operations do not keep their queue object alive")
-        #expect(eventually { first.isExecuting })
+        try cluster.waitUntil("the queue object released (operations do not keep it alive)") { weakQueue == nil }
+        try cluster.waitUntil("first executing") { first.isExecuting }
         first.cancel()
         #expect(second.waitUntilFinished(timeout: .seconds(5)))
         #expect(first.outcome?.isCancelled == true && second.outcome?.isSucceeded == true)
@@ -389,10 +400,10 @@ struct OperationQueueCompatibilityTests {
             weakCoordinator = q.coordinator
             try q.addOperation(op)
         }()
-        #expect(eventually(2) { weakQueue == nil }, "operations do not keep their queue object alive")
+        try cluster.waitUntil("the queue object released (operations do not keep it alive)") { weakQueue == nil }
         #expect(op.waitUntilFinished(timeout: .seconds(10)), "the operation keeps the connection")
         #expect(op.outcome?.isSucceeded == true)
-        #expect(eventually(2) { weakCoordinator == nil }, "released once its operations have finished")
+        try cluster.waitUntil("its coordinator object released once its operations have finished") { weakCoordinator == nil }
     }
 
     @Test func notReadyOperationDoesNotBlockOthersAndRunsWhenItCanBe() throws {
@@ -416,9 +427,13 @@ struct OperationQueueCompatibilityTests {
         try c.addDependency(b)
         recording([a, b, c], into: r)
         try q.addOperations([a, b, c], waitUntilFinished: false)
-        #expect(eventually { a.isExecuting && b.isExecuting }, "two operations run at once")
         #expect(!c.isExecuting && !c.isReady)
         #expect(q.waitUntilAllOperationsAreFinished(timeout: .seconds(10)))
+        // What ran when, as the coordinator recorded it: a and b overlapped, c started after both.
+        let st = try cluster.local.status([a.id, b.id, c.id])
+        let (sa, sb, sc) = (try #require(st[a.id]), try #require(st[b.id]), try #require(st[c.id]))
+        #expect(sa.startedUs < sb.finishedUs && sb.startedUs < sa.finishedUs, "two operations run at once")
+        #expect(sc.startedUs >= max(sa.finishedUs, sb.finishedUs))
         #expect(r.values.count == 3 && r.values.last == "c")
         #expect(Set(r.values.prefix(2)) == ["a", "b"])
     }
@@ -467,7 +482,7 @@ struct OperationQueueCompatibilityTests {
         }
         try q.addOperation(outer)
         #expect(outer.waitUntilFinished(timeout: .seconds(10)))
-        #expect(eventually { inner.values.first?.isFinished == true })
+        try cluster.waitUntil("the inner operation finished") { inner.values.first?.isFinished == true }
     }
 
     @Test func misuseIsAClearError() throws {
@@ -492,7 +507,7 @@ struct OperationQueueCompatibilityTests {
         let q = try queue("cancel-all", max: 1)
         let ops = (0..<5).map { sleeper(5_000, "s\($0)") }
         try q.addOperations(ops, waitUntilFinished: false)
-        #expect(eventually { ops[0].isExecuting })
+        try cluster.waitUntil("s0 executing") { ops[0].isExecuting }
         q.cancelAllOperations()
         #expect(ops.allSatisfy { $0.isCancelled })
         #expect(q.waitUntilAllOperationsAreFinished(timeout: .seconds(5)))

@@ -104,11 +104,13 @@ struct ClusterTests {
         try c.startWorker("b", slots: 2, prefetch: 2)
         let ops = (0..<8).map { op("s\($0)", kind: "sleep", payload: "30", queue: "serial") }
         #expect(try c.submit(ops, queues: [queueSettings("serial", maxConcurrent: 1, suspended: true)]).accepted)
-        // Suspended: nothing starts (checked a few times over 300 ms).
-        for _ in 0..<3 {
-            usleep(100_000)
-            #expect(try c.status(ops.map(\.id)).values.allSatisfy { $0.startedUs == 0 })
-        }
+        // Suspended: nothing starts. The coordinator decides what to dispatch after every input, so
+        // its answer to this STATUS comes after it handled the SUBMIT with 8 free credits: every op is
+        // still ready, none dispatched, and WHY gives the suspension as the reason.
+        let held = try c.status(ops.map(\.id))
+        #expect(held.count == 8 && held.values.allSatisfy { $0.state == .ready && $0.dispatchedUs == 0 && $0.startedUs == 0 },
+                "\(held.values.map { "\($0.id) \($0.state)" })")
+        #expect(try c.why("s0").reasons.contains { $0.contains("queue serial is suspended") })
         try c.ack(.queue(.with { $0.settings = queueSettings("serial", suspended: false) }))
         try c.wait(ops.map(\.id))
         let st = try c.status(ops.map(\.id)).values.sorted { $0.startedUs < $1.startedUs }
@@ -141,10 +143,17 @@ struct ClusterTests {
         let c = try LocalCluster(heartbeatMs: 100, liveness: 3)
         defer { c.stop() }
         try c.startWorker("idle", slots: 1)
-        let id = try #require(try c.workerList().first { $0.name == "idle" }?.workerID)
-        // Nothing to await: the point is that nothing happens for 5 liveness periods (1.5 s).
-        usleep(1_500_000)
-        #expect(try c.workerList().map(\.workerID) == [id], "\(c.logs())")
+        let first = try #require(try c.workerList().first { $0.name == "idle" })
+        // Not a sleep: the coordinator's own record says when it last heard from this session. Once that
+        // is 5 liveness periods (1.5 s) after the session began, the session lived through them; a new
+        // session (a worker that gave up on a silent coordinator, or one declared lost) fails at once.
+        try c.waitUntil("the coordinator hearing from the idle session 1.5 s after it began", timeout: 20) {
+            let now = try c.workerList()
+            guard now.map(\.workerID) == [first.workerID] else {
+                throw ClusterError("the idle worker's session changed: \(first.workerID) → \(now.map(\.workerID))\n\(c.logs())")
+            }
+            return now[0].lastSeenUs - first.connectedUs >= 1_500_000
+        }
         #expect(!c.logs().contains("coordinator silent"), "\(c.logs())")
     }
 

@@ -88,17 +88,16 @@ struct HostilePeerIntegrationTests {
         guard case .dispatch(let d)? = try greedy.next() else { Issue.record("expected DISPATCH"); return }
         #expect(d.records.count == 1)
         // It never starts it: within the start timeout (1 s, checked at its liveness ticks) it is taken back.
-        var taken = false
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline && !taken {
+        // (Heartbeating meanwhile, so it is not declared lost instead; `next` paces the polls.)
+        try c.waitUntil("the part it sat on taken back", timeout: 10, interval: .zero) {
             try greedy.send(.heartbeat)
             switch try greedy.next(within: 0.1) {
-            case .cancel(let cancel)?: taken = cancel.records.contains { $0.opID == d.records[0].opID }
+            case .cancel(let cancel)?: return cancel.records.contains { $0.opID == d.records[0].opID }
             case .dispatch(let more)?: Issue.record("a second DISPATCH of \(more.records.count) to a 1-slot worker holding one")
             default: break
             }
+            return false
         }
-        #expect(taken, "the part it sat on was taken back")
         // A real worker runs everything, the taken-back one included.
         try c.startWorker("real", slots: 4)
         try c.wait(ops.map(\.id), timeout: 30)

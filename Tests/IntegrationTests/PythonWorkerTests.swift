@@ -47,8 +47,7 @@ struct PythonWorkerTests {
 
     private func stopPythonWorker(_ p: Process) {
         kill(p.processIdentifier, SIGKILL)
-        let deadline = Date().addingTimeInterval(5)
-        while p.isRunning && Date() < deadline { usleep(10_000) }
+        try? waitUntil("the Python worker gone", timeout: 5, interval: .milliseconds(10)) { !p.isRunning }
     }
 
     @Test func pythonWorkerRunsOperationsFromTheSwiftCoordinator() throws {

@@ -20,11 +20,11 @@ struct TruthfulStatusTests {
         #expect(try c.submit(ops).accepted)
         let conn = try c.connect()
         var samples = 0, sawDispatched = false, sawExecuting = false
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
+        // Sampled back to back (the requests pace it) until all have finished.
+        try c.waitUntil("all 2000 finished", timeout: 60, interval: .zero) {
             guard case .statusReply(let s)? = try? conn.request(.status(.with { $0.queue = "load" })),
                   case .workersReply(let w)? = try? conn.request(.workers),
-                  let q = s.queues.first else { continue }
+                  let q = s.queues.first else { return false }
             samples += 1
             #expect(q.executing <= 4, "sample \(samples): \(q.executing) executing on 4 slots")
             for worker in w.workers {
@@ -33,7 +33,7 @@ struct TruthfulStatusTests {
             }
             if q.dispatched > 0 { sawDispatched = true }
             if q.executing > 0 { sawExecuting = true }
-            if q.finished == 2000 { break }
+            return q.finished == 2000
         }
         #expect(samples > 10)
         #expect(sawDispatched && sawExecuting, "prefetched operations show as dispatched, running ones as executing")

@@ -127,14 +127,14 @@ struct Tmux {
         guard rc == 0 else { throw ClusterError("tmux could not start: \(String(cString: strerror(rc)))") }
         // Bounded: a tmux client returns at once.
         var status: Int32 = 0
-        let deadline = ContinuousClock.now + .seconds(20)
-        while waitpid(pid, &status, WNOHANG) == 0 {
-            guard ContinuousClock.now < deadline else {
-                kill(pid, SIGKILL)
-                waitpid(pid, &status, 0)
-                throw ClusterError("tmux \(args.joined(separator: " ")) did not return within 20 s")
+        do {
+            try waitUntil("tmux \(args.joined(separator: " ")) to return", timeout: 20, interval: .milliseconds(5)) {
+                waitpid(pid, &status, WNOHANG) != 0
             }
-            usleep(5_000)
+        } catch {
+            kill(pid, SIGKILL)
+            waitpid(pid, &status, 0)
+            throw error
         }
         let text = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
         guard status == 0 else { throw ClusterError("tmux \(args.joined(separator: " ")) (status \(status)): \(text)") }

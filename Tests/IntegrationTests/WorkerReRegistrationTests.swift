@@ -170,16 +170,17 @@ final class StandIn {
 
     /// `endpoint`: a port a closed stand-in had is bound again (its listener closes asynchronously).
     init(_ ctx: Context, endpoint: String = "tcp://127.0.0.1:*") throws {
-        router = try Socket(ctx, type: .router)
+        let router = try Socket(ctx, type: .router)
+        self.router = router
         try router.set(.linger, 0)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while true {
+        var lastError: (any Error)?
+        try waitUntil("the stand-in to bind \(endpoint)", timeout: 10, logs: { lastError.map { "\($0)" } ?? "" }) {
             do {
                 try router.bind(endpoint)
-                break
+                return true
             } catch {
-                if ContinuousClock.now >= deadline { throw error }
-                usleep(20_000)
+                lastError = error
+                return false
             }
         }
         self.endpoint = try router.lastEndpoint()
@@ -199,10 +200,10 @@ final class StandIn {
     /// In `done`, give `#expect` a value, not an expression with a trailing closure: with Swift Testing
     /// 6.3, `#expect(!f.records.contains { $0.opID == "x" })` there made `done` return false every time.
     func serve(until what: String, timeout: Double, keepAlive: Bool, _ done: (Message) throws -> Bool) throws {
-        let deadline = ContinuousClock.now + .seconds(timeout)
-        while ContinuousClock.now < deadline {
+        // The poll below paces it (20 ms at most per round).
+        try waitUntil("\(what) at the stand-in coordinator", timeout: timeout, interval: .zero) {
             while !inbox.isEmpty {
-                if try done(inbox.removeFirst()) { return }
+                if try done(inbox.removeFirst()) { return true }
             }
             if keepAlive && ContinuousClock.now - lastSent >= .milliseconds(Int(WorkerReRegistrationTests.heartbeatMs)) {
                 send(.heartbeat)
@@ -217,8 +218,8 @@ final class StandIn {
                 peer = frames[0]
                 inbox.append(envelope.message)
             }
+            return false
         }
-        throw ClusterError("the stand-in coordinator timed out after \(timeout) s waiting for \(what)")
     }
 
     /// Waits for a HELLO and answers WELCOME.
