@@ -28,17 +28,9 @@ final class CoordinatorReader: @unchecked Sendable {
     func close() { queue.sync { connection.close() } }
 }
 
-/// Protobuf's JSON mapping with the schema's field names (docs/HTTP.md "JSON").
+/// JSON answers (docs/HTTP.md "JSON"): protocol replies as `WireJSON` writes them, put together.
 enum JSONText {
-    static let options: JSONEncodingOptions = {
-        var o = JSONEncodingOptions()
-        o.preserveProtoFieldNames = true
-        return o
-    }()
-
-    static func of(_ m: some SwiftProtobuf.Message) -> String {
-        (try? m.jsonString(options: options)) ?? "{}"
-    }
+    static func of(_ m: some SwiftProtobuf.Message) -> String { WireJSON.text(m) }
 
     /// `{"a": <json>, "b": <json>}` from already-encoded parts.
     static func object(_ parts: [(String, String)]) -> String {

@@ -217,7 +217,12 @@ public final class CoordinatorConnection {
                 throw ClientError.connectionLost(sent.command, endpoint)
             }
             guard let arrival = try next(until: deadline) else { return nil }
-            guard case .message(let envelope) = arrival else { continue }   // the link changed: check above
+            guard case .message(let envelope) = arrival else {
+                // The link changed: check above. A link that keeps changing (reconnects every 100 ms)
+                // must not outlast the deadline: `next` returns those before it looks at the clock.
+                if let deadline, ContinuousClock.now >= deadline { return nil }
+                continue
+            }
             if envelope.requestID == watchRequest, case .event(let e) = envelope.message {
                 pendingEvents.append(contentsOf: e.events)
                 continue

@@ -5,9 +5,7 @@ extension Message {
     /// describes: 64-bit integers as strings, bytes as base64, fields at their default left out. "{}"
     /// for an empty body.
     public var jsonBody: String {
-        var options = JSONEncodingOptions()
-        options.preserveProtoFieldNames = true
-        func json<M: SwiftProtobuf.Message>(_ m: M) -> String { (try? m.jsonString(options: options)) ?? "{}" }
+        func json(_ m: some SwiftProtobuf.Message) -> String { WireJSON.text(m) }
         switch self {
         case .logs(let m): return json(m)
         case .logsReply(let m): return json(m)
@@ -23,5 +21,18 @@ extension Message {
         case .error(let m): return json(m)
         default: return json(WireHeartbeat())   // not needed as JSON so far
         }
+    }
+}
+
+/// One protocol message body in protobuf's JSON mapping with the schema's field names (docs/HTTP.md).
+public enum WireJSON {
+    static let options: JSONEncodingOptions = {
+        var o = JSONEncodingOptions()
+        o.preserveProtoFieldNames = true
+        return o
+    }()
+
+    public static func text(_ m: some SwiftProtobuf.Message) -> String {
+        (try? m.jsonString(options: options)) ?? "{}"
     }
 }

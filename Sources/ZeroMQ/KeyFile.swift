@@ -28,22 +28,22 @@ public enum KeyFile {
 
     /// The key pair whose secret half is in `path`.
     public static func loadSecret(_ path: String) throws(KeyFileError) -> CurveKeyPair {
-        var st = stat()
-        guard stat(path, &st) == 0 else {
-            if errno == ENOENT { throw .missing(path) }
-            throw .unusable(path, String(cString: strerror(errno)))
-        }
-        guard (st.st_mode & S_IFMT) == S_IFREG else { throw .unusable(path, "not a regular file") }
-        let mode = st.st_mode & 0o777
-        if mode & 0o077 != 0 { throw .loosePermissions(path, mode: UInt32(mode)) }
-        let text = try contents(of: path)
-        guard let line = keyLine(text) else { throw .malformed(path, "no key in it") }
+        guard let line = keyLine(try privateContents(of: path)) else { throw .malformed(path, "no key in it") }
         do { return try CurveKeyPair(secretZ85: line) } catch { throw .malformed(path, "\(error)") }
     }
 
     /// A secret token (the HTTP side's): the first non-comment line of a private file (mode 0600, like a
     /// secret key), at least 16 characters.
     public static func loadToken(_ path: String) throws(KeyFileError) -> String {
+        guard let line = keyLine(try privateContents(of: path)), line.utf8.count >= 16 else {
+            throw .malformed(path, "no token of at least 16 characters in it")
+        }
+        return line
+    }
+
+    /// The text of a file only its owner may read (a secret key, a token): a regular file, mode 0600 or
+    /// stricter, else the error says what to fix.
+    static func privateContents(of path: String) throws(KeyFileError) -> String {
         var st = stat()
         guard stat(path, &st) == 0 else {
             if errno == ENOENT { throw .missing(path) }
@@ -52,10 +52,7 @@ public enum KeyFile {
         guard (st.st_mode & S_IFMT) == S_IFREG else { throw .unusable(path, "not a regular file") }
         let mode = st.st_mode & 0o777
         if mode & 0o077 != 0 { throw .loosePermissions(path, mode: UInt32(mode)) }
-        guard let line = keyLine(try contents(of: path)), line.utf8.count >= 16 else {
-            throw .malformed(path, "no token of at least 16 characters in it")
-        }
-        return line
+        return try contents(of: path)
     }
 
     /// A public key given as its 40 Z85 characters, or as the path of a file holding them (a `.pub`).
