@@ -20,6 +20,9 @@ var targets: [Target] = [
         .product(name: "DequeModule", package: "swift-collections"),
     ], swiftSettings: optimiseInDebug),
 
+    // How every process is asked to stop (SIGINT/SIGTERM, SIGHUP): one helper for all executables.
+    .target(name: "Lifecycle"),
+
     // Transport: libzmq and its one Swift wrapper.
     .systemLibrary(name: "CZeroMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"])]),
     .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
@@ -43,7 +46,7 @@ var targets: [Target] = [
         .product(name: "Logging", package: "swift-log"),
     ]),
     .target(name: "WorkerAgent", dependencies: [
-        "WorkerRuntime", "WireProtocol", "ZeroMQ", "OpSpec", "OpClient",
+        "Lifecycle", "WorkerRuntime", "WireProtocol", "ZeroMQ", "OpSpec", "OpClient",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "DequeModule", package: "swift-collections"),
@@ -69,7 +72,7 @@ var targets: [Target] = [
 
     // Executables.
     .executableTarget(name: "opcoord", dependencies: [
-        "Coordinator", "HTTPFront",
+        "Coordinator", "HTTPFront", "Lifecycle",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
     ]),
@@ -85,13 +88,13 @@ var targets: [Target] = [
 
     // Tools, apart from the product (Sources/Tools): benchmarks (scripts/bench), load tests.
     .executableTarget(name: "opbench", dependencies: [
-        "SchedulerCore", "ZeroMQ", "WireProtocol", "WorkerRuntime", "OpSpec", "OpClient",
+        "Lifecycle", "SchedulerCore", "ZeroMQ", "WireProtocol", "WorkerRuntime", "OpSpec", "OpClient",
         .product(name: "DequeModule", package: "swift-collections"),
     ], path: "Sources/Tools/opbench"),
 
     // Load tests against a running cluster, and many simulated workers in one process (scripts/loadtest).
     .executableTarget(name: "oploadtest", dependencies: [
-        "OpClient", "OpSpec", "WireProtocol", "ZeroMQ",
+        "Lifecycle", "OpClient", "OpSpec", "WireProtocol", "ZeroMQ",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "HeapModule", package: "swift-collections"),
         .product(name: "Histogram", package: "hdrhistogram-swift"),

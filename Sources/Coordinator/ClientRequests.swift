@@ -13,7 +13,7 @@ extension CoordinatorLoop {
         case .submit(let s):
             let run = RunRequest(name: s.run.isEmpty ? nil : s.run, mode: s.append ? .createOrAppend : .create,
                                  submitter: principal?.name ?? s.submitter)
-            feed(.submit(ref, ops: s.operations.map(WireToCore.operation), queues: s.queues.map(queueSpec), run: run, key: key))
+            feed(.submit(ref, ops: s.operations.map(WireCoreMapping.operation), queues: s.queues.map(queueSpec), run: run, key: key))
         case .cancelOps(let c):
             var reason = c.reason.isEmpty ? "cancelled by client" : c.reason
             if let p = principal { reason = c.reason.isEmpty ? "cancelled by \(p.name)" : "\(c.reason) (cancelled by \(p.name))" }
@@ -89,7 +89,7 @@ extension CoordinatorLoop {
 
     /// SUBMIT's queue settings: absent fields keep an existing queue's values (PROTOCOL.md §5.13).
     private func queueSpec(_ w: WireQueueSettings) -> QueueSpec {
-        var spec = WireToCore.queue(w)
+        var spec = WireCoreMapping.queue(w)
         if let current = core.queueCounts(w.name) {
             if !w.hasMaxConcurrent { spec.maxConcurrent = current.maxConcurrent }
             if !w.hasSuspended { spec.suspended = current.suspended }
@@ -118,7 +118,7 @@ extension CoordinatorLoop {
             r.accepted = true
             r.run = run
             r.acceptedCount = UInt32(n)
-            r.unplaceable = unplaceable.map(WireToCore.unplaceable)
+            r.unplaceable = unplaceable.map(WireCoreMapping.unplaceable)
             r.workers = UInt32(core.liveWorkerCount)
             reply(.submitReply(r), to: ref)
             if let suppressed = logLimiter.admit("accepted", burst: 100, now: now) {
@@ -135,7 +135,7 @@ extension CoordinatorLoop {
         case .rejected(let problems):
             var r = WireSubmitReply()
             r.accepted = false
-            r.errors = problems.map(WireToCore.submitProblem)
+            r.errors = problems.map(WireCoreMapping.submitProblem)
             reply(.submitReply(r), to: ref)
             if let suppressed = logLimiter.admit("rejected \(ref.client)", now: now) {
                 logger.info("client \(ref.client): batch rejected with \(problems.count) problem(s): \(problems.prefix(3).map { clipped($0.description) }.joined(separator: "; "))\(heldBack(suppressed, "more rejected batches not logged"))")

@@ -271,10 +271,10 @@ final class CoordinatorLoop {
         // The attempts it still holds and those it finished while we were away (A5): taken back, not re-run.
         func started(_ at: Int64) -> Int64? { at > 0 ? clock.convert(at, now: now) ?? now : nil }
         let running = h.running.map { p in
-            WireToCore.heldPart(opID: p.opID, part: p.part, attempt: p.attempt, startedAt: started(p.atUs))
+            WireCoreMapping.heldPart(opID: p.opID, part: p.part, attempt: p.attempt, startedAt: started(p.atUs))
         }
         let finished = h.finished.map { r in
-            FinishedPart(part: WireToCore.heldPart(opID: r.opID, part: r.part, attempt: r.attempt, startedAt: started(r.startedAtUs)),
+            FinishedPart(part: WireCoreMapping.heldPart(opID: r.opID, part: r.part, attempt: r.attempt, startedAt: started(r.startedAtUs)),
                          outcome: Outcome(wire: r), at: clock.convert(r.atUs, now: now))
         }
         workerLinks.opened(id, info: WorkerLinks.Info(name: h.name, tags: tags, kinds: h.kinds, connectedAt: now), clock: clock, now: now)
@@ -327,13 +327,13 @@ final class CoordinatorLoop {
             clock?.observe(sent: s.sentUs, receivedAt: now)
             for p in s.parts {
                 let at = clock?.convert(p.atUs, now: now)
-                feed(.partStarted(WireToCore.partRef(worker: w, p.opID, part: p.part, attempt: p.attempt, at: at)))
+                feed(.partStarted(WireCoreMapping.partRef(worker: w, p.opID, part: p.part, attempt: p.attempt, at: at)))
             }
             if let clock { workerLinks.update(clock, of: w) }
         case .progress(let p):
             for r in p.records {
                 let fraction = r.total > 0 ? Double(r.done) / Double(r.total) : r.fraction
-                feed(.progress(WireToCore.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt), fraction: fraction))
+                feed(.progress(WireCoreMapping.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt), fraction: fraction))
             }
         case .finished(let f):
             var clock = workerLinks.clocks[w]
@@ -344,14 +344,14 @@ final class CoordinatorLoop {
                 if r.startedAtUs > 0 {
                     // Started and finished between two reports: its start rides on the record.
                     let started = clock?.convert(r.startedAtUs, now: now)
-                    feed(.partStarted(WireToCore.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt, at: started)))
+                    feed(.partStarted(WireCoreMapping.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt, at: started)))
                 }
                 let at = clock?.convert(r.atUs, now: now)
                 // (1.5) Output tails, when the record has any (a noop's has none: nothing is done for it).
                 if !r.stdoutTail.isEmpty || !r.stderrTail.isEmpty || r.stdoutDropped > 0 || r.stderrDropped > 0 {
                     keepOutput(r, worker: w, at: at ?? now)
                 }
-                feed(.partFinished(WireToCore.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt, at: at),
+                feed(.partFinished(WireCoreMapping.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt, at: at),
                                    Outcome(wire: r), grant: grant))
             }
             if let clock { workerLinks.update(clock, of: w) }
@@ -389,7 +389,7 @@ final class CoordinatorLoop {
     private func apply(_ action: Action) {
         switch action {
         case .dispatch(let d):
-            outbox.dispatch(WireToCore.dispatchRecord(d, name: nil), to: d.worker)
+            outbox.dispatch(WireCoreMapping.dispatchRecord(d, name: nil), to: d.worker)
         case .cancelOnWorker(let w, let op, _, let attempt, let reason):
             outbox.cancel(op: op, attempt: attempt, reason: reason, on: w)
         case .reply(let ref, let reply):

@@ -39,15 +39,15 @@ struct Outbox {
     mutating func drain(watchRequestID: (UInt64) -> UInt32, nextSequence: (UInt64) -> UInt64) -> [Batch] {
         var out: [Batch] = []
         for (w, var records) in dispatches {
-            while let m = Batcher.dispatch(draining: &records) { out.append(Batch(peer: .worker(w), message: m, requestID: 0)) }
+            while let m = Batcher.message(draining: &records) { out.append(Batch(peer: .worker(w), message: m, requestID: 0)) }
         }
         for (w, var records) in cancels {
-            while let m = Batcher.cancel(draining: &records) { out.append(Batch(peer: .worker(w), message: m, requestID: 0)) }
+            while let m = Batcher.message(draining: &records) { out.append(Batch(peer: .worker(w), message: m, requestID: 0)) }
         }
         for (c, var list) in events {
             for i in list.indices { list[i].sequence = nextSequence(c) }
             let request = watchRequestID(c)
-            while let m = Batcher.events(draining: &list) { out.append(Batch(peer: .client(c), message: m, requestID: request)) }
+            while let m = Batcher.message(draining: &list) { out.append(Batch(peer: .client(c), message: m, requestID: request)) }
         }
         dispatches.removeAll(keepingCapacity: true)
         cancels.removeAll(keepingCapacity: true)

@@ -21,7 +21,7 @@ extension CoordinatorLoop {
         let names = s.queue.isEmpty ? core.queueNames : [s.queue]
         r.queues = names.compactMap { core.queueCounts($0) }.map(Self.wireCounts)
         if !s.queue.isEmpty && r.queues.isEmpty { r.notFound = [s.queue] }
-        r.unplaceable = core.unplaceableReady().map(WireToCore.unplaceable)
+        r.unplaceable = core.unplaceableReady().map(WireCoreMapping.unplaceable)
         var ids = s.opIds
         var keys: [String?] = []
         if ids.isEmpty && s.ops {

@@ -103,56 +103,11 @@ public enum Batcher {
         return n
     }
 
-    /// One DISPATCH from the front of `queue`, nil if it is empty.
-    public static func dispatch(draining queue: inout [WireDispatchRecord]) -> Message? {
+    /// One message from the front of `queue` (as many records as fit), nil if it is empty.
+    /// `sentUs`: the sender's clock, for STARTED and FINISHED records' `at_us` (others ignore it).
+    public static func message<R: DrainedRecord>(draining queue: inout [R], sentUs: Int64 = 0) -> Message? {
         if queue.isEmpty { return nil }
-        var m = WireDispatch()
-        m.records = drain(&queue)
-        return .dispatch(m)
-    }
-
-    /// One STARTED from the front of `queue`; `sentUs`: the sender's clock for the records' `at_us`.
-    public static func started(draining queue: inout [WirePartRef], sentUs: Int64 = 0) -> Message? {
-        if queue.isEmpty { return nil }
-        var m = WireStarted()
-        m.parts = drain(&queue)
-        m.sentUs = sentUs
-        return .started(m)
-    }
-
-    /// One PROGRESS from the front of `queue`.
-    public static func progress(draining queue: inout [WireProgressRecord]) -> Message? {
-        if queue.isEmpty { return nil }
-        var m = WireProgress()
-        m.records = drain(&queue)
-        return .progress(m)
-    }
-
-    /// One FINISHED from the front of `queue`, granting one credit back per record: a finished part
-    /// frees its slot, which keeps the worker's pipeline full.
-    public static func finished(draining queue: inout [WireFinishedRecord], sentUs: Int64 = 0) -> Message? {
-        if queue.isEmpty { return nil }
-        var m = WireFinished()
-        m.records = drain(&queue)
-        m.credit = UInt32(m.records.count)
-        m.sentUs = sentUs
-        return .finished(m)
-    }
-
-    /// One CANCEL from the front of `queue`.
-    public static func cancel(draining queue: inout [WireCancelRecord]) -> Message? {
-        if queue.isEmpty { return nil }
-        var m = WireCancel()
-        m.records = drain(&queue)
-        return .cancel(m)
-    }
-
-    /// One EVENT from the front of `queue`.
-    public static func events(draining queue: inout [WireEvent]) -> Message? {
-        if queue.isEmpty { return nil }
-        var m = WireEvents()
-        m.events = drain(&queue)
-        return .event(m)
+        return R.message(drain(&queue), sentUs: sentUs)
     }
 
     /// SUBMIT messages for `operations` (queue settings go with the first), all into one run: `run`,
@@ -179,5 +134,65 @@ public enum Batcher {
         let v = UInt64.random(in: 0..<(1 << 40))
         let hex = String(v, radix: 16)
         return prefix + String(repeating: "0", count: 10 - hex.count) + hex
+    }
+}
+
+/// A record that goes out in batches drained from a queue: how one batch becomes its message.
+public protocol DrainedRecord: BatchRecord {
+    static func message(_ records: [Self], sentUs: Int64) -> Message
+}
+
+extension WireDispatchRecord: DrainedRecord {
+    public static func message(_ records: [Self], sentUs: Int64) -> Message {
+        var m = WireDispatch()
+        m.records = records
+        return .dispatch(m)
+    }
+}
+
+extension WirePartRef: DrainedRecord {
+    /// STARTED.
+    public static func message(_ records: [Self], sentUs: Int64) -> Message {
+        var m = WireStarted()
+        m.parts = records
+        m.sentUs = sentUs
+        return .started(m)
+    }
+}
+
+extension WireProgressRecord: DrainedRecord {
+    public static func message(_ records: [Self], sentUs: Int64) -> Message {
+        var m = WireProgress()
+        m.records = records
+        return .progress(m)
+    }
+}
+
+extension WireFinishedRecord: DrainedRecord {
+    /// FINISHED, granting one credit back per record: a finished part frees its slot, which keeps the
+    /// worker's pipeline full.
+    public static func message(_ records: [Self], sentUs: Int64) -> Message {
+        var m = WireFinished()
+        m.records = records
+        m.credit = UInt32(records.count)
+        m.sentUs = sentUs
+        return .finished(m)
+    }
+}
+
+extension WireCancelRecord: DrainedRecord {
+    public static func message(_ records: [Self], sentUs: Int64) -> Message {
+        var m = WireCancel()
+        m.records = records
+        return .cancel(m)
+    }
+}
+
+extension WireEvent: DrainedRecord {
+    /// EVENT.
+    public static func message(_ records: [Self], sentUs: Int64) -> Message {
+        var m = WireEvents()
+        m.events = records
+        return .event(m)
     }
 }

@@ -213,11 +213,11 @@ struct SessionMachine {
         }
         // What the HELLO did not carry, finished first (a freed slot before the part that takes it).
         var finished = welcomed.finished, started = welcomed.started
-        while case .finished(var m)? = Batcher.finished(draining: &finished, sentUs: now) {
+        while case .finished(var m)? = Batcher.message(draining: &finished, sentUs: now) {
             m.credit = 0
             send(.finished(m), now: now, into: &actions)
         }
-        while let m = Batcher.started(draining: &started, sentUs: now) { send(m, now: now, into: &actions) }
+        while let m = Batcher.message(draining: &started, sentUs: now) { send(m, now: now, into: &actions) }
         return actions
     }
 

@@ -52,14 +52,14 @@ extension SessionMachine {
         started.removeAll { $0.opID.isEmpty }
         var actions: [Action] = []
         // Credit rides on the FINISHED messages, at most one per record in each.
-        while case .finished(var m)? = Batcher.finished(draining: &finished, sentUs: now) {
+        while case .finished(var m)? = Batcher.message(draining: &finished, sentUs: now) {
             m.credit = UInt32(min(credit, m.records.count))
             credit -= Int(m.credit)
             send(.finished(m), now: now, into: &actions)
         }
         if !finishedKeys.isEmpty { held.reportedFinished(finishedKeys, at: now) }
-        while let m = Batcher.started(draining: &started, sentUs: now) { send(m, now: now, into: &actions) }
-        while let m = Batcher.progress(draining: &progress) { send(m, now: now, into: &actions) }
+        while let m = Batcher.message(draining: &started, sentUs: now) { send(m, now: now, into: &actions) }
+        while let m = Batcher.message(draining: &progress) { send(m, now: now, into: &actions) }
         return actions
     }
 

@@ -1,3 +1,4 @@
+import Lifecycle
 import ArgumentParser
 import Dispatch
 import Foundation
@@ -99,20 +100,13 @@ public enum WorkerMain {
             throw ExitCode.failure
         }
         let agent = try WorkerAgent(config: options.config, registry: limited, logger: logger)
-        var sources: [any DispatchSourceSignal] = []
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            s.setEventHandler { agent.stop() }
-            s.resume()
-            sources.append(s)
-        }
+        let signals = StopSignals(stop: { _ in agent.stop() })
         do {
             try agent.run()
         } catch {
             logger.critical("\(error)")
             throw ExitCode.failure
         }
-        withExtendedLifetime(sources) {}
+        withExtendedLifetime(signals) {}
     }
 }

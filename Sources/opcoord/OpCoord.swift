@@ -3,6 +3,7 @@ import Coordinator
 import Dispatch
 import Foundation
 import HTTPFront
+import Lifecycle
 import Logging
 import ZeroMQ
 
@@ -181,7 +182,7 @@ struct OpCoord: ParsableCommand {
             logger.critical("cannot start: \(error)")
             throw ExitCode.failure
         }
-        let signals = SignalStopper(stop: { server.stop() }, reload: { server.reloadAccess() })
+        let signals = StopSignals(stop: { _ in server.stop() }, reload: { server.reloadAccess() })
         var web: HTTPSide?
         var webFailed = false
         do {
@@ -233,21 +234,5 @@ extension OpCoord {
         var slug = bind.hasPrefix("tcp://") ? String(bind.dropFirst(6)) : bind
         slug = String(slug.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "_" ? $0 : "-" })
         return base + "/opqueue/" + slug
-    }
-}
-
-/// Turns SIGINT/SIGTERM into a call of `stop`, and SIGHUP into `reload`, on a dispatch queue (not in a
-/// signal handler).
-final class SignalStopper {
-    private let sources: [any DispatchSourceSignal]
-
-    init(stop: @escaping @Sendable () -> Void, reload: @escaping @Sendable () -> Void) {
-        sources = [(SIGINT, stop), (SIGTERM, stop), (SIGHUP, reload)].map { sig, handler in
-            signal(sig, SIG_IGN)
-            let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            s.setEventHandler(handler: handler)
-            s.resume()
-            return s
-        }
     }
 }

@@ -36,7 +36,7 @@ final class RoundTripTests: XCTestCase {
         var queue = (0..<20_000).map(Fixtures.dispatchRecord)
         var sent = 0
         var messages = 0
-        while let m = Batcher.dispatch(draining: &queue) {
+        while let m = Batcher.message(draining: &queue) {
             guard case .dispatch(let d) = m else { return XCTFail("not a dispatch") }
             XCTAssertLessThanOrEqual(d.records.count, WireLimits.maxBatchRecords)
             XCTAssertEqual(d.records.first?.opID, "op-\(sent)", "order is kept")
@@ -64,7 +64,7 @@ final class RoundTripTests: XCTestCase {
             XCTAssertLessThanOrEqual(body.count, b.reduce(0) { $0 + $1.wireSizeBound }, "bound is an upper bound")
         }
         var queue = big
-        guard case .finished(let f)? = Batcher.finished(draining: &queue) else { return XCTFail() }
+        guard case .finished(let f)? = Batcher.message(draining: &queue) else { return XCTFail() }
         XCTAssertEqual(f.credit, UInt32(f.records.count), "one credit back per finished part")
         XCTAssertTrue(queue.isEmpty || f.records.count + queue.count == 10)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Lifecycle
 import OpClient
 import ZeroMQ
 import WireProtocol
@@ -539,15 +540,16 @@ enum E2EChildren {
         for i in 0..<count where pids[i] == pid { pids[i] = 0 }
     }
 
+    nonisolated(unsafe) static var signals: StopSignals?
+
+    /// SIGINT, SIGTERM or SIGHUP (`StopSignals`): the clusters' processes are ended, then opbench.
     static func installSignalHandlers() {
         guard !installed else { return }
         installed = true
-        for sig in [SIGINT, SIGTERM, SIGHUP] {
-            signal(sig) { s in
-                for i in 0..<E2EChildren.count where E2EChildren.pids[i] > 0 { kill(E2EChildren.pids[i], SIGKILL) }
-                _exit(128 + s)
-            }
-        }
+        signals = StopSignals(stop: { s in
+            for i in 0..<E2EChildren.count where E2EChildren.pids[i] > 0 { kill(E2EChildren.pids[i], SIGKILL) }
+            _exit(128 + s)
+        })
     }
 }
 

@@ -178,8 +178,8 @@ final class SimWorker {
             }
             started.removeAll { startedAt[PartKey(opID: $0.opID, part: $0.part, attempt: $0.attempt)] == nil }
         }
-        while let m = Batcher.finished(draining: &finished, sentUs: now) { send(m, now: now) }
-        while let m = Batcher.started(draining: &started, sentUs: now) { send(m, now: now) }
+        while let m = Batcher.message(draining: &finished, sentUs: now) { send(m, now: now) }
+        while let m = Batcher.message(draining: &started, sentUs: now) { send(m, now: now) }
     }
 
     func heartbeatIfDue(now: Int64) {

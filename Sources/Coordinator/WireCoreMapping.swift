@@ -2,7 +2,8 @@ import Foundation
 import SchedulerCore
 import WireProtocol
 
-// Translations between wire messages and the core's value types. Pure functions, no state.
+// Translations both ways between wire messages and the core's value types (wire → core for inputs,
+// core → wire for dispatches, outcomes and states). Pure functions, no state.
 
 extension QoS {
     init?(wire: WireQoS) {
@@ -73,7 +74,7 @@ extension Outcome {
     }
 }
 
-enum WireToCore {
+enum WireCoreMapping {
     static func operation(_ w: WireOperation) -> OperationSpec {
         OperationSpec(
             id: w.id,
