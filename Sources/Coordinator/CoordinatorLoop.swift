@@ -279,7 +279,7 @@ final class CoordinatorLoop {
         }
         workerLinks.opened(id, info: WorkerLinks.Info(name: h.name, tags: tags, kinds: h.kinds, connectedAt: now), clock: clock, now: now)
         // (1.5) Their output, as a FINISHED's would be kept (a coordinator that restarted has none from before).
-        for r in h.finished where !r.stdoutTail.isEmpty || !r.stderrTail.isEmpty || r.stdoutDropped > 0 || r.stderrDropped > 0 {
+        for r in h.finished where r.carriesOutput {
             keepOutput(r, worker: id, at: clock.convert(r.atUs, now: now) ?? now)
         }
         feed(.workerJoined(WorkerHello(worker: id, name: h.name, slots: Int(h.slots), tags: tags,
@@ -348,9 +348,7 @@ final class CoordinatorLoop {
                 }
                 let at = clock?.convert(r.atUs, now: now)
                 // (1.5) Output tails, when the record has any (a noop's has none: nothing is done for it).
-                if !r.stdoutTail.isEmpty || !r.stderrTail.isEmpty || r.stdoutDropped > 0 || r.stderrDropped > 0 {
-                    keepOutput(r, worker: w, at: at ?? now)
-                }
+                if r.carriesOutput { keepOutput(r, worker: w, at: at ?? now) }
                 feed(.partFinished(WireCoreMapping.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt, at: at),
                                    Outcome(wire: r), grant: grant))
             }

@@ -72,10 +72,10 @@ extension CoordinatorLoop {
         guard let board = config.metricsBoard else { return }
         var s = MetricsBoard.Snapshot()
         s.at = now
-        var core = self.core.takeMetrics()
-        s.queueWait = core.queueWait.take()
-        s.dependencyHop = core.dependencyHop.take()
-        s.cancelLatency = core.cancelLatency.take()
+        let core = self.core.takeMetrics()
+        s.queueWait = core.queueWait.values
+        s.dependencyHop = core.dependencyHop.values
+        s.cancelLatency = core.cancelLatency.values
         s.core = core
         s.journalSync = journal?.takeSyncTimes() ?? []
         s.journal = journal != nil

@@ -465,3 +465,8 @@ extension CoordinatorLoop {
         return w
     }
 }
+
+extension WireFinishedRecord {
+    /// Output tails (1.5) to keep: a noop's record has none, and costs nothing more.
+    var carriesOutput: Bool { !stdoutTail.isEmpty || !stderrTail.isEmpty || stdoutDropped > 0 || stderrDropped > 0 }
+}

@@ -49,20 +49,21 @@ public struct LatencySamples: Sendable, Equatable {
         if values.count < capacity { values.append(max(0, micros)) } else { dropped &+= 1 }
     }
 
-    /// The samples so far; the buffer starts empty again.
+    /// The samples so far; the buffer starts empty again (a new one: the taken array is not copied).
     public mutating func take() -> [Int64] {
-        defer { values.removeAll(keepingCapacity: true) }
+        defer { values = [] }
         return values
     }
 }
 
 extension Scheduler {
-    /// The counters with the samples taken out (the shell's once-a-second read for /metrics).
+    /// The counters and the samples since the last call, which leave the core (the shell's
+    /// once-a-second read for /metrics).
     public mutating func takeMetrics() -> SchedulerMetrics {
-        let copy = metrics
+        let taken = metrics
         _ = metrics.queueWait.take()
         _ = metrics.dependencyHop.take()
         _ = metrics.cancelLatency.take()
-        return copy
+        return taken
     }
 }

@@ -175,6 +175,13 @@ struct OpCoord: ParsableCommand {
             config.insecure = true
             logger.warning("--insecure: listening on \(bind) without keys; anyone who reaches it can submit shell commands to every worker, register as a worker and read results")
         }
+        // The HTTP side's token is read before anything starts: a missing or readable-by-others file
+        // stops opcoord whatever --http says, rather than leaving the dashboard off or open.
+        let httpToken: String?
+        do { httpToken = try httpTokenFile.map { try KeyFile.loadToken($0) } } catch {
+            logger.critical("cannot start: --http-token-file: \(error)")
+            throw ExitCode.failure
+        }
         let server: CoordinatorServer
         do {
             server = try CoordinatorServer(config: config, logger: logger)
@@ -187,7 +194,7 @@ struct OpCoord: ParsableCommand {
         var webFailed = false
         do {
             try server.run(ready: { endpoint in
-                (web, webFailed) = startHTTP(server, logger: logger)
+                (web, webFailed) = startHTTP(server, token: httpToken, logger: logger)
                 if let endpointFile { try? endpoint.write(toFile: endpointFile, atomically: true, encoding: .utf8) }
             }, afterLoop: { web?.stop() })
         } catch {
@@ -204,12 +211,11 @@ extension OpCoord {
 
     /// Starts the HTTP side (docs/HTTP.md). An explicit --http that cannot listen stops opcoord
     /// (`failed`); the default that cannot (a second coordinator on this host) is only a warning.
-    func startHTTP(_ server: CoordinatorServer, logger: Logger) -> (side: HTTPSide?, failed: Bool) {
+    func startHTTP(_ server: CoordinatorServer, token: String?, logger: Logger) -> (side: HTTPSide?, failed: Bool) {
         guard http != "off", let board = server.config.metricsBoard, let inproc = server.config.internalEndpoint else { return (nil, false) }
         let address = http ?? Self.defaultHTTP
         let (host, port) = HTTPSideConfig.parse(address)!
         do {
-            let token = try httpTokenFile.map { try KeyFile.loadToken($0) }
             let side = try HTTPSide(config: HTTPSideConfig(host: host, port: port, token: token), board: board,
                                     endpoint: inproc, context: server.zmqContext, logger: logger)
             let bound = try side.start()

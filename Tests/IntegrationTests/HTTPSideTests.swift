@@ -135,6 +135,13 @@ import WireProtocol
 
         let token = dir.appendingPathComponent("token").path
         try "s3cret-token-0123456789\n".write(toFile: token, atomically: true, encoding: .utf8)
+        // A token others may read, or none at all, stops opcoord (with or without an explicit --http).
+        chmod(token, 0o644)
+        for args in [["--http-token-file", token], ["--http", "0.0.0.0:0", "--http-token-file", token + ".missing"]] {
+            let r = try CommandLineTests.run(bin, ["--bind", "tcp://127.0.0.1:*", "--ephemeral"] + args, timeout: 30)
+            #expect(r.status != 0)
+            #expect(r.stderr.contains("--http-token-file"))
+        }
         chmod(token, 0o600)
         let c = try LocalCluster(coordinatorArgs: ["--http", "0.0.0.0:0", "--http-token-file", token], keys: true)
         let base = try c.httpBase().replacingOccurrences(of: "0.0.0.0", with: "127.0.0.1")
