@@ -110,22 +110,22 @@ final class CoordinatorLoop {
 
     func run(stopRequested: () -> Bool) throws {
         if journal != nil {
-            now = WallClock.nowMicros()
+            now = CoordinatorClock.nowMicros()
             feed(.recovered)
             if let until = core.holdingUntil {
                 logger.info("dispatch waits up to \((until - now) / 1000) ms for the workers that were connected to re-register with what they hold")
             }
         }
         while !stopRequested() {
-            now = WallClock.nowMicros()
+            now = CoordinatorClock.nowMicros()
             let waitUntil = min(nextTick, clientBook.nextDeadline ?? .max, workerLinks.nextSweep, now + 1_000_000)
             try poller.poll(timeout: .microseconds(max(0, waitUntil - now)))
             // Stamp what this wake-up handles with the time it arrived, not when the loop went to sleep.
-            now = WallClock.nowMicros()
+            now = CoordinatorClock.nowMicros()
             if poller.isReadable(1) { waker.drain(); releaseDurable() }
             if poller.isReadable(0) { try receiveBurst() }
             if handshakeMonitor != nil, poller.isReadable(2) { drainHandshakeFailures() }
-            now = WallClock.nowMicros()
+            now = CoordinatorClock.nowMicros()
             if now >= nextTick {
                 nextTick = .max
                 feed(.tick)
@@ -177,9 +177,9 @@ final class CoordinatorLoop {
     /// 100 ms is far below any liveness bound and long enough not to cut the large bursts of a busy
     /// cluster short (shorter bursts mean smaller DISPATCH batches and more CPU per operation).
     private func receiveBurst() throws {
-        let until = WallClock.nowMicros() + Self.burstMicros
+        let until = CoordinatorClock.nowMicros() + Self.burstMicros
         for n in 0..<config.receiveBurst {
-            if n & 7 == 7, WallClock.nowMicros() > until { return }
+            if n & 7 == 7, CoordinatorClock.nowMicros() > until { return }
             let frames: [[UInt8]], user: String?
             if loopAccess == nil {
                 guard let f = try socket.receiveMultipart(flags: .dontWait) else { return }

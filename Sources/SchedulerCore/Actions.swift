@@ -170,10 +170,11 @@ public enum JournalRecord: Sendable, Equatable {
     /// Worker sessions by name: who held work when the coordinator stopped (recovery waits for them).
     case workerJoined(name: String)
     case workerLeft(name: String)
+    /// A finished run was evicted (its ops forgotten; a snapshot lists the names it still remembers).
+    case evictedRun(name: String, finishedAt: Int64, evictedAt: Int64)
     // Written by snapshots only:
     /// The next generated run number ("r-N").
     case runNumber(next: Int)
-    case evictedRun(name: String, finishedAt: Int64, evictedAt: Int64)
     /// A submission key of a retained run's batch and the count its reply said.
     case submissionKey(run: String, key: SubmissionKey, count: Int)
 }

@@ -9,8 +9,10 @@ import DequeModule
 
 extension Scheduler {
     /// Evicts every finished run past its retention or beyond the retained count; compacts when
-    /// dead rows dominate. Called at ticks and after inputs that finish runs.
-    mutating func evictRuns() {
+    /// dead rows dominate. Called after inputs (ticks included), never while replaying: each eviction is
+    /// journalled (`evictedRun`) and replay evicts exactly where the record says, because what made the
+    /// original evict (a tick's time, the order pins came and went) is not in the journal.
+    mutating func evictRuns(_ out: inout [Action]) {
         while let f = finishedRuns.first {
             guard let r = runs[Int(f.slot)], r.number == f.number, r.finishedAt == f.at else {
                 finishedRuns.removeFirst()   // stale: evicted already, or reopened
@@ -21,7 +23,22 @@ extension Scheduler {
             // Pinned by another run's unfinished dependents: queued again when they are done.
             if r.pins > 0 { continue }
             evictRun(f.slot)
+            if journaling { out.append(.journal(.evictedRun(name: r.name, finishedAt: r.finishedAt, evictedAt: now))) }
         }
+        compactIfMostlyDead()
+    }
+
+    /// Replay of a journalled eviction: the run goes now if it is here and finished (as it was then);
+    /// a name only (a snapshot's, or a run this replay never had) is remembered.
+    mutating func replayEviction(_ name: String, finishedAt: Int64, evictedAt: Int64) {
+        guard let slot = runIndex[name], let r = runs[Int(slot)], r.finishedAt != 0 else {
+            return rememberEvicted(name, finishedAt: finishedAt, evictedAt: evictedAt)
+        }
+        evictRun(slot)
+        compactIfMostlyDead()
+    }
+
+    private mutating func compactIfMostlyDead() {
         if deadOps >= config.compactMinimum && deadOps >= ops.count - deadOps { compact() }
     }
 

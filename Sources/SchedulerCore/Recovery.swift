@@ -59,7 +59,7 @@ extension Scheduler {
         case .runNumber(let next):
             nextRunNumber = max(nextRunNumber, next)
         case .evictedRun(let name, let finishedAt, let evictedAt):
-            rememberEvicted(name, finishedAt: finishedAt, evictedAt: evictedAt)
+            replayEviction(name, finishedAt: finishedAt, evictedAt: evictedAt)
         case .submissionKey(let run, let key, let count):
             guard let slot = runIndex[run] else { return }
             submissionKeys[key.key] = AppliedSubmission(digest: key.digest, slot: slot, count: count)

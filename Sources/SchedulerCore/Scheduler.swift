@@ -138,10 +138,10 @@ public struct Scheduler: Sendable {
         }
         drainReleases(&out)
         pump(&out)
-        // Replay evicts by count only (as the records' order did); by age once it is over, at the real time.
-        if finishedRunCount > config.retainRuns
-            || (!replaying && (finishedRuns.first.map { now &- $0.at >= config.retainMicros } ?? false)) {
-            evictRuns()
+        // Replay evicts where the journal's `evictedRun` records say, nothing else (Eviction.swift).
+        if !replaying && (finishedRunCount > config.retainRuns
+                          || (finishedRuns.first.map { now &- $0.at >= config.retainMicros } ?? false)) {
+            evictRuns(&out)
         }
         armTick(&out)
     }

@@ -31,12 +31,12 @@ extension Socket {
         return try text.withUTF8 { try send(UnsafeRawBufferPointer($0), flags: flags) }
     }
 
-    /// Sends `message` without copying it; on success the message is left empty (libzmq owns the data now).
+    /// Sends `frame` without copying it; on success the frame is left empty (libzmq owns the data now).
     @discardableResult
-    public func send(_ message: Message, flags: SendFlags = []) throws -> Bool {
+    public func send(_ frame: Frame, flags: SendFlags = []) throws -> Bool {
         let h = try live("zmq_msg_send")
         while true {
-            if zmq_msg_send(message.msg, h, flags.rawValue) >= 0 { return true }
+            if zmq_msg_send(frame.msg, h, flags.rawValue) >= 0 { return true }
             let e = zmq_errno()
             if e == EINTR { continue }
             if e == EAGAIN { return false }
@@ -80,11 +80,11 @@ extension Socket {
         }
     }
 
-    /// Receives one frame into `message`, replacing its content without copying. `false` means nothing
-    /// was ready. `message.more` (and `moreToReceive`) tell whether further frames follow.
-    public func receive(into message: Message, flags: ReceiveFlags = []) throws -> Bool {
-        guard try receiveRaw(message.msg, flags: flags, operation: "zmq_msg_recv") else { return false }
-        message.more = moreToReceive
+    /// Receives one frame into `frame`, replacing its content without copying. `false` means nothing
+    /// was ready. `frame.more` (and `moreToReceive`) tell whether further frames follow.
+    public func receive(into frame: Frame, flags: ReceiveFlags = []) throws -> Bool {
+        guard try receiveRaw(frame.msg, flags: flags, operation: "zmq_msg_recv") else { return false }
+        frame.more = moreToReceive
         return true
     }
 

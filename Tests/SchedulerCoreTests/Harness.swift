@@ -8,6 +8,8 @@ struct Harness {
     var stimulus: UInt64 = 0
     var request: UInt64 = 0
     var validateEachStep = true
+    /// Every journal record emitted, with its time (what the disk would hold).
+    var journal: [(at: Int64, record: JournalRecord)] = []
 
     init(config: SchedulerConfig = SchedulerConfig()) { s = Scheduler(config: config) }
 
@@ -15,6 +17,7 @@ struct Harness {
     mutating func send(_ e: Event, sourceLocation: SourceLocation = #_sourceLocation) -> [Action] {
         stimulus += 1
         let out = s.handle(Input(stimulus: stimulus, now: now, e))
+        for a in out { if case .journal(let r) = a { journal.append((now, r)) } }
         if validateEachStep {
             let bad = s.validate()
             #expect(bad.isEmpty, "invalid state after \(e): \(bad.prefix(5))", sourceLocation: sourceLocation)

@@ -123,8 +123,12 @@ struct LostTailModel {
         cancelledOnWorker[new] = cancelledOnWorker.removeValue(forKey: old)
     }
 
-    /// The worker went silent or was lost.
-    mutating func forget(worker: UInt64) { claimedFinished = claimedFinished.filter { $0.value != worker } }
+    /// The worker went silent or was lost; `holding`: before the recovery took the claims back (then
+    /// what it reported is lost for good, and so are its dependents' claims: from now on not strict).
+    mutating func forget(worker: UInt64, holding: Bool) {
+        claimedFinished = claimedFinished.filter { $0.value != worker }
+        if holding && reports.contains(where: { $0.worker == worker }) { everRelaxed = true; strict = false }
+    }
 
     mutating func crashed() {
         submits.removeAll()

@@ -137,7 +137,10 @@ extension Simulation {
                 if case .finished(let id, _, _) = $0 { return specIndex[id].map { specs[$0].parts > 1 } ?? false }
                 return false
             }
-            let strict = cut.rederivable && back && !multiPart
+            // A final failure comes back as a failed attempt of an op whose retries were not journalled: it
+            // may be retried (ARCHITECTURE.md, "What a lost tail can still run again").
+            let failure = records.contains { if case .finished(_, .failed, _) = $0 { return true }; return false }
+            let strict = cut.rederivable && back && !multiPart && !failure
             if !strict && tail.strictCuts { continue }
             journalLog.removeLast(journalLog.count - cut.journalCount)
             // What a relaxed crash changed stays changed: later crashes are not held to the strict rule either.

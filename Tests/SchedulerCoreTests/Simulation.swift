@@ -266,7 +266,7 @@ struct Simulation {
                 reRun("\(op) attempt \(attempt) held by worker \(w) refused: \(reason)")
             }
         case .disconnectWorker(let w, _):
-            tail.forget(worker: w)
+            tail.forget(worker: w, holding: s.isHoldingForWorkers)
             alive.remove(w); held[w] = nil; credit[w] = 0; startedParts[w] = nil
         case .reply(let r, let reply):
             if case .waitDone(let sum) = reply {
@@ -417,7 +417,7 @@ struct Simulation {
         case 620..<640:
             if !alive.isEmpty {
                 let w = rng.pick(alive.sorted())
-                tail.forget(worker: w)
+                tail.forget(worker: w, holding: s.isHoldingForWorkers)
                 if rng.chance(0.7) { alive.remove(w); held[w] = nil; startedParts[w] = nil; send(.workerLost(worker: w, reason: "sim")) } else { silent.insert(w) }
             }
         case 640..<650:

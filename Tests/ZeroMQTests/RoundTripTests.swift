@@ -49,12 +49,12 @@ import ZeroMQ
         let b = try makeSocket(ctx, .pair)
         try b.connect(try bindAnywhere(a, tcp: true))
 
-        let out = Message(bytes("zero-copy payload that is longer than thirty-three bytes"))
+        let out = Frame(bytes("zero-copy payload that is longer than thirty-three bytes"))
         #expect(try a.send(out, flags: .more))
         #expect(out.count == 0, "libzmq owns the content after a send")
-        #expect(try a.send(Message([1, 2, 3])))
+        #expect(try a.send(Frame([1, 2, 3])))
 
-        let into = Message()
+        let into = Frame()
         #expect(try b.receive(into: into))
         #expect(into.more)
         #expect(into.bytes == bytes("zero-copy payload that is longer than thirty-three bytes"))
@@ -68,7 +68,7 @@ import ZeroMQ
         let dealer = try Socket(ctx, type: .dealer)
         let start = ContinuousClock.now
         #expect(try dealer.receive(flags: .dontWait) == nil)
-        #expect(try dealer.receive(into: Message(), flags: .dontWait) == false)
+        #expect(try dealer.receive(into: Frame(), flags: .dontWait) == false)
         #expect(try dealer.receiveMultipart(flags: .dontWait) == nil)
         // A DEALER with no peer has no pipe to queue into: a send would block.
         #expect(try dealer.send(bytes("nowhere"), flags: .dontWait) == false)

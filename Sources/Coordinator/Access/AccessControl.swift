@@ -62,7 +62,7 @@ public final class AccessControl: Sendable {
     /// Counts and logs a refused peer (rate-limited per key and address).
     func refused(_ what: String, key: String) {
         authFailures.add(1, ordering: .relaxed)
-        let now = WallClock.nowMicros()
+        let now = CoordinatorClock.nowMicros()
         if let held = state.withLock({ $0.limiter.admit(key, now: now) }) {
             logger.warning("authentication failed: \(what)\(held > 0 ? " (\(held) more since the last such line)" : "")")
         }

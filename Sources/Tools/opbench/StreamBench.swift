@@ -78,7 +78,7 @@ func runStreamBench(json: Bool, quick: Bool, floorBinary: String?) -> [BenchResu
 
 /// How the ROUTER side takes each [routing id, payload] message off the socket.
 enum StreamReceiver: String, CaseIterable, CustomStringConvertible {
-    /// `receive(into:)` two reused `Message`s: no Swift allocation per message.
+    /// `receive(into:)` two reused `Frame`s: no Swift allocation per message.
     case message
     /// `receive()` per frame: one `[UInt8]` per frame.
     case bytes
@@ -88,7 +88,7 @@ enum StreamReceiver: String, CaseIterable, CustomStringConvertible {
     var description: String { rawValue }
     var note: String {
         switch self {
-        case .message: "receive(into: Message), reused"
+        case .message: "receive(into: Frame), reused"
         case .bytes: "receive() -> [UInt8] per frame"
         case .multipart: "receiveMultipart() -> [[UInt8]]"
         }
@@ -148,7 +148,7 @@ private func swiftStream(n: Int, size: Int, receiver: StreamReceiver) throws -> 
     var cpuStart = 0.0
     switch receiver {
     case .message:
-        let id = Message(), body = Message()
+        let id = Frame(), body = Frame()
         for i in 0...n {
             guard try router.receive(into: id), try router.receive(into: body) else { throw timedOut }
             if i == 0 { start = BenchProbe.nowNanos(); cpuStart = processCPUNanos() }
@@ -195,7 +195,7 @@ private func swiftRoundTrip(n: Int, size: Int, echo: EchoPeer) throws -> [Double
         Thread {
             guard let router = handoff.take() else { return outcome.finish(BenchFailure(description: "no socket")) }
             do {
-                let id = Message(), body = Message()
+                let id = Frame(), body = Frame()
                 while try router.receive(into: id), try router.receive(into: body) {
                     let last = body.count == 0
                     try router.send(id, flags: .more)
@@ -228,7 +228,7 @@ private func swiftRoundTrip(n: Int, size: Int, echo: EchoPeer) throws -> [Double
     try dealer.set(.receiveTimeout, 10_000)
     try dealer.connect(endpoint)
     let ping = [UInt8](repeating: UInt8(ascii: "x"), count: size)
-    let reply = Message()
+    let reply = Frame()
     var latencies: [Double] = []
     latencies.reserveCapacity(n)
     let warm = min(1_000, n / 10)

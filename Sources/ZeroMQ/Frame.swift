@@ -18,13 +18,14 @@ public struct ReceiveFlags: OptionSet, Sendable {
     public static let dontWait = ReceiveFlags(rawValue: ZMQ_DONTWAIT)
 }
 
-/// A libzmq message frame (`zmq_msg_t`) for the paths where copies matter.
+/// A libzmq message frame (`zmq_msg_t`) for the paths where copies matter. Named `Frame`, not libzmq's
+/// "message", because `Message` is the protocol's (WireProtocol.Message, one OQP message).
 ///
-/// Receiving into one reused `Message` (`Socket.receive(into:)`) allocates nothing for small frames
+/// Receiving into one reused `Frame` (`Socket.receive(into:)`) allocates nothing for small frames
 /// (libzmq keeps ≤ 33-byte frames inline) and never copies the payload into Swift memory; read it with
-/// `withUnsafeBytes`. Sending a `Message` hands its content to libzmq and leaves it empty.
+/// `withUnsafeBytes`. Sending a `Frame` hands its content to libzmq and leaves it empty.
 /// Not `Sendable`, like `Socket`.
-public final class Message {
+public final class Frame {
     let msg: UnsafeMutablePointer<zmq_msg_t>
     /// Whether more frames follow this one (valid after a receive).
     public internal(set) var more = false
@@ -80,5 +81,5 @@ public final class Message {
     public var bytes: [UInt8] { withUnsafeBytes { [UInt8]($0) } }
 }
 
-@available(*, unavailable, message: "a Message belongs to one thread, like its Socket")
-extension Message: Sendable {}
+@available(*, unavailable, message: "a Frame belongs to one thread, like its Socket")
+extension Frame: Sendable {}
