@@ -119,7 +119,7 @@ struct Lane {
 struct QueueState {
     var name: String
     var maxConcurrent: Int32
-    var qos: QoS
+    var qos: OperationQoS
     var suspended: Bool
     var pending: Int32 = 0
     var ready: Int32 = 0

@@ -26,9 +26,10 @@ struct Harness {
 
     /// Submits and returns the reply plus any dispatches.
     @discardableResult
-    mutating func submit(_ specs: [OperationSpec], queues: [QueueSpec] = [], file: StaticString = #filePath, line: UInt = #line) -> (Reply?, [Dispatch]) {
+    mutating func submit(_ specs: [OperationSpec], queues: [QueueSpec] = [], unknownPriorities: [Int: Int] = [:],
+                         file: StaticString = #filePath, line: UInt = #line) -> (Reply?, [Dispatch]) {
         let r = ref()
-        let out = send(.submit(r, ops: specs, queues: queues), file: file, line: line)
+        let out = send(.submit(r, ops: specs, queues: queues, unknownPriorities: unknownPriorities), file: file, line: line)
         return (replies(out).first, dispatches(out))
     }
 
@@ -71,5 +72,5 @@ func cancels(_ a: [Action]) -> [(UInt64, String)] {
     a.compactMap { if case .cancelOnWorker(let w, let op, _, _, _) = $0 { return (w, op) } else { return nil } }
 }
 func op(_ id: String, _ after: [String] = [], q: String = "default", p: Int = 0, kind: String = "noop") -> OperationSpec {
-    OperationSpec(id: id, queue: q, kind: kind, after: after, priority: p)
+    OperationSpec(id: id, queue: q, kind: kind, after: after, priority: OperationPriority(rawValue: p)!)
 }
