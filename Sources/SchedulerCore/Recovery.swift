@@ -6,6 +6,13 @@
 // liveness bound has passed: their HELLO says which attempts they hold and which they finished while
 // the coordinator was away, and those are taken back (reattached) instead of running again.
 
+/// A part named in workers' claims (HELLO `running` and `finished`).
+private struct ClaimedPart: Hashable {
+    var op: String
+    var part: Int
+    init(_ p: HeldPart) { op = p.op; part = p.part }
+}
+
 /// Dispatch held after recovery, for the workers that were connected (by name).
 struct RecoveryHold {
     var until: Int64
@@ -115,9 +122,34 @@ extension Scheduler {
     /// Finished attempts first, in the order they finished (a dependent's finished attempt then finds its
     /// prerequisites finished), then the ones still held. Credit is trimmed to what each worker may hold.
     private mutating func takeBack(_ claims: [(worker: Int32, hello: WorkerHello)], _ out: inout [Action]) {
+        // One claim per part counts. Workers list the finishes they reported lately again (the journal may
+        // not have them), so an earlier attempt's finish comes back beside what followed it: a failure
+        // beside the retry a worker now runs, or beside a later attempt's finish. Those were acted on before
+        // the crash (the retry exists because of them); applying them again would spend a retry twice or
+        // refuse the running retry. Attempt numbers restart after a recovery, so the order is told by what
+        // a worker does now (a part still running there is newer than any finish of it) and, among
+        // finishes, by when they finished.
+        var running: Set<ClaimedPart> = []
+        var latest: [ClaimedPart: (at: Int64, attempt: Int)] = [:]
+        for c in claims where workers[Int(c.worker)].alive {
+            for p in c.hello.running { running.insert(ClaimedPart(p)) }
+            for f in c.hello.finished {
+                let k = ClaimedPart(f.part), at = f.at ?? 0
+                if let l = latest[k], (l.at, l.attempt) >= (at, f.part.attempt) { continue }
+                latest[k] = (at, f.part.attempt)
+            }
+        }
         var finished: [(worker: Int32, part: FinishedPart)] = []
         for c in claims where workers[Int(c.worker)].alive {
-            for f in c.hello.finished { finished.append((c.worker, f)) }
+            for f in c.hello.finished {
+                let k = ClaimedPart(f.part)
+                guard !running.contains(k), let l = latest[k], l.at == (f.at ?? 0), l.attempt == f.part.attempt else {
+                    fencing.staleAttempt += 1
+                    continue
+                }
+                latest[k] = nil   // the same finish listed twice counts once
+                finished.append((c.worker, f))
+            }
         }
         finished.sort { ($0.part.at ?? 0) < ($1.part.at ?? 0) }
         // A finish that reached the workers (so its dependents were dispatched: a hop does not wait for the

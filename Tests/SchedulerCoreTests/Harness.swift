@@ -1,4 +1,4 @@
-import XCTest
+import Testing
 @testable import SchedulerCore
 
 /// Drives a Scheduler step by step, validating after every input.
@@ -12,12 +12,12 @@ struct Harness {
     init(config: SchedulerConfig = SchedulerConfig()) { s = Scheduler(config: config) }
 
     @discardableResult
-    mutating func send(_ e: Event, file: StaticString = #filePath, line: UInt = #line) -> [Action] {
+    mutating func send(_ e: Event, sourceLocation: SourceLocation = #_sourceLocation) -> [Action] {
         stimulus += 1
         let out = s.handle(Input(stimulus: stimulus, now: now, e))
         if validateEachStep {
             let bad = s.validate()
-            XCTAssert(bad.isEmpty, "invalid state after \(e): \(bad.prefix(5))", file: file, line: line)
+            #expect(bad.isEmpty, "invalid state after \(e): \(bad.prefix(5))", sourceLocation: sourceLocation)
         }
         return out
     }
@@ -27,9 +27,9 @@ struct Harness {
     /// Submits and returns the reply plus any dispatches.
     @discardableResult
     mutating func submit(_ specs: [OperationSpec], queues: [QueueSpec] = [], unknownPriorities: [Int: Int] = [:],
-                         file: StaticString = #filePath, line: UInt = #line) -> (Reply?, [Dispatch]) {
+                         sourceLocation: SourceLocation = #_sourceLocation) -> (Reply?, [Dispatch]) {
         let r = ref()
-        let out = send(.submit(r, ops: specs, queues: queues, unknownPriorities: unknownPriorities), file: file, line: line)
+        let out = send(.submit(r, ops: specs, queues: queues, unknownPriorities: unknownPriorities), sourceLocation: sourceLocation)
         return (replies(out).first, dispatches(out))
     }
 

@@ -1,18 +1,18 @@
-import XCTest
+import Testing
 @testable import SchedulerCore
 
 /// The counters and latency samples behind /metrics (docs/METRICS.md), counted where the core makes
 /// each change.
-final class MetricsTests: XCTestCase {
-    func testCountersAndSamplesFollowTheOpsThroughTheirLives() {
+@Suite struct MetricsTests {
+    @Test func testCountersAndSamplesFollowTheOpsThroughTheirLives() {
         var config = SchedulerConfig()
         config.metricsSampleCapacity = 100
         var h = Harness(config: config)
         h.join(1, slots: 4, credit: 8)
         var retried = op("r"); retried.retries = 1; retried.retryDelayMicros = 0
         let (_, first) = h.submit([op("a"), op("b", ["a"]), op("long"), retried])
-        XCTAssertEqual(h.s.metrics.submitted, 4)
-        XCTAssertEqual(h.s.metrics.dispatched, 3)   // a, long, r; b waits for a
+        #expect(h.s.metrics.submitted == 4)
+        #expect(h.s.metrics.dispatched == 3)   // a, long, r; b waits for a
         func named(_ id: String, in ds: [Dispatch]) -> Dispatch { ds.first { $0.op == id || $0.op.hasSuffix("/" + id) }! }
         let a = named("a", in: first), long = named("long", in: first), r = named("r", in: first)
         h.now += 500
@@ -33,33 +33,33 @@ final class MetricsTests: XCTestCase {
         h.finish(long, .cancelled("cancelled"))
 
         var m = h.s.takeMetrics()
-        XCTAssertEqual(m.dispatched, 5)
-        XCTAssertEqual(m.started, 5)
-        XCTAssertEqual(m.succeeded, 3)
-        XCTAssertEqual(m.failed, 0)
-        XCTAssertEqual(m.cancelled, 1)
-        XCTAssertEqual(m.retried, 1)
-        XCTAssertEqual(m.queueWait.take().count, 4, "first attempts only")
-        XCTAssertEqual(m.dependencyHop.take(), [2_000], "b: from a's finish to b's start")
-        XCTAssertEqual(m.cancelLatency.take(), [7_000])
+        #expect(m.dispatched == 5)
+        #expect(m.started == 5)
+        #expect(m.succeeded == 3)
+        #expect(m.failed == 0)
+        #expect(m.cancelled == 1)
+        #expect(m.retried == 1)
+        #expect(m.queueWait.take().count == 4, "first attempts only")
+        #expect(m.dependencyHop.take() == [2_000], "b: from a's finish to b's start")
+        #expect(m.cancelLatency.take() == [7_000])
         // Taken: the next read starts empty, the counters stay.
-        XCTAssertTrue(h.s.metrics.queueWait.values.isEmpty)
-        XCTAssertEqual(h.s.metrics.submitted, 4)
+        #expect(h.s.metrics.queueWait.values.isEmpty)
+        #expect(h.s.metrics.submitted == 4)
     }
 
-    func testSamplesAreBoundedAndOffWithoutAReader() {
+    @Test func testSamplesAreBoundedAndOffWithoutAReader() {
         var config = SchedulerConfig()
         config.metricsSampleCapacity = 2
         var h = Harness(config: config)
         h.join(1, slots: 8, credit: 8)
         h.submit((0..<5).map { op("o\($0)") })
-        XCTAssertEqual(h.s.metrics.queueWait.values.count, 2)
-        XCTAssertEqual(h.s.metrics.queueWait.dropped, 3)
+        #expect(h.s.metrics.queueWait.values.count == 2)
+        #expect(h.s.metrics.queueWait.dropped == 3)
 
         var off = Harness()
         off.join(1, slots: 8, credit: 8)
         off.submit((0..<5).map { op("o\($0)") })
-        XCTAssertTrue(off.s.metrics.queueWait.values.isEmpty)
-        XCTAssertEqual(off.s.metrics.dispatched, 5)
+        #expect(off.s.metrics.queueWait.values.isEmpty)
+        #expect(off.s.metrics.dispatched == 5)
     }
 }

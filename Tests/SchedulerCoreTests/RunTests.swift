@@ -1,13 +1,13 @@
-import XCTest
+import Testing
 @testable import SchedulerCore
 
 extension Harness {
     /// Submits `specs` as (or into) run `run`; the reply and any dispatches.
     @discardableResult
     mutating func submit(_ specs: [OperationSpec], run: String, mode: RunRequest.Mode = .create,
-                         file: StaticString = #filePath, line: UInt = #line) -> (Reply?, [Dispatch]) {
+                         sourceLocation: SourceLocation = #_sourceLocation) -> (Reply?, [Dispatch]) {
         let r = ref()
-        let out = send(.submit(r, ops: specs, queues: [], run: RunRequest(name: run, mode: mode)), file: file, line: line)
+        let out = send(.submit(r, ops: specs, queues: [], run: RunRequest(name: run, mode: mode)), sourceLocation: sourceLocation)
         return (reply(r, out), dispatches(out))
     }
 
@@ -30,47 +30,47 @@ func config(retainRuns: Int = 10_000, retainMicros: Int64 = 24 * 3_600_000_000, 
     return c
 }
 
-final class RunTests: XCTestCase {
+@Suite struct RunTests {
     /// RunNames finds the '/' in the id's bytes in place; the same split and the same rejections as
     /// reading them through `String.UTF8View`, for short (inline) and long, ASCII and non-ASCII ids.
-    func testSlashFoundInPlace() {
+    @Test func testSlashFoundInPlace() {
         let samples = ["a/b", "r/o/x", "/x", "x/", "plain", "", "é/ü", "a/\u{301}b", "🙂-run/🙂-op",
                        "a-run-name-longer-than-fifteen-bytes/and-an-op", "no-slash-but-longer-than-fifteen-bytes-ünï"]
         for s in samples {
             let slash = s.utf8.firstIndex(of: 0x2F)
-            XCTAssertEqual(RunNames.slashOffset(s), slash.map { s.utf8.distance(from: s.utf8.startIndex, to: $0) }, s)
+            #expect(RunNames.slashOffset(s) == slash.map { s.utf8.distance(from: s.utf8.startIndex, to: $0) }, "\(s)")
             let split = RunNames.split(s)
-            XCTAssertEqual(split?.run, slash.map { s[..<$0] }, s)
-            XCTAssertEqual(split?.op, slash.map { s[s.index(after: $0)...] }, s)
+            #expect(split?.run == slash.map { s[..<$0] }, "\(s)")
+            #expect(split?.op == slash.map { s[s.index(after: $0)...] }, "\(s)")
         }
         var h = Harness()
         for id in ["x/y", "an-op-id-longer-than-fifteen/bytes", "é/ü"] {
             let r = h.ref()
             guard case .rejected(let p)? = reply(r, h.send(.submit(r, ops: [op(id)], queues: []))),
-                  case .invalidId(let bad, _)? = p.first else { XCTFail("\(id) accepted"); continue }
-            XCTAssertEqual(bad, id)
+                  case .invalidId(let bad, _)? = p.first else { Issue.record("\(id) accepted"); continue }
+            #expect(bad == id)
         }
-        XCTAssertEqual(h.s.totalOperations, 0)
+        #expect(h.s.totalOperations == 0)
     }
 
-    func testSameBatchAsTwoRunsRunsTwice() {
+    @Test func testSameBatchAsTwoRunsRunsTwice() {
         var h = Harness()
         let batch = [op("a"), op("b", ["a"])]
-        XCTAssertEqual(accepted(h.submit(batch, run: "r1").0), "2 r1")
-        XCTAssertEqual(accepted(h.submit(batch, run: "r2").0), "2 r2")
-        XCTAssertEqual(h.s.totalOperations, 4)
+        #expect(accepted(h.submit(batch, run: "r1").0) == "2 r1")
+        #expect(accepted(h.submit(batch, run: "r2").0) == "2 r2")
+        #expect(h.s.totalOperations == 4)
         let order = h.drain(h.join(1), outcome: { .succeeded(Array($0.op.utf8)) })
-        XCTAssertEqual(order, ["r1/a", "r1/b", "r2/a", "r2/b"], "FIFO by submission across runs")
+        #expect(order == ["r1/a", "r1/b", "r2/a", "r2/b"], "FIFO by submission across runs")
         for r in ["r1", "r2"] {
             let info = h.s.runInfo(r)
-            XCTAssertNotNil(info?.finishedAt, r)
-            XCTAssertEqual(info?.succeeded, 2, r)
-            XCTAssertEqual(info?.total, 2, r)
+            #expect(info?.finishedAt != nil, "\(r)")
+            #expect(info?.succeeded == 2, "\(r)")
+            #expect(info?.total == 2, "\(r)")
         }
-        XCTAssertEqual(h.s.result("r2/b"), Array("r2/b".utf8))
+        #expect(h.s.result("r2/b") == Array("r2/b".utf8))
     }
 
-    func testHandlerSeesOwnRunsDependencyByBareIdAndOthersByKey() {
+    @Test func testHandlerSeesOwnRunsDependencyByBareIdAndOthersByKey() {
         var h = Harness()
         h.submit([op("a")], run: "r1")
         h.drain(h.join(1, slots: 1), outcome: { _ in .succeeded([1]) })
@@ -80,382 +80,382 @@ final class RunTests: XCTestCase {
             if d.op == "r2/b" { inputs = d.inputs.map(\.0) }
             return .succeeded([2])
         })
-        XCTAssertEqual(inputs.sorted(), ["a", "r1/a"])
+        #expect(inputs.sorted() == ["a", "r1/a"])
     }
 
-    func testBareIdResolvesInNewestRetainedRunOrInItsContext() {
+    @Test func testBareIdResolvesInNewestRetainedRunOrInItsContext() {
         var h = Harness()
         h.submit([op("x"), op("only1")], run: "r1")
         h.submit([op("x")], run: "r2")
-        XCTAssertEqual(h.key(h.s.resolve("x")), "r2/x")
-        XCTAssertEqual(h.key(h.s.resolve("x", in: "r1")), "r1/x")
-        XCTAssertEqual(h.key(h.s.resolve("r1/x")), "r1/x")
-        XCTAssertEqual(h.key(h.s.resolve("only1")), "r1/only1")
-        XCTAssertEqual(h.s.resolve("y"), .failure(.unknownOperation("y")))
-        XCTAssertEqual(h.s.resolve("r2/only1"), .failure(.unknownOperation("r2/only1")))
-        XCTAssertEqual(h.s.resolve("r9/x"), .failure(.unknownRun("r9")))
-        XCTAssertEqual(h.s.resolve("x", in: "r9"), .failure(.unknownRun("r9")))
-        XCTAssertEqual(h.s.status("x")?.id, "r2/x")
+        #expect(h.key(h.s.resolve("x")) == "r2/x")
+        #expect(h.key(h.s.resolve("x", in: "r1")) == "r1/x")
+        #expect(h.key(h.s.resolve("r1/x")) == "r1/x")
+        #expect(h.key(h.s.resolve("only1")) == "r1/only1")
+        #expect(h.s.resolve("y") == .failure(.unknownOperation("y")))
+        #expect(h.s.resolve("r2/only1") == .failure(.unknownOperation("r2/only1")))
+        #expect(h.s.resolve("r9/x") == .failure(.unknownRun("r9")))
+        #expect(h.s.resolve("x", in: "r9") == .failure(.unknownRun("r9")))
+        #expect(h.s.status("x")?.id == "r2/x")
         // Cancel by bare id in a context touches that run only.
         let r = h.ref()
-        XCTAssertEqual(reply(r, h.send(.cancel(r, ids: ["x"], cascade: false, run: "r1"))), .ok)
-        XCTAssertEqual(h.s.status("r1/x")?.outcome, .cancelled)
-        XCTAssertEqual(h.s.status("r2/x")?.state, .ready)
+        #expect(reply(r, h.send(.cancel(r, ids: ["x"], cascade: false, run: "r1"))) == .ok)
+        #expect(h.s.status("r1/x")?.outcome == .cancelled)
+        #expect(h.s.status("r2/x")?.state == .ready)
     }
 
-    func testCrossRunDependencies() {
+    @Test func testCrossRunDependencies() {
         var h = Harness(config: config(retainRuns: 1))
         h.submit([op("a")], run: "r1")
         let (rep, _) = h.submit([op("b", ["r1/a"])], run: "r2")
-        XCTAssertEqual(accepted(rep), "1 r2")
-        XCTAssertEqual(h.state("r2/b"), .pending, "waits for r1/a")
+        #expect(accepted(rep) == "1 r2")
+        #expect(h.state("r2/b") == .pending, "waits for r1/a")
         var first = h.join(1)
-        XCTAssertEqual(first.map(\.op), ["r1/a"])
+        #expect(first.map(\.op) == ["r1/a"])
         first = dispatches(h.finish(first[0], .succeeded([7])))
-        XCTAssertEqual(first.map(\.op), ["r2/b"])
-        XCTAssertEqual(first[0].inputs.map(\.0), ["r1/a"])
-        XCTAssertEqual(first[0].inputs.map(\.1), [[7]])
+        #expect(first.map(\.op) == ["r2/b"])
+        #expect(first[0].inputs.map(\.0) == ["r1/a"])
+        #expect(first[0].inputs.map(\.1) == [[7]])
 
         // A dependency on a run never seen: rejected, naming it; the run is not created.
         let (unknown, _) = h.submit([op("c", ["r9/a"])], run: "r3")
-        guard case .rejected(let ps)? = unknown, ps.count == 1 else { return XCTFail("\(String(describing: unknown))") }
-        XCTAssertTrue(ps[0].description.contains("r9/a") && ps[0].description.contains("unknown run r9"), ps[0].description)
-        XCTAssertNil(h.s.runInfo("r3"))
-        XCTAssertEqual(h.s.runLookupFailure("r3"), .unknownRun("r3"))
+        guard case .rejected(let ps)? = unknown, ps.count == 1 else { Issue.record("\(String(describing: unknown))"); return }
+        #expect(ps[0].description.contains("r9/a") && ps[0].description.contains("unknown run r9"), "\(ps[0].description)")
+        #expect(h.s.runInfo("r3") == nil)
+        #expect(h.s.runLookupFailure("r3") == .unknownRun("r3"))
         // An unknown op of a retained run.
         let (noOp, _) = h.submit([op("c", ["r1/zz"])], run: "r3")
-        XCTAssertEqual(noOp, .rejected([.unknownDependency(op: "c", dependency: "r1/zz")]))
+        #expect(noOp == .rejected([.unknownDependency(op: "c", dependency: "r1/zz")]))
 
         // r2 finishes: with retainRuns 1, r1 (the older finished run) is evicted.
         h.finish(first[0])
-        XCTAssertNil(h.s.runInfo("r1"))
-        XCTAssertNotNil(h.s.runInfo("r2"))
+        #expect(h.s.runInfo("r1") == nil)
+        #expect(h.s.runInfo("r2") != nil)
         let (evicted, _) = h.submit([op("c", ["r1/a"])], run: "r3")
         guard case .rejected(let ps2)? = evicted, ps2.count == 1,
-              case .unavailableDependency("c", "r1/a", let why) = ps2[0] else { return XCTFail("\(String(describing: evicted))") }
-        XCTAssertTrue(why.contains("evicted"), why)
-        XCTAssertEqual(h.s.runLookupFailure("r3"), .unknownRun("r3"), "a rejected batch leaves no run")
+              case .unavailableDependency("c", "r1/a", let why) = ps2[0] else { Issue.record("\(String(describing: evicted))"); return }
+        #expect(why.contains("evicted"), "\(why)")
+        #expect(h.s.runLookupFailure("r3") == .unknownRun("r3"), "a rejected batch leaves no run")
         // Without the dependency the run is accepted.
-        XCTAssertEqual(h.submit([op("c")], run: "r3").0, .accepted(count: 1, run: "r3"))
+        #expect(h.submit([op("c")], run: "r3").0 == .accepted(count: 1, run: "r3"))
     }
 
-    func testEvictedNameCannotBeReused() {
+    @Test func testEvictedNameCannotBeReused() {
         var h = Harness(config: config(retainRuns: 0))
         h.submit([op("a")], run: "r1")
         h.drain(h.join(1))
-        guard case .evictedRun("r1", _, _, _)? = h.s.runLookupFailure("r1") else { return XCTFail() }
+        guard case .evictedRun("r1", _, _, _)? = h.s.runLookupFailure("r1") else { Issue.record(); return }
         for mode in [RunRequest.Mode.create, .append, .createOrAppend] {
             let (rep, _) = h.submit([op("a")], run: "r1", mode: mode)
             guard case .rejected(let ps)? = rep, ps.count == 1, case .invalidRun("r1", let why) = ps[0] else {
-                return XCTFail("\(mode): \(String(describing: rep))")
+                Issue.record("\(mode): \(String(describing: rep))"); return
             }
-            XCTAssertTrue(why.contains("evicted"), why)
+            #expect(why.contains("evicted"), "\(why)")
         }
-        XCTAssertEqual(h.s.totalOperations, 0)
+        #expect(h.s.totalOperations == 0)
         // An existing run cannot be created again; append joins it.
         h.submit([op("a")], run: "r2")
-        guard case .rejected(let ps)? = h.submit([op("b")], run: "r2").0, case .invalidRun("r2", _) = ps[0] else { return XCTFail() }
-        XCTAssertEqual(h.submit([op("b", ["a"])], run: "r2", mode: .append).0, .accepted(count: 1, run: "r2"))
+        guard case .rejected(let ps)? = h.submit([op("b")], run: "r2").0, case .invalidRun("r2", _) = ps[0] else { Issue.record(); return }
+        #expect(h.submit([op("b", ["a"])], run: "r2", mode: .append).0 == .accepted(count: 1, run: "r2"))
     }
 
-    func testWaitRunCountsThatRunOnly() {
+    @Test func testWaitRunCountsThatRunOnly() {
         var h = Harness()
         h.submit([op("a"), op("b")], run: "r1")
         h.submit([op("c")], run: "r2")
         let w = h.ref()
-        XCTAssertTrue(h.send(.waitRun(w, run: "r1")).isEmpty)
+        #expect(h.send(.waitRun(w, run: "r1")).isEmpty)
         var d = h.join(1, slots: 3)
-        XCTAssertEqual(d.map(\.op), ["r1/a", "r1/b", "r2/c"])
-        XCTAssertNil(reply(w, h.finish(d.removeLast(), .failed("boom"))))
-        XCTAssertNil(reply(w, h.finish(d[0], .succeeded([]))))
-        XCTAssertEqual(reply(w, h.finish(d[1], .failed("x"))), .waitDone(WaitSummary(succeeded: 1, failed: 1, cancelled: 0)))
+        #expect(d.map(\.op) == ["r1/a", "r1/b", "r2/c"])
+        #expect(reply(w, h.finish(d.removeLast(), .failed("boom"))) == nil)
+        #expect(reply(w, h.finish(d[0], .succeeded([]))) == nil)
+        #expect(reply(w, h.finish(d[1], .failed("x"))) == .waitDone(WaitSummary(succeeded: 1, failed: 1, cancelled: 0)))
         // A finished run answers at once; an unknown one is not found.
         let w2 = h.ref()
-        XCTAssertEqual(reply(w2, h.send(.waitRun(w2, run: "r2"))), .waitDone(WaitSummary(succeeded: 0, failed: 1, cancelled: 0)))
+        #expect(reply(w2, h.send(.waitRun(w2, run: "r2"))) == .waitDone(WaitSummary(succeeded: 0, failed: 1, cancelled: 0)))
         let w3 = h.ref()
-        XCTAssertEqual(reply(w3, h.send(.waitRun(w3, run: "r7"))), .error(.notFound("unknown run r7")))
+        #expect(reply(w3, h.send(.waitRun(w3, run: "r7"))) == .error(.notFound("unknown run r7")))
     }
 
-    func testCancelRunCancelsThatRunOnly() {
+    @Test func testCancelRunCancelsThatRunOnly() {
         var h = Harness()
         h.submit([op("a"), op("b", ["a"]), op("c")], run: "r1")
         h.submit([op("a"), op("b", ["a"])], run: "r2")
         let d = h.join(1, slots: 1)
-        XCTAssertEqual(d.map(\.op), ["r1/a"])
+        #expect(d.map(\.op) == ["r1/a"])
         let r = h.ref()
         let out = h.send(.cancelRun(r, run: "r1", reason: "stop"))
-        XCTAssertEqual(reply(r, out), .ok)
-        XCTAssertEqual(cancels(out).map(\.1), ["r1/a"])
-        XCTAssertEqual(h.s.status("r1/b")?.outcome, .cancelled)
-        XCTAssertEqual(h.s.status("r1/c")?.errorText, "stop")
-        XCTAssertTrue(h.s.status("r1/a")!.isCancelled)
-        XCTAssertFalse(h.s.status("r2/a")!.isCancelled)
-        XCTAssertFalse(h.s.status("r2/b")!.isCancelled)
+        #expect(reply(r, out) == .ok)
+        #expect(cancels(out).map(\.1) == ["r1/a"])
+        #expect(h.s.status("r1/b")?.outcome == .cancelled)
+        #expect(h.s.status("r1/c")?.errorText == "stop")
+        #expect(h.s.status("r1/a")!.isCancelled)
+        #expect(!h.s.status("r2/a")!.isCancelled)
+        #expect(!h.s.status("r2/b")!.isCancelled)
         let next = dispatches(h.finish(d[0], .succeeded([])))
-        XCTAssertEqual(h.s.runInfo("r1")?.cancelled, 3)
-        XCTAssertNotNil(h.s.runInfo("r1")?.finishedAt)
-        XCTAssertEqual(h.drain(next), ["r2/a", "r2/b"])
-        XCTAssertEqual(h.s.runInfo("r2")?.succeeded, 2)
+        #expect(h.s.runInfo("r1")?.cancelled == 3)
+        #expect(h.s.runInfo("r1")?.finishedAt != nil)
+        #expect(h.drain(next) == ["r2/a", "r2/b"])
+        #expect(h.s.runInfo("r2")?.succeeded == 2)
         let r2 = h.ref()
-        XCTAssertEqual(reply(r2, h.send(.cancelRun(r2, run: "nope"))), .error(.notFound("unknown run nope")))
+        #expect(reply(r2, h.send(.cancelRun(r2, run: "nope"))) == .error(.notFound("unknown run nope")))
     }
 
-    func testEvictionByCountFreesRowsAfterCompaction() {
+    @Test func testEvictionByCountFreesRowsAfterCompaction() {
         var h = Harness(config: config(retainRuns: 2, compactMinimum: 4))
         h.join(1, slots: 4)
         for k in 1...5 {
             let (_, d) = h.submit((0..<4).map { op("o\($0)") }, run: "r\(k)")
             h.drain(d)
-            XCTAssertNotNil(h.s.runInfo("r\(k)")?.finishedAt)
+            #expect(h.s.runInfo("r\(k)")?.finishedAt != nil)
             switch k {
             case 3:   // r1 evicted: 4 dead rows next to 8 live ones stay until they outnumber them
-                XCTAssertEqual(h.s.totalOperations, 8)
-                XCTAssertEqual(h.s.ops.count, 12)
-                XCTAssertEqual(h.s.compactions, 0)
+                #expect(h.s.totalOperations == 8)
+                #expect(h.s.ops.count == 12)
+                #expect(h.s.compactions == 0)
             case 4:   // r2 evicted too: 8 dead, 8 live, compacted
-                XCTAssertEqual(h.s.ops.count, 8)
-                XCTAssertEqual(h.s.compactions, 1)
+                #expect(h.s.ops.count == 8)
+                #expect(h.s.compactions == 1)
             default: break
             }
         }
-        XCTAssertEqual(h.s.totalOperations, 8)
-        XCTAssertEqual(h.s.runCounts.retained, 2)
-        XCTAssertEqual(h.s.runCounts.evicted, 3)
-        guard case .success(let page) = h.s.runInfos(limit: 10) else { return XCTFail() }
-        XCTAssertEqual(page.runs.map(\.name), ["r5", "r4"], "newest first")
-        XCTAssertNil(page.next)
-        guard case .success(let first) = h.s.runInfos(limit: 1) else { return XCTFail() }
-        XCTAssertEqual(first.runs.map(\.name), ["r5"])
-        XCTAssertEqual(first.next, "r5")
-        guard case .success(let second) = h.s.runInfos(after: "r5", limit: 1) else { return XCTFail() }
-        XCTAssertEqual(second.runs.map(\.name), ["r4"])
+        #expect(h.s.totalOperations == 8)
+        #expect(h.s.runCounts.retained == 2)
+        #expect(h.s.runCounts.evicted == 3)
+        guard case .success(let page) = h.s.runInfos(limit: 10) else { Issue.record(); return }
+        #expect(page.runs.map(\.name) == ["r5", "r4"], "newest first")
+        #expect(page.next == nil)
+        guard case .success(let first) = h.s.runInfos(limit: 1) else { Issue.record(); return }
+        #expect(first.runs.map(\.name) == ["r5"])
+        #expect(first.next == "r5")
+        guard case .success(let second) = h.s.runInfos(after: "r5", limit: 1) else { Issue.record(); return }
+        #expect(second.runs.map(\.name) == ["r4"])
         for k in 1...3 {
-            guard case .evictedRun("r\(k)", _, _, _)? = h.s.runLookupFailure("r\(k)") else { return XCTFail("r\(k)") }
-            guard case .failure(.evictedRun) = h.s.resolve("r\(k)/o1") else { return XCTFail("r\(k)/o1") }
+            guard case .evictedRun("r\(k)", _, _, _)? = h.s.runLookupFailure("r\(k)") else { Issue.record("r\(k)"); return }
+            guard case .failure(.evictedRun) = h.s.resolve("r\(k)/o1") else { Issue.record("r\(k)/o1"); return }
         }
-        XCTAssertEqual(h.key(h.s.resolve("o1")), "r5/o1")
-        XCTAssertEqual(h.key(h.s.resolve("o1", in: "r4")), "r4/o1")
+        #expect(h.key(h.s.resolve("o1")) == "r5/o1")
+        #expect(h.key(h.s.resolve("o1", in: "r4")) == "r4/o1")
         // Only the retained runs' ops are listed.
-        guard case .success(let ids) = h.s.operationIDs(limit: 100) else { return XCTFail() }
-        XCTAssertEqual(ids.ids, ["r5/o0", "r5/o1", "r5/o2", "r5/o3", "r4/o0", "r4/o1", "r4/o2", "r4/o3"])
-        XCTAssertEqual(h.s.queueCounts("default")?.succeeded, 8, "queue counts cover retained ops")
+        guard case .success(let ids) = h.s.operationIDs(limit: 100) else { Issue.record(); return }
+        #expect(ids.ids == ["r5/o0", "r5/o1", "r5/o2", "r5/o3", "r4/o0", "r4/o1", "r4/o2", "r4/o3"])
+        #expect(h.s.queueCounts("default")?.succeeded == 8, "queue counts cover retained ops")
     }
 
-    func testEvictionByAge() {
+    @Test func testEvictionByAge() {
         var h = Harness(config: config(retainMicros: 1_000_000, compactMinimum: 1))
         h.submit([op("a"), op("b")], run: "r1")
         let d = h.join(1, slots: 2)
         h.now = 5_000
         h.finish(d[0])
         let out = h.finish(d[1])
-        XCTAssertTrue(out.contains(.scheduleTick(at: 1_005_000)), "a tick is asked for at the run's eviction time")
-        XCTAssertEqual(h.s.runInfo("r1")?.evictAt, 1_005_000)
+        #expect(out.contains(.scheduleTick(at: 1_005_000)), "a tick is asked for at the run's eviction time")
+        #expect(h.s.runInfo("r1")?.evictAt == 1_005_000)
         h.now = 1_004_999
         h.send(.tick)
-        XCTAssertNotNil(h.s.runInfo("r1"))
+        #expect(h.s.runInfo("r1") != nil)
         h.now = 1_005_000
         h.send(.tick)
-        XCTAssertNil(h.s.runInfo("r1"))
-        XCTAssertEqual(h.s.totalOperations, 0)
-        XCTAssertEqual(h.s.ops.count, 0, "compacted")
-        XCTAssertEqual(h.s.resolve("a"), .failure(.unknownOperation("a")))
+        #expect(h.s.runInfo("r1") == nil)
+        #expect(h.s.totalOperations == 0)
+        #expect(h.s.ops.count == 0, "compacted")
+        #expect(h.s.resolve("a") == .failure(.unknownOperation("a")))
         guard case .failure(.evictedRun("r1", finishedAt: 5_000, evictedAt: 1_005_000, now: 1_005_000)) = h.s.resolve("r1/a") else {
-            return XCTFail("\(h.s.resolve("r1/a"))")
+            Issue.record("\(h.s.resolve("r1/a"))"); return
         }
     }
 
     /// The unnamed run (never evicted) does not take one of `retainRuns`' places.
-    func testUnnamedRunDoesNotCountAgainstRetainedRuns() {
+    @Test func testUnnamedRunDoesNotCountAgainstRetainedRuns() {
         var h = Harness(config: config(retainRuns: 2))
         let (_, d0) = h.submit([op("u")])
         h.drain(d0 + h.join(1))
-        XCTAssertEqual(h.s.status("u")?.outcome, .succeeded)
+        #expect(h.s.status("u")?.outcome == .succeeded)
         for k in 1...2 { h.drain(h.submit([op("a")], run: "r\(k)").1) }
-        XCTAssertNotNil(h.s.status("u"))
-        XCTAssertNotNil(h.s.runInfo("r1"), "two finished named runs are kept")
-        XCTAssertNotNil(h.s.runInfo("r2"))
+        #expect(h.s.status("u") != nil)
+        #expect(h.s.runInfo("r1") != nil, "two finished named runs are kept")
+        #expect(h.s.runInfo("r2") != nil)
         h.drain(h.submit([op("a")], run: "r3").1)
-        XCTAssertNil(h.s.runInfo("r1"), "the third evicts the oldest")
-        XCTAssertEqual(h.s.runCounts.retained, 3, "r2, r3 and the unnamed run")
+        #expect(h.s.runInfo("r1") == nil, "the third evicts the oldest")
+        #expect(h.s.runCounts.retained == 3, "r2, r3 and the unnamed run")
     }
 
-    func testWatchScopedToRun() {
+    @Test func testWatchScopedToRun() {
         var h = Harness()
         h.submit([op("a")], run: "r1")
         h.submit([op("a")], run: "r2")
         let w = ClientRef(client: 5, request: 1)
-        XCTAssertEqual(reply(w, h.send(.watch(w, queue: nil, run: "r1"))), .ok)
+        #expect(reply(w, h.send(.watch(w, queue: nil, run: "r1"))) == .ok)
         var events: [OpEvent] = []
         func collect(_ out: [Action]) { for a in out { if case .publish(5, let e) = a { events.append(e) } } }
         let out = h.send(.workerJoined(WorkerHello(worker: 1, name: "w1", slots: 2, kinds: ["noop"])))
         collect(out)
         for d in dispatches(out) { collect(h.finish(d)) }
-        XCTAssertEqual(events.count, 2, "dispatched, finished")
-        XCTAssertEqual(Set(events.map(\.op)), ["r1/a"])
+        #expect(events.count == 2, "dispatched, finished")
+        #expect(Set(events.map(\.op)) == ["r1/a"])
         let u = h.ref()
-        XCTAssertEqual(reply(u, h.send(.watch(u, queue: nil, run: "r7"))), .error(.notFound("unknown run r7")))
+        #expect(reply(u, h.send(.watch(u, queue: nil, run: "r7"))) == .error(.notFound("unknown run r7")))
     }
 
     /// A watcher scoped to a run that is evicted hears nothing more (not every other run's events).
-    func testWatchOfEvictedRunHearsNothing() {
+    @Test func testWatchOfEvictedRunHearsNothing() {
         var h = Harness(config: config(retainRuns: 0))
         h.submit([op("a")], run: "r1")
         let w = ClientRef(client: 5, request: 1)
-        XCTAssertEqual(reply(w, h.send(.watch(w, queue: nil, run: "r1"))), .ok)
+        #expect(reply(w, h.send(.watch(w, queue: nil, run: "r1"))) == .ok)
         h.drain(h.join(1))
-        XCTAssertNil(h.s.runInfo("r1"), "evicted at once (retainRuns 0)")
+        #expect(h.s.runInfo("r1") == nil, "evicted at once (retainRuns 0)")
         var heard: [String] = []
         let (_, d) = h.submit([op("c")], run: "r2")
-        XCTAssertEqual(d.map(\.op), ["r2/c"])
+        #expect(d.map(\.op) == ["r2/c"])
         for a in h.finish(d[0]) { if case .publish(5, let e) = a { heard.append(e.op) } }
-        XCTAssertEqual(heard, [])
+        #expect(heard == [])
     }
 
     /// Compaction renumbers every op while others are ready, dispatched, executing and in a retry
     /// delay: dispatch order stays priority then submission order, in-flight parts finish by their
     /// reports (with the dispatch's now stale token too), and the retry fires.
-    func testCompactionKeepsDispatchOrderAndInFlightParts() {
+    @Test func testCompactionKeepsDispatchOrderAndInFlightParts() {
         var h = Harness(config: config(retainRuns: 0, compactMinimum: 1))
         h.send(.workerJoined(WorkerHello(worker: 1, name: "w1", slots: 20, kinds: ["noop"], credit: 0)))
         h.submit((0..<8).map { op("z\($0)") }, run: "r1")
         let zs = dispatches(h.send(.credit(worker: 1, grant: 8)))
-        XCTAssertEqual(zs.count, 8)
+        #expect(zs.count == 8)
         var a = op("a", p: 8); a.retries = 1; a.retryDelayMicros = 10_000; a.retryDelayMaxMicros = 10_000
         var m = op("m", p: 8); m.parts = 2
         h.submit([a, m] + (0..<5).map { op("c\($0)") } + [op("d", p: 4)], run: "r2")
         let first = dispatches(h.send(.credit(worker: 1, grant: 2)))
-        XCTAssertEqual(first.map(\.op), ["r2/a", "r2/m"])
+        #expect(first.map(\.op) == ["r2/a", "r2/m"])
         h.finish(first[0], .failed("x"), grant: 0)
-        XCTAssertEqual(h.state("r2/a"), .pending, "in its retry delay")
+        #expect(h.state("r2/a") == .pending, "in its retry delay")
         h.start(first[1])
         for z in zs { h.finish(z, grant: 0) }
-        XCTAssertNil(h.s.runInfo("r1"))
-        XCTAssertEqual(h.s.compactions, 1)
-        XCTAssertEqual(h.s.ops.count, 8)
-        XCTAssertEqual(h.state("r2/m"), .executing)
-        guard case .retrying = h.s.why("r2/a") else { return XCTFail("\(h.s.why("r2/a"))") }
+        #expect(h.s.runInfo("r1") == nil)
+        #expect(h.s.compactions == 1)
+        #expect(h.s.ops.count == 8)
+        #expect(h.state("r2/m") == .executing)
+        guard case .retrying = h.s.why("r2/a") else { Issue.record("\(h.s.why("r2/a"))"); return }
         // New ops take the freed indices' successors: the old token of m now names another op.
         h.submit((0..<4).map { op("e\($0)", p: -8) }, run: "r3")
-        XCTAssertNotEqual(h.s.key(of: Int32(first[1].token)), "r2/m")
+        #expect(h.s.key(of: Int32(first[1].token)) != "r2/m")
         let fenced = h.s.fencing.total
         h.send(.partFinished(PartRef(worker: 1, op: "r2/m", part: 0, attempt: 1, token: first[1].token), .succeeded([1]), grant: 0))
-        XCTAssertEqual(h.s.fencing.total, fenced, "a report with a stale token is matched by its op id")
-        XCTAssertEqual(h.s.status("r2/m")?.partsFinished, 1)
+        #expect(h.s.fencing.total == fenced, "a report with a stale token is matched by its op id")
+        #expect(h.s.status("r2/m")?.partsFinished == 1)
         let next = dispatches(h.send(.credit(worker: 1, grant: 7)))
-        XCTAssertEqual(next.map(\.op), ["r2/m", "r2/d", "r2/c0", "r2/c1", "r2/c2", "r2/c3", "r2/c4"])
+        #expect(next.map(\.op) == ["r2/m", "r2/d", "r2/c0", "r2/c1", "r2/c2", "r2/c3", "r2/c4"])
         h.now += 10_001
         h.send(.tick)
-        XCTAssertEqual(h.state("r2/a"), .ready)
+        #expect(h.state("r2/a") == .ready)
         let retry = dispatches(h.send(.credit(worker: 1, grant: 1)))
-        XCTAssertEqual(retry.map(\.op), ["r2/a"], "veryHigh before the r3 ops")
-        XCTAssertEqual(retry.first?.attempt, 2)
+        #expect(retry.map(\.op) == ["r2/a"], "veryHigh before the r3 ops")
+        #expect(retry.first?.attempt == 2)
         h.drain(next + retry)
         h.drain(dispatches(h.send(.credit(worker: 1, grant: 4))))
-        XCTAssertEqual(h.s.status("r2/m"), nil, "r2 finished and evicted (retainRuns 0)")
-        XCTAssertEqual(h.s.totalOperations, 0)
-        XCTAssertEqual(h.s.runCounts.evicted, 3)
+        #expect(h.s.status("r2/m") == nil, "r2 finished and evicted (retainRuns 0)")
+        #expect(h.s.totalOperations == 0)
+        #expect(h.s.runCounts.evicted == 3)
     }
 
     /// A tick that finishes an op (timeout) and evicts a run by age, compacting: the finished op's
     /// dependents are still released (the release list holds op indices).
-    func testCompactionAtTickKeepsReleases() {
+    @Test func testCompactionAtTickKeepsReleases() {
         var h = Harness(config: config(retainMicros: 1_000_000, compactMinimum: 1))
         h.submit((0..<4).map { op("z\($0)") }, run: "r1")
         h.drain(h.join(1, slots: 4))
-        XCTAssertEqual(h.s.runInfo("r1")?.finishedAt, 1_000)
+        #expect(h.s.runInfo("r1")?.finishedAt == 1_000)
         var t = op("t"); t.timeoutMicros = 500_000
         let (_, d) = h.submit([t, op("u", ["t"])], run: "r2")
-        XCTAssertEqual(d.map(\.op), ["r2/t"])
+        #expect(d.map(\.op) == ["r2/t"])
         h.start(d[0])
         h.now = 1_001_000
         let out = h.send(.tick)
-        XCTAssertNil(h.s.runInfo("r1"), "evicted by age")
-        XCTAssertEqual(h.s.compactions, 1)
-        XCTAssertEqual(h.s.status("r2/t")?.outcome, .failed)
-        XCTAssertEqual(dispatches(out).map(\.op), ["r2/u"], "released by t's failure (policy finished)")
+        #expect(h.s.runInfo("r1") == nil, "evicted by age")
+        #expect(h.s.compactions == 1)
+        #expect(h.s.status("r2/t")?.outcome == .failed)
+        #expect(dispatches(out).map(\.op) == ["r2/u"], "released by t's failure (policy finished)")
     }
 
     /// A run that an unfinished op of another run depends on is not evicted (pinned), so the result
     /// still reaches the dependent; once the dependent finished, the run goes at the next eviction.
-    func testARunOthersDependOnIsKeptUntilTheyFinish() {
+    @Test func testARunOthersDependOnIsKeptUntilTheyFinish() {
         var h = Harness(config: config(retainRuns: 1))
         h.submit([op("a")], run: "r1")
         h.finish(h.join(1)[0], .succeeded([7]))
         let (_, dg) = h.submit([op("g"), op("b", ["g", "r1/a"])], run: "r2")
-        XCTAssertEqual(dg.map(\.op), ["r2/g"])
+        #expect(dg.map(\.op) == ["r2/g"])
         h.submit([op("h")], run: "r3")
         let dh = dispatches(h.send(.credit(worker: 1, grant: 1)))
-        XCTAssertEqual(dh.map(\.op), ["r3/h"])
+        #expect(dh.map(\.op) == ["r3/h"])
         h.finish(dh[0], grant: 0)
-        XCTAssertNotNil(h.s.runInfo("r1"), "pinned by r2/b, which depends on r1/a")
+        #expect(h.s.runInfo("r1") != nil, "pinned by r2/b, which depends on r1/a")
         let db = dispatches(h.finish(dg[0], .succeeded([5])))
-        XCTAssertEqual(db.map(\.op), ["r2/b"])
-        XCTAssertEqual(db.first?.inputs.map(\.0), ["g", "r1/a"])
-        XCTAssertEqual(db.first?.inputs.map(\.1), [[5], [7]])
+        #expect(db.map(\.op) == ["r2/b"])
+        #expect(db.first?.inputs.map(\.0) == ["g", "r1/a"])
+        #expect(db.first?.inputs.map(\.1) == [[5], [7]])
         h.finish(db[0], grant: 0)
-        XCTAssertNil(h.s.runInfo("r1"), "unpinned: evicted beyond retainRuns")
-        XCTAssertTrue(h.s.validate().isEmpty, "\(h.s.validate())")
+        #expect(h.s.runInfo("r1") == nil, "unpinned: evicted beyond retainRuns")
+        #expect(h.s.validate().isEmpty, "\(h.s.validate())")
     }
 
     /// Runs are evicted by the time they finished as the worker reported it, not by the order their
     /// reports arrived: a run whose last op finished earlier is evicted first.
-    func testEvictionByAgeFollowsReportedFinishTimes() {
+    @Test func testEvictionByAgeFollowsReportedFinishTimes() {
         var h = Harness(config: config(retainMicros: 1_000_000))
         h.join(1, slots: 2)
         let da = h.submit([op("a")], run: "r1").1
         let db = h.submit([op("b")], run: "r2").1
-        XCTAssertEqual((da + db).map(\.op), ["r1/a", "r2/b"])
+        #expect((da + db).map(\.op) == ["r1/a", "r2/b"])
         h.now = 500_000
         h.finish(da[0])
         h.now = 600_000
         let out = h.finish(db[0], at: 2_000)
-        XCTAssertEqual(h.s.runInfo("r2")?.finishedAt, 2_000)
-        XCTAssertEqual(h.s.runInfo("r2")?.evictAt, 1_002_000)
-        XCTAssertTrue(out.contains(.scheduleTick(at: 1_002_000)))
+        #expect(h.s.runInfo("r2")?.finishedAt == 2_000)
+        #expect(h.s.runInfo("r2")?.evictAt == 1_002_000)
+        #expect(out.contains(.scheduleTick(at: 1_002_000)))
         h.now = 1_002_000
         h.send(.tick)
-        XCTAssertNil(h.s.runInfo("r2"), "r2 finished first (at 2 ms)")
-        XCTAssertNotNil(h.s.runInfo("r1"))
+        #expect(h.s.runInfo("r2") == nil, "r2 finished first (at 2 ms)")
+        #expect(h.s.runInfo("r1") != nil)
         h.now = 1_500_000
         h.send(.tick)
-        XCTAssertNil(h.s.runInfo("r1"))
+        #expect(h.s.runInfo("r1") == nil)
     }
 
     /// Appending to a finished run reopens it: it is not evicted while open, and counts again once done.
-    func testAppendReopensAFinishedRun() {
+    @Test func testAppendReopensAFinishedRun() {
         var h = Harness(config: config(retainRuns: 1))
         h.join(1, slots: 1)
         h.drain(h.submit([op("a")], run: "r1").1)
-        XCTAssertNotNil(h.s.runInfo("r1")?.finishedAt)
+        #expect(h.s.runInfo("r1")?.finishedAt != nil)
         let db = h.submit([op("b", ["a"])], run: "r1", mode: .append).1
-        XCTAssertEqual(db.first?.inputs.map(\.0), ["a"])
-        XCTAssertNil(h.s.runInfo("r1")?.finishedAt, "open again")
+        #expect(db.first?.inputs.map(\.0) == ["a"])
+        #expect(h.s.runInfo("r1")?.finishedAt == nil, "open again")
         h.now = 2_000
         let dc = h.submit([op("c")], run: "r2", mode: .createOrAppend).1
-        XCTAssertTrue(dc.isEmpty)
+        #expect(dc.isEmpty)
         h.now = 3_000
         let next = dispatches(h.finish(db[0]))
-        XCTAssertNotNil(h.s.runInfo("r1"), "r1 finished again at 3 ms, the only finished run")
+        #expect(h.s.runInfo("r1") != nil, "r1 finished again at 3 ms, the only finished run")
         h.now = 4_000
         h.drain(next)
-        XCTAssertNil(h.s.runInfo("r1"), "the older finished run goes when r2 finishes")
-        XCTAssertEqual(h.s.runInfo("r2")?.succeeded, 1)
+        #expect(h.s.runInfo("r1") == nil, "the older finished run goes when r2 finishes")
+        #expect(h.s.runInfo("r2")?.succeeded == 1)
     }
 
     /// Beyond `evictedRunsRemembered`, an evicted run's name is forgotten: unknown, and usable again.
-    func testForgottenEvictedNameCanBeUsedAgain() {
+    @Test func testForgottenEvictedNameCanBeUsedAgain() {
         var c = config(retainRuns: 0, compactMinimum: 1)
         c.evictedRunsRemembered = 1
         var h = Harness(config: c)
         h.join(1)
         h.drain(h.submit([op("a")], run: "r1").1)
         h.drain(h.submit([op("a")], run: "r2").1)
-        XCTAssertEqual(h.s.runLookupFailure("r1"), .unknownRun("r1"))
-        guard case .evictedRun? = h.s.runLookupFailure("r2") else { return XCTFail() }
+        #expect(h.s.runLookupFailure("r1") == .unknownRun("r1"))
+        guard case .evictedRun? = h.s.runLookupFailure("r2") else { Issue.record(); return }
         let (rep, d) = h.submit([op("a")], run: "r1")
-        XCTAssertEqual(accepted(rep), "1 r1")
+        #expect(accepted(rep) == "1 r1")
         h.drain(d)
-        XCTAssertEqual(h.s.runCounts.evicted, 3)
-        XCTAssertEqual(h.s.totalOperations, 0)
+        #expect(h.s.runCounts.evicted == 3)
+        #expect(h.s.totalOperations == 0)
     }
 }

@@ -70,6 +70,9 @@ struct Simulation {
     var hellos: [UInt64: WorkerHello] = [:]
     var lastKeyed: (ops: [OperationSpec], queues: [QueueSpec], key: SubmissionKey)?
     var crashCount = 0, snapshotCount = 0, takenBack = 0, finishedAway = 0, duplicatesAcked = 0
+    // lost journal tails (RecoverySimulation.swift, `loseTails`)
+    var loseTails = false
+    var tail = LostTailModel()
 
     init(seed: UInt64, maxOps: Int = 1000, runs: Bool = false) {
         rng = SplitMix64(seed: seed)
@@ -159,7 +162,11 @@ struct Simulation {
         now += Int64(rng.int(2_000))
         let compactionsBefore = s.compactions
         let out = s.handle(Input(stimulus: stimulus, now: now, e))
-        if crashes { for a in out { if case .journal(let r) = a { journalLog.append((now, r)) } } }
+        if crashes {
+            for a in out { if case .journal(let r) = a { journalLog.append((now, r)) } }
+            tail.stepDone(steps, journalCount: journalLog.count, rederivable: LostTailModel.rederivable(e))
+        }
+        if let t = Self.traced { trace(t, e, out) }
         for a in out { observe(a) }
         if runMode {
             if s.compactions != compactionsBefore {
@@ -192,6 +199,7 @@ struct Simulation {
             let spec = specs[i]
             if finished[i] > 0 { fail("\(d.op) dispatched after it finished") }
             guard alive.contains(d.worker) else { return fail("dispatch to dead worker \(d.worker)") }
+            if tail.claimedFinished[d.op] != nil { reRun("\(d.op) dispatched again after a worker reported it finished") }
             credit[d.worker, default: 0] -= 1
             if credit[d.worker]! < 0 { fail("worker \(d.worker) over its credit") }
             held[d.worker, default: []].append(d)
@@ -205,7 +213,8 @@ struct Simulation {
             if !running[q, default: []].contains(d.op) {
                 // It takes a queue place now (first dispatch, or again after it went back to ready/pending).
                 if let lim = limits[q], lim >= 0, running[q, default: []].count >= lim {
-                    fail("queue \(q) over its limit \(lim) starting \(d.op)")
+                    let coreRunning = keys.filter { k in s.status(k).map { $0.queue == q && ($0.state == .dispatched || $0.state == .executing) } ?? false }
+                    fail("queue \(q) over its limit \(lim) starting \(d.op): model running \(running[q, default: []].sorted()), core \(coreRunning.sorted())")
                 }
                 running[q, default: []].insert(d.op)
                 ready[q, default: []].remove(d.op)
@@ -250,7 +259,14 @@ struct Simulation {
                 if specs[specIndex[ev.op]!].parts == 1 { running[ev.queue, default: []].remove(ev.op) }
             default: break
             }
+        case .cancelOnWorker(let w, let op, let part, let attempt, let reason):
+            // The worker stops it and does not offer it in its next HELLO (HeldParts).
+            tail.cancelledOnWorker[w, default: []].insert("\(op)/\(part)/\(attempt)")
+            if reason.hasPrefix("not taken back") && !reason.contains("multi-part") && !reason.contains("unknown operation") {
+                reRun("\(op) attempt \(attempt) held by worker \(w) refused: \(reason)")
+            }
         case .disconnectWorker(let w, _):
+            tail.forget(worker: w)
             alive.remove(w); held[w] = nil; credit[w] = 0; startedParts[w] = nil
         case .reply(let r, let reply):
             if case .waitDone(let sum) = reply {
@@ -327,10 +343,11 @@ struct Simulation {
         }
         let qs = drawQueueSettings(for: batch)
         submitted += n
-        if crashes && rng.chance(0.5) {
+        if crashes && (rng.chance(0.5) || loseTails) {
             let key = SubmissionKey(key: "k\(submitted)", digest: UInt64(submitted))
             lastKeyed = (batch, qs, key)
             send(.submit(ref(), ops: batch, queues: qs, key: key))
+            tail.submitted(steps, ops: batch, queues: qs, key: key)
         } else {
             send(.submit(ref(), ops: batch, queues: qs))
         }
@@ -352,7 +369,11 @@ struct Simulation {
         let wasInflight = s.lookup(d.op).flatMap { s.inflightGet($0, d.part) }.map { Int($0.attempt) == d.attempt && s.workers[Int($0.worker)].id == w } ?? false
         // Run mode: half the reports echo the dispatch's token, which compaction may have made stale.
         let token = runMode && rng.chance(0.5) ? d.token : nil
-        send(.partFinished(PartRef(worker: w, op: d.op, part: d.part, attempt: d.attempt, token: token, at: runMode && rng.chance(0.3) ? now - Int64(rng.int(100_000)) : nil), outcome, grant: 1))
+        let at = runMode && rng.chance(0.3) ? now - Int64(rng.int(100_000)) : nil
+        send(.partFinished(PartRef(worker: w, op: d.op, part: d.part, attempt: d.attempt, token: token, at: at), outcome, grant: 1))
+        if crashes && s.fencing.total == before {   // taken (not fenced): the worker keeps it for its next HELLO
+            tail.reported(steps, worker: w, FinishedPart(part: HeldPart(op: d.op, part: d.part, attempt: d.attempt), outcome: outcome, at: at ?? now))
+        }
         if !wasInflight && !holding && s.fencing.total != before + 1 { fail("stale report of \(d.op) not fenced") }
         if wasInflight && s.fencing.total != before { fail("current report of \(d.op) fenced") }
     }
@@ -396,6 +417,7 @@ struct Simulation {
         case 620..<640:
             if !alive.isEmpty {
                 let w = rng.pick(alive.sorted())
+                tail.forget(worker: w)
                 if rng.chance(0.7) { alive.remove(w); held[w] = nil; startedParts[w] = nil; send(.workerLost(worker: w, reason: "sim")) } else { silent.insert(w) }
             }
         case 640..<650:
@@ -451,6 +473,17 @@ struct Simulation {
         if ProcessInfo.processInfo.environment["SIM_VERBOSE"] != nil { print("ops \(specs.count) steps \(steps)\(runMode ? " runs \(plans.count) evicted \(evicted.count) compactions \(compactionsSeen) (in flight \(compactionsInFlight), retrying \(compactionsRetrying), timeouts \(compactionsTimed), multi-part \(compactionsMultiPart)) outcomes ok/failed/cancelled \(outcomes.filter { $0 == .succeeded }.count)/\(outcomes.filter { $0 == .failed }.count)/\(outcomes.filter { $0 == .cancelled }.count) inputs of evicted \(inputsOfEvicted) rejected \(rejectedRuns) cross-run deps \(crossRunDeps) dropped \(droppedDeps) retain \(s.config.retainRuns)/\(s.config.retainMicros)µs" : "") fenced \(s.fencing.total) failed/cancelled \(s.queueNames.compactMap { s.queueCounts($0) }.map { "\($0.failed)/\($0.cancelled)" })") }
         if violation == nil, !openWaits.isEmpty { fail("waits never answered: \(openWaits.sorted().prefix(5))") }
         return violation
+    }
+}
+
+extension Simulation {
+    /// SIM_TRACE=ID prints every event and action naming ID ("o19", "q1"): what a failing seed did to it.
+    static let traced = ProcessInfo.processInfo.environment["SIM_TRACE"].map { "\"\($0)\"" }
+
+    func trace(_ quoted: String, _ e: Event, _ out: [Action]) {
+        let event = "\(e)"
+        if event.contains(quoted) { print("TRACE step \(steps) now \(now) event: \(event.prefix(6000))") }
+        for a in out where "\(a)".contains(quoted) { print("TRACE step \(steps)   action: \("\(a)".prefix(300))") }
     }
 }
 

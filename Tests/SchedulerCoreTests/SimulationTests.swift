@@ -1,11 +1,11 @@
 import Foundation
-import XCTest
+import Testing
 
 /// Deterministic simulation: SIM_SEEDS=N runs seeds 1...N (default 50); SIM_SEED=K replays one seed;
 /// SIM_MAX_OPS sets the largest graph (default 600; sizes are drawn from 10%...100% of it);
 /// SIM_VALIDATE_EVERY=k runs the full validate() every k steps (default 1; the model's checks run always).
-final class SimulationTests: XCTestCase {
-    func testRandomDAGsUnderRandomFaults() {
+@Suite struct SimulationTests {
+    @Test func testRandomDAGsUnderRandomFaults() {
         let env = ProcessInfo.processInfo.environment
         let seeds: [UInt64]
         if let one = env["SIM_SEED"].flatMap(UInt64.init) { seeds = [one] }
@@ -17,7 +17,7 @@ final class SimulationTests: XCTestCase {
             if let v = sim.run() {
                 failures += 1
                 print("SIMULATION FAILED seed \(seed) (replay: SIM_SEED=\(seed) swift test --filter SimulationTests): \(v)")
-                XCTFail("seed \(seed): \(v)")
+                Issue.record("seed \(seed): \(v)")
                 if failures >= 3 { break }
             }
         }
@@ -26,7 +26,7 @@ final class SimulationTests: XCTestCase {
     /// Crash mode (RecoverySimulation.swift, A5): seeded crashes replay the journal (a snapshot plus its
     /// tail) into a new core, which must hold every acknowledged op and outcome and take over; workers
     /// re-register with what they hold. SIM_SEEDS / SIM_SEED as above; run mode too (SIM_RUN_CRASH_SEEDS).
-    func testCrashesReplayTheJournalAndLoseNothing() {
+    @Test func testCrashesReplayTheJournalAndLoseNothing() {
         let env = ProcessInfo.processInfo.environment
         let seeds: [UInt64]
         if let one = env["SIM_SEED"].flatMap(UInt64.init) { seeds = [one] }
@@ -38,18 +38,18 @@ final class SimulationTests: XCTestCase {
             if let v = sim.run() {
                 failures += 1
                 print("CRASH SIMULATION FAILED seed \(seed) (replay: SIM_SEED=\(seed) swift test --filter testCrashes): \(v)")
-                XCTFail("seed \(seed): \(v)")
+                Issue.record("seed \(seed): \(v)")
                 if failures >= 3 { break }
             }
             crashes += sim.crashCount; snapshots += sim.snapshotCount; takenBack += sim.takenBack
             away += sim.finishedAway; dups += sim.duplicatesAcked
         }
         print("crash simulation: \(seeds.count) seeds, \(crashes) crashes, \(snapshots) snapshots, \(takenBack) attempts held at a crash, \(away) finished while away, \(dups) retried batches acknowledged once")
-        XCTAssertGreaterThan(crashes, seeds.count, "too few crashes to mean anything")
+        #expect(crashes > seeds.count, "too few crashes to mean anything")
     }
 
     /// Thousands of ops per graph; full validate() every 20 steps (model checks every step).
-    func testLargeGraphs() {
+    @Test func testLargeGraphs() {
         let env = ProcessInfo.processInfo.environment
         if env["SIM_SEED"] != nil { return }
         for seed in UInt64(1_000_001)...1_000_002 {
@@ -57,7 +57,7 @@ final class SimulationTests: XCTestCase {
             sim.validateEvery = 20
             if let v = sim.run() {
                 print("SIMULATION FAILED large seed \(seed): \(v)")
-                XCTFail("large seed \(seed): \(v)")
+                Issue.record("large seed \(seed): \(v)")
             }
         }
     }
@@ -67,7 +67,7 @@ final class SimulationTests: XCTestCase {
     /// retry delays, timeouts, barriers and lost workers. Seeds 1...30 by default (SIM_SEEDS, SIM_SEED,
     /// SIM_MAX_OPS default 400, SIM_VALIDATE_EVERY as above; SIM_VERBOSE prints per-seed counts, SIM_DEBUG
     /// every compaction).
-    func testRunsWithEvictionUnderRandomFaults() {
+    @Test func testRunsWithEvictionUnderRandomFaults() {
         let env = ProcessInfo.processInfo.environment
         let seeds: [UInt64]
         if let one = env["SIM_SEED"].flatMap(UInt64.init) { seeds = [one] }
@@ -80,7 +80,7 @@ final class SimulationTests: XCTestCase {
             if let v = sim.run() {
                 failures += 1
                 print("RUN SIMULATION FAILED seed \(seed) (replay: SIM_SEED=\(seed) swift test --filter testRunsWithEviction): \(v)")
-                XCTFail("seed \(seed): \(v)")
+                Issue.record("seed \(seed): \(v)")
                 if failures >= 3 { break }
             }
             compactions += sim.compactionsSeen; inFlight += sim.compactionsInFlight; retrying += sim.compactionsRetrying
@@ -92,26 +92,26 @@ final class SimulationTests: XCTestCase {
         }
         guard failures == 0, seeds.count >= 10 else { return }
         // What the seeds are for: eviction and compaction under load, and the submit paths around them.
-        XCTAssertGreaterThan(compactions, 0)
-        XCTAssertGreaterThan(inFlight, 0, "no compaction while parts were in flight")
-        XCTAssertGreaterThan(retrying, 0, "no compaction while a retry delay was pending")
-        XCTAssertGreaterThan(evicted, 0)
-        XCTAssertGreaterThan(rejected, 0)
-        XCTAssertGreaterThan(cross, 0, "no dependency on another run")
-        XCTAssertGreaterThan(dropped, 0, "no dependency on an evicted run")
+        #expect(compactions > 0)
+        #expect(inFlight > 0, "no compaction while parts were in flight")
+        #expect(retrying > 0, "no compaction while a retry delay was pending")
+        #expect(evicted > 0)
+        #expect(rejected > 0)
+        #expect(cross > 0, "no dependency on another run")
+        #expect(dropped > 0, "no dependency on an evicted run")
     }
 
     /// Run mode with a few thousand ops; retention keeps the table small, so validate() still runs
     /// after every step.
-    func testRunsLargeGraphs() {
+    @Test func testRunsLargeGraphs() {
         if ProcessInfo.processInfo.environment["SIM_SEED"] != nil { return }
         for seed in UInt64(2_000_001)...2_000_002 {
             var sim = Simulation(seed: seed, maxOps: 3000, runs: true)
             if let v = sim.run() {
                 print("RUN SIMULATION FAILED large seed \(seed): \(v)")
-                XCTFail("large seed \(seed): \(v)")
+                Issue.record("large seed \(seed): \(v)")
             }
-            XCTAssertGreaterThan(sim.compactionsSeen, 0)
+            #expect(sim.compactionsSeen > 0)
         }
     }
 }

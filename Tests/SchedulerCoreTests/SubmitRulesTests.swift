@@ -1,9 +1,9 @@
-import XCTest
+import Testing
 @testable import SchedulerCore
 
-final class SubmitRulesTests: XCTestCase {
+@Suite struct SubmitRulesTests {
     /// Each bad batch must be rejected as a whole, with every problem listed.
-    func testRejectedBatchesListEveryProblem() {
+    @Test func testRejectedBatchesListEveryProblem() {
         let cases: [(String, [OperationSpec], [QueueSpec], [SubmitProblem])] = [
             ("duplicate in batch", [op("a"), op("a")], [], [.duplicateId("a")]),
             ("duplicate of accepted", [op("old")], [], [.duplicateId("old")]),
@@ -21,73 +21,73 @@ final class SubmitRulesTests: XCTestCase {
             h.submit([op("old")])
             let before = h.s.totalOperations
             let (reply, _) = h.submit(specs, queues: qs)
-            guard case .rejected(let problems)? = reply else { XCTFail("\(name): accepted"); continue }
-            XCTAssertEqual(Set(problems.map(\.description)), Set(expected.map(\.description)), name)
-            XCTAssertEqual(h.s.totalOperations, before, "\(name): part of a rejected batch was accepted")
-            XCTAssertNil(h.s.queueIndex["q"], "\(name): queue of a rejected batch was created")
+            guard case .rejected(let problems)? = reply else { Issue.record("\(name): accepted"); continue }
+            #expect(Set(problems.map(\.description)) == Set(expected.map(\.description)), "\(name)")
+            #expect(h.s.totalOperations == before, "\(name): part of a rejected batch was accepted")
+            #expect(h.s.queueIndex["q"] == nil, "\(name): queue of a rejected batch was created")
         }
     }
 
     /// A priority that is none of the five (the wire carries any integer, a spec cannot) is listed in
     /// its op's place among the other problems.
-    func testUnknownPriorityIsListedInPlace() {
+    @Test func testUnknownPriorityIsListedInPlace() {
         var h = Harness()
         let (reply, _) = h.submit([op("a"), op("a", ["ghost"]), op("b")], unknownPriorities: [0: 1, 2: 3])
-        XCTAssertEqual(reply, .rejected([.invalidPriority(op: "a", 1), .duplicateId("a"), .invalidPriority(op: "b", 3),
-                                         .unknownDependency(op: "a", dependency: "ghost")]))
-        XCTAssertEqual(h.s.totalOperations, 0)
+        #expect(reply == .rejected([.invalidPriority(op: "a", 1), .duplicateId("a"), .invalidPriority(op: "b", 3),
+                                    .unknownDependency(op: "a", dependency: "ghost")]))
+        #expect(h.s.totalOperations == 0)
     }
 
-    func testCycleErrorNamesTheOpsOnTheCycle() {
+    @Test func testCycleErrorNamesTheOpsOnTheCycle() {
         var h = Harness()
         let (reply, _) = h.submit([op("a", ["c"]), op("b", ["a"]), op("c", ["b"]), op("d", ["c"])])
-        guard case .rejected(let p)? = reply, case .cycle(let ids) = p.first else { return XCTFail("no cycle") }
-        XCTAssertEqual(Set(ids), ["a", "b", "c"])
-        XCTAssertFalse(ids.contains("d"), "d is behind the cycle, not on it")
+        guard case .rejected(let p)? = reply, case .cycle(let ids) = p.first else { Issue.record("no cycle"); return }
+        #expect(Set(ids) == ["a", "b", "c"])
+        #expect(!ids.contains("d"), "d is behind the cycle, not on it")
     }
 
-    func testAcceptedBatchAndForwardReferencesInsideIt() {
+    @Test func testAcceptedBatchAndForwardReferencesInsideIt() {
         var h = Harness()
         h.join(9, credit: 0)   // a live worker that can run them: no unplaceable warning
         let (reply, _) = h.submit([op("b", ["a"]), op("a")])
-        XCTAssertEqual(reply, .accepted(count: 2))
-        XCTAssertEqual(h.drain(h.join(1)), ["a", "b"])
+        #expect(reply == .accepted(count: 2))
+        #expect(h.drain(h.join(1)) == ["a", "b"])
     }
 
-    func testPolicySucceededCancelsNamingTheFailedDependency() {
+    @Test func testPolicySucceededCancelsNamingTheFailedDependency() {
         var h = Harness()
         var b = op("b", ["a"]); b.policy = .succeeded
         var c = op("c", ["a"]); c.policy = .finished
         h.submit([op("a"), b, c])
         let d = h.join(1)
         let next = dispatches(h.finish(d[0], .failed("boom")))
-        XCTAssertEqual(h.s.status("b")?.outcome, .cancelled)
-        XCTAssertEqual(h.s.status("b")?.errorText, "dependency a failed")
-        XCTAssertEqual(next.map(\.op), ["c"], "policy finished runs after a failed dependency")
+        #expect(h.s.status("b")?.outcome == .cancelled)
+        #expect(h.s.status("b")?.errorText == "dependency a failed")
+        #expect(next.map(\.op) == ["c"], "policy finished runs after a failed dependency")
         // A later op with policy succeeded on an already failed op is cancelled at once.
         var late = op("late", ["a"]); late.policy = .succeeded
         h.submit([late])
-        XCTAssertEqual(h.s.status("late")?.outcome, .cancelled)
+        #expect(h.s.status("late")?.outcome == .cancelled)
     }
 
-    func testResultsOfFinishedDependenciesBecomeInputs() {
+    @Test func testResultsOfFinishedDependenciesBecomeInputs() {
         var h = Harness()
         h.submit([op("a"), op("b"), op("c", ["a", "b"])])
         let d = h.join(1, slots: 2)
         h.finish(d[0], .succeeded([7]))
         let next = dispatches(h.finish(d[1], .failed("x")))
-        XCTAssertEqual(next.count, 1)
-        XCTAssertEqual(next[0].inputs.map(\.0), ["a"])
-        XCTAssertEqual(next[0].inputs.map(\.1), [[7]])
+        #expect(next.count == 1)
+        #expect(next[0].inputs.map(\.0) == ["a"])
+        #expect(next[0].inputs.map(\.1) == [[7]])
     }
 
-    func testJournalRecordsAcceptedBatchesAndFinishes() {
+    @Test func testJournalRecordsAcceptedBatchesAndFinishes() {
         var h = Harness()
         let out = h.send(.submit(h.ref(), ops: [op("a")], queues: []))
-        XCTAssertTrue(out.contains(.journal(.submitted(run: "", submitter: "", ops: [op("a")], queues: [], key: nil))))
+        #expect(out.contains(.journal(.submitted(run: "", submitter: "", ops: [op("a")], queues: [], key: nil))))
         let d = h.join(1)
-        XCTAssertTrue(h.finish(d[0]).contains { if case .journal(.finished("a", .succeeded([]), _)) = $0 { return true }; return false })
+        #expect(h.finish(d[0]).contains { if case .journal(.finished("a", .succeeded([]), _)) = $0 { return true }; return false })
         let rejected = h.send(.submit(h.ref(), ops: [op("a")], queues: []))
-        XCTAssertFalse(rejected.contains { if case .journal = $0 { return true } else { return false } })
+        #expect(!rejected.contains { if case .journal = $0 { return true } else { return false } })
     }
 }

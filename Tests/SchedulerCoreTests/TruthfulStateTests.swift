@@ -1,44 +1,45 @@
 import Foundation
-import XCTest
+import Testing
 @testable import SchedulerCore
 
 /// What status says is what happened (S1, S6, S8, A4 in docs/SEMANTICS.md): dispatched is not executing,
 /// FIFO among equal priority, per-op times from the worker, retries with backoff, timeouts as failed
 /// attempts, warnings for ops no worker can run, and the transition table the docs show.
-final class TruthfulStateTests: XCTestCase {
-    func testDispatchedIsNotExecutingUntilTheWorkerStartsIt() {
+@Suite struct TruthfulStateTests {
+    @Test func testDispatchedIsNotExecutingUntilTheWorkerStartsIt() {
         var h = Harness()
         h.submit((0..<6).map { op("o\($0)") })
         let d = h.join(1, slots: 2, credit: 4)          // 2 slots + 2 prefetched
-        XCTAssertEqual(d.count, 4)
-        XCTAssertEqual(h.s.queueCounts("default")?.dispatched, 4)
-        XCTAssertEqual(h.s.queueCounts("default")?.executing, 0)
+        #expect(d.count == 4)
+        #expect(h.s.queueCounts("default")?.dispatched == 4)
+        #expect(h.s.queueCounts("default")?.executing == 0)
         h.start(d[0])
         h.start(d[1])
         let c = h.s.queueCounts("default")!
-        XCTAssertEqual([c.ready, c.dispatched, c.executing], [2, 2, 2])
-        XCTAssertEqual(h.s.workerSnapshot().first?.running, 2)
-        XCTAssertEqual(h.s.workerSnapshot().first?.inFlight, 4)
-        XCTAssertEqual(h.state("o0"), .executing)
-        XCTAssertEqual(h.state("o2"), .dispatched)
+        let counts = [c.ready, c.dispatched, c.executing]   // one array's type, so the literal's is not ambiguous
+        #expect(counts == [2, 2, 2])
+        #expect(h.s.workerSnapshot().first?.running == 2)
+        #expect(h.s.workerSnapshot().first?.inFlight == 4)
+        #expect(h.state("o0") == .executing)
+        #expect(h.state("o2") == .dispatched)
         h.start(d[1])                                     // a repeated STARTED changes nothing
-        XCTAssertEqual(h.s.workerSnapshot().first?.running, 2)
+        #expect(h.s.workerSnapshot().first?.running == 2)
         h.finish(d[0])
-        XCTAssertEqual(h.s.workerSnapshot().first?.running, 1)
+        #expect(h.s.workerSnapshot().first?.running == 1)
         // A part finished without a STARTED (cancelled while waiting on the worker) never counted as running.
         h.finish(d[2], .cancelled("stopped"))
-        XCTAssertEqual(h.s.workerSnapshot().first?.running, 1)
+        #expect(h.s.workerSnapshot().first?.running == 1)
     }
 
     /// One dependency releases eight ops at once: they start in submission order, not the reverse.
-    func testEqualPriorityOpsReleasedTogetherStartInSubmissionOrder() {
+    @Test func testEqualPriorityOpsReleasedTogetherStartInSubmissionOrder() {
         var h = Harness()
         let ds = (1...8).map { op("d\($0)", ["root"]) }
         h.submit([op("root")] + ds, queues: [QueueSpec(name: "default", maxConcurrent: 1)])
-        XCTAssertEqual(h.drain(h.join(1, slots: 1)), ["root"] + (1...8).map { "d\($0)" })
+        #expect(h.drain(h.join(1, slots: 1)) == ["root"] + (1...8).map { "d\($0)" })
     }
 
-    func testTimesAreWhereTheWorkerSaysTransitionsHappened() {
+    @Test func testTimesAreWhereTheWorkerSaysTransitionsHappened() {
         var h = Harness()
         h.submit([op("a"), op("b")])
         let d = h.join(1, slots: 1, credit: 2)
@@ -51,75 +52,75 @@ final class TruthfulStateTests: XCTestCase {
         h.now += 10_000
         h.finish(d[1], at: h.now + 50_000)                // from the future: kept at now
         let a = h.s.status("a")!, b = h.s.status("b")!
-        XCTAssertEqual(a.dispatchedAt, dispatchedAt)
-        XCTAssertEqual(a.startedAt, dispatchedAt + 100)
-        XCTAssertEqual(a.finishedAt, dispatchedAt + 5_000)
-        XCTAssertEqual(b.startedAt, dispatchedAt + 5_001)
-        XCTAssertEqual(b.finishedAt, h.now)
+        #expect(a.dispatchedAt == dispatchedAt)
+        #expect(a.startedAt == dispatchedAt + 100)
+        #expect(a.finishedAt == dispatchedAt + 5_000)
+        #expect(b.startedAt == dispatchedAt + 5_001)
+        #expect(b.finishedAt == h.now)
         // Before its dispatch: kept at the dispatch time.
         let (_, c) = h.submit([op("c")])
         h.start(c[0], at: 5)
-        XCTAssertEqual(h.s.status("c")?.startedAt, h.s.status("c")?.dispatchedAt)
+        #expect(h.s.status("c")?.startedAt == h.s.status("c")?.dispatchedAt)
         let story = h.s.story("a")!.entries
-        XCTAssertEqual(story.first { if case .started = $0.event { true } else { false } }?.at, dispatchedAt + 100)
+        #expect(story.first { if case .started = $0.event { true } else { false } }?.at == dispatchedAt + 100)
     }
 
-    func testFailedAttemptsWaitOutExponentialBackoffWithJitter() {
+    @Test func testFailedAttemptsWaitOutExponentialBackoffWithJitter() {
         var h = Harness()
         var a = op("a"); a.retries = 3; a.retryDelayMicros = 100_000; a.retryDelayMaxMicros = 250_000
         h.submit([a])
         var d = h.join(1, slots: 1)
         var delays: [Int64] = []
         for n in 1...3 {
-            XCTAssertEqual(d.first?.attempt, n)
+            #expect(d.first?.attempt == n)
             h.start(d[0])
             h.finish(d[0], .failed("e\(n)"))
-            XCTAssertEqual(h.state("a"), .pending, "waits out its delay")
-            guard case .retrying(let failed, let until, let last) = h.s.why("a") else { return XCTFail("\(h.s.why("a"))") }
-            XCTAssertEqual(failed, n)
-            XCTAssertEqual(last, "attempt \(n): e\(n)")
+            #expect(h.state("a") == .pending, "waits out its delay")
+            guard case .retrying(let failed, let until, let last) = h.s.why("a") else { Issue.record("\(h.s.why("a"))"); return }
+            #expect(failed == n)
+            #expect(last == "attempt \(n): e\(n)")
             delays.append(until - h.now)
             h.now = until - 1
-            XCTAssertTrue(dispatches(h.send(.tick)).isEmpty, "not before its delay")
+            #expect(dispatches(h.send(.tick)).isEmpty, "not before its delay")
             h.now = until
             d = dispatches(h.send(.tick))
         }
-        XCTAssertTrue((50_000...100_000).contains(delays[0]), "\(delays)")
-        XCTAssertTrue((100_000...200_000).contains(delays[1]), "\(delays)")
-        XCTAssertTrue((125_000...250_000).contains(delays[2]), "capped: \(delays)")
+        #expect((50_000...100_000).contains(delays[0]), "\(delays)")
+        #expect((100_000...200_000).contains(delays[1]), "\(delays)")
+        #expect((125_000...250_000).contains(delays[2]), "capped: \(delays)")
         h.start(d[0])
         h.finish(d[0], .failed("e4"))
         let st = h.s.status("a")!
-        XCTAssertEqual(st.outcome, .failed)
-        XCTAssertEqual(st.errorText, "failed after 4 attempts: e4")
-        XCTAssertEqual(st.attemptErrors, (1...4).map { "attempt \($0): e\($0)" })
-        XCTAssertEqual(st.attempts, 4)
+        #expect(st.outcome == .failed)
+        #expect(st.errorText == "failed after 4 attempts: e4")
+        #expect(st.attemptErrors == (1...4).map { "attempt \($0): e\($0)" })
+        #expect(st.attempts == 4)
     }
 
-    func testTheDefaultRetryDelayIsOneSecondAndZeroRetriesAtOnce() {
+    @Test func testTheDefaultRetryDelayIsOneSecondAndZeroRetriesAtOnce() {
         var h = Harness()
         var a = op("a"); a.retries = 1
         var b = op("b"); b.retries = 1; b.retryDelayMicros = 0
         h.submit([a, b])
         let d = h.join(1, slots: 2)
         h.finish(d[0], .failed("x"))
-        guard case .retrying(_, let until, _) = h.s.why("a") else { return XCTFail() }
-        XCTAssertTrue((500_000...1_000_000).contains(until - h.now))
+        guard case .retrying(_, let until, _) = h.s.why("a") else { Issue.record(); return }
+        #expect((500_000...1_000_000).contains(until - h.now))
         let again = dispatches(h.finish(d[1], .failed("y")))
-        XCTAssertEqual(again.map { "\($0.op)#\($0.attempt)" }, ["b#2"])
+        #expect(again.map { "\($0.op)#\($0.attempt)" } == ["b#2"])
     }
 
     /// A failed attempt waiting for its retry gives its queue place back (S8): others run meanwhile.
-    func testARetryDelayDoesNotHoldTheQueuePlace() {
+    @Test func testARetryDelayDoesNotHoldTheQueuePlace() {
         var h = Harness()
         var a = op("a"); a.retries = 1
         h.submit([a, op("b")], queues: [QueueSpec(name: "default", maxConcurrent: 1)])
         let d = h.join(1, slots: 2)
-        XCTAssertEqual(d.map(\.op), ["a"])
-        XCTAssertEqual(dispatches(h.finish(d[0], .failed("x"))).map(\.op), ["b"])
+        #expect(d.map(\.op) == ["a"])
+        #expect(dispatches(h.finish(d[0], .failed("x"))).map(\.op) == ["b"])
     }
 
-    func testATimedOutAttemptIsRetriedAndTheLastSaysTimedOut() {
+    @Test func testATimedOutAttemptIsRetriedAndTheLastSaysTimedOut() {
         var h = Harness()
         var a = op("a"); a.retries = 1; a.retryDelayMicros = 0; a.timeoutMicros = 100_000
         h.submit([a])
@@ -127,48 +128,48 @@ final class TruthfulStateTests: XCTestCase {
         h.start(d1[0])
         h.now += 100_000
         let t1 = h.send(.tick)
-        XCTAssertEqual(cancels(t1).map(\.1), ["a"], "the worker is told to stop the timed-out attempt")
-        XCTAssertEqual(h.s.status("a")?.attemptErrors, ["attempt 1: timed out after 100ms"])
+        #expect(cancels(t1).map(\.1) == ["a"], "the worker is told to stop the timed-out attempt")
+        #expect(h.s.status("a")?.attemptErrors == ["attempt 1: timed out after 100ms"])
         // Its slot frees when the worker reports (fenced); then attempt 2 goes out.
         let d2 = dispatches(h.finish(d1[0], .cancelled("timed out")))
-        XCTAssertEqual(d2.map(\.attempt), [2])
+        #expect(d2.map(\.attempt) == [2])
         h.start(d2[0])
         h.now += 100_000
         h.send(.tick)
-        XCTAssertEqual(h.s.status("a")?.outcome, .failed)
-        XCTAssertEqual(h.s.status("a")?.errorText, "timed out after 2 attempts (limit 100ms each)")
+        #expect(h.s.status("a")?.outcome == .failed)
+        #expect(h.s.status("a")?.errorText == "timed out after 2 attempts (limit 100ms each)")
     }
 
-    func testOpsNoWorkerCanRunAreReportedAtSubmitAndInStatus() {
+    @Test func testOpsNoWorkerCanRunAreReportedAtSubmitAndInStatus() {
         var h = Harness()
         h.join(1, kinds: ["noop"], tags: ["gpu"], credit: 0)
         var tpu = op("t1"); tpu.requires = ["tpu", "gpu"]
         var tpu2 = op("t2"); tpu2.requires = ["gpu", "tpu"]
         var gpu = op("g"); gpu.requires = ["gpu"]
         let (reply, _) = h.submit([tpu, gpu, op("x", kind: "render"), tpu2])
-        guard case .accepted(4, let warnings, _)? = reply else { return XCTFail("\(String(describing: reply))") }
-        XCTAssertEqual(warnings.map(\.ops), [["t1", "t2"], ["x"]])
-        XCTAssertEqual(warnings[0].missingTags, ["tpu"])
-        XCTAssertEqual(warnings[0].requires, ["gpu", "tpu"])
-        XCTAssertFalse(warnings[0].noWorkerKind)
-        XCTAssertTrue(warnings[1].noWorkerKind)
-        XCTAssertEqual(h.s.unplaceableReady().map(\.count), [2, 1])
+        guard case .accepted(4, let warnings, _)? = reply else { Issue.record("\(String(describing: reply))"); return }
+        #expect(warnings.map(\.ops) == [["t1", "t2"], ["x"]])
+        #expect(warnings[0].missingTags == ["tpu"])
+        #expect(warnings[0].requires == ["gpu", "tpu"])
+        #expect(!warnings[0].noWorkerKind)
+        #expect(warnings[1].noWorkerKind)
+        #expect(h.s.unplaceableReady().map(\.count) == [2, 1])
         h.join(2, kinds: ["noop", "render"], tags: ["gpu", "tpu"], credit: 0)
-        XCTAssertTrue(h.s.unplaceableReady().isEmpty)
+        #expect(h.s.unplaceableReady().isEmpty)
     }
 
     /// The constant the hot path checks is the table.
-    func testTheTransitionMaskIsTheTable() {
+    @Test func testTheTransitionMaskIsTheTable() {
         for from in OpState.allCases {
             for to in OpState.allCases {
                 let listed = OpState.transitions.contains { $0.from == from && $0.to == to }
-                XCTAssertEqual(from.canMove(to: to), listed, "\(from) → \(to)")
+                #expect(from.canMove(to: to) == listed, "\(from) → \(to)")
             }
         }
     }
 
     /// docs/ARCHITECTURE.md's transition table is the code's table, row for row.
-    func testTheDocumentedTransitionTableIsTheCodesTable() throws {
+    @Test func testTheDocumentedTransitionTableIsTheCodesTable() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let doc = try String(contentsOf: root.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
         // Rows like: | `pending` | `ready` | cause |
@@ -178,6 +179,6 @@ final class TruthfulStateTests: XCTestCase {
                   OpState.allCases.contains(where: { "`\($0)`" == cells[0] }) else { return nil }
             return "\(cells[0]) → \(cells[1])"
         }
-        XCTAssertEqual(rows, OpState.transitions.map { "`\($0.from)` → `\($0.to)`" })
+        #expect(rows == OpState.transitions.map { "`\($0.from)` → `\($0.to)`" })
     }
 }

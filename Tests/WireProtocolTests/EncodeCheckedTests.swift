@@ -1,9 +1,9 @@
 import Foundation
-import XCTest
+import Testing
 @testable import WireProtocol
 
 /// `WireCodec.encodeChecked`: what a sender checks before sending is what `decode` would refuse.
-final class EncodeCheckedTests: XCTestCase {
+@Suite struct EncodeCheckedTests {
     private func op(_ id: String, payload: Int = 0, after: [String] = []) -> WireOperation {
         var o = WireOperation()
         o.id = id
@@ -19,20 +19,18 @@ final class EncodeCheckedTests: XCTestCase {
         return .submit(s)
     }
 
-    private func expect(_ message: Message, _ error: WireError, line: UInt = #line) {
-        XCTAssertThrowsError(try WireCodec.encodeChecked(message), line: line) { e in
-            XCTAssertEqual(e as? WireError, error, line: line)
-        }
+    private func expect(_ message: Message, _ error: WireError, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(throws: error, sourceLocation: sourceLocation) { try WireCodec.encodeChecked(message) }
     }
 
-    func testAValidMessageEncodesAsUsualAndDecodes() throws {
+    @Test func testAValidMessageEncodesAsUsualAndDecodes() throws {
         let m = submit([op("a", payload: 10), op("b", after: ["a"])])
         let frames = try WireCodec.encodeChecked(m, requestID: 7)
-        XCTAssertEqual(frames, WireCodec.encode(m, requestID: 7))
-        XCTAssertEqual(try WireCodec.decodeThrowing(frames), Envelope(requestID: 7, m))
+        #expect(frames == WireCodec.encode(m, requestID: 7))
+        #expect(try WireCodec.decodeThrowing(frames) == Envelope(requestID: 7, m))
     }
 
-    func testFieldRules() {
+    @Test func testFieldRules() {
         expect(submit([op("big", payload: WireLimits.maxPayloadSize + 1)]),
                .fieldTooLarge(.submit, field: "operations[0].payload", size: WireLimits.maxPayloadSize + 1, limit: WireLimits.maxPayloadSize))
         var s = WireStatus()
@@ -41,7 +39,7 @@ final class EncodeCheckedTests: XCTestCase {
     }
 
     /// Counts only the pre-scan sees: list lengths of requests, and all elements together.
-    func testElementCounts() {
+    @Test func testElementCounts() {
         var s = WireStatus()
         s.opIds = (0...WireLimits.maxBatchRecords).map { "o\($0)" }
         expect(.status(s), .batchTooLarge(.status, count: WireLimits.maxBatchRecords + 1, limit: WireLimits.maxBatchRecords))
@@ -51,21 +49,21 @@ final class EncodeCheckedTests: XCTestCase {
         guard case .failure(.tooManyElements(.submit, _, WireLimits.maxElements)) = Result(catching: { () throws(WireError) in
             try WireCodec.encodeChecked(dense)
         }) else {
-            return XCTFail("dense graph accepted")
+            Issue.record("dense graph accepted"); return
         }
     }
 
     /// Over 16 MiB: refused by a lower bound before anything is encoded (8,192 payloads of 1 MiB
     /// would otherwise be 8 GiB of encoding), and by the exact size just over the limit.
-    func testBodySize() {
+    @Test func testBodySize() {
         let many = submit((0..<17).map { op("p\($0)", payload: WireLimits.maxPayloadSize) })
         guard case .failure(.bodyTooLarge(let size, WireLimits.maxBodySize)) = Result(catching: { () throws(WireError) in
             try WireCodec.encodeChecked(many)
         }) else {
-            return XCTFail("17 MiB of payloads accepted")
+            Issue.record("17 MiB of payloads accepted"); return
         }
-        XCTAssertGreaterThan(size, 17 * WireLimits.maxPayloadSize)
-        XCTAssertEqual(WireCodec.bodySizeLowerBound(many), size, "refused before encoding")
+        #expect(size > 17 * WireLimits.maxPayloadSize)
+        #expect(WireCodec.bodySizeLowerBound(many) == size, "refused before encoding")
         // Just over by the exact size: the largest payloads of 8,192 operations that the lower bound lets
         // through (it counts 2 bytes of tag and length per field; real ones take more).
         func ops(_ p: Int) -> Message { submit((0..<WireLimits.maxBatchRecords).map { op(String(format: "n%05d", $0), payload: p) }) }
@@ -73,9 +71,9 @@ final class EncodeCheckedTests: XCTestCase {
         while WireCodec.bodySizeLowerBound(ops(p)) > WireLimits.maxBodySize { p -= 1 }
         let exact = ops(p)
         let encoded = WireCodec.body(of: exact).count
-        XCTAssertGreaterThan(encoded, WireLimits.maxBodySize)
+        #expect(encoded > WireLimits.maxBodySize)
         expect(exact, .bodyTooLarge(size: encoded, limit: WireLimits.maxBodySize))
         // And one under the limit passes.
-        XCTAssertNoThrow(try WireCodec.encodeChecked(ops(p - 8)))
+        #expect(throws: Never.self) { try WireCodec.encodeChecked(ops(p - 8)) }
     }
 }

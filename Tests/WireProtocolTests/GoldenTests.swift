@@ -1,10 +1,10 @@
 import Foundation
-import XCTest
+import Testing
 @testable import WireProtocol
 
 /// Encoded bytes of a few messages, frozen. If one of these fails, the wire format
 /// changed: that is a protocol version bump, not a test update.
-final class GoldenTests: XCTestCase {
+@Suite struct GoldenTests {
     static let vectors: [(Command, String, String)] = [
         // (command, header hex, body hex) of Fixtures.all's message for that command
         (.hello, "4f51010100000000",
@@ -22,7 +22,7 @@ final class GoldenTests: XCTestCase {
         (.error, "4f51013000000014", "0806120f6e6f206f7065726174696f6e207a7a182822027a7a"),
     ]
 
-    func testGoldenVectors() throws {
+    @Test func testGoldenVectors() throws {
         // PRINT_GOLDEN=1 swift test prints fresh vectors (for an intended version bump only).
         if ProcessInfo.processInfo.environment["PRINT_GOLDEN"] != nil {
             for env in Fixtures.all where [.hello, .dispatch, .finished, .heartbeat, .submit, .error].contains(env.message.command) {
@@ -30,13 +30,13 @@ final class GoldenTests: XCTestCase {
                 print("GOLDEN (.\(env.message.command), \"\(hex(f[0]))\", \"\(hex(f[1]))\"),")
             }
         }
-        XCTAssertEqual(Self.vectors.count, 6)
+        #expect(Self.vectors.count == 6)
         for (command, header, body) in Self.vectors {
-            let env = try XCTUnwrap(Fixtures.all.first { $0.message.command == command })
+            let env = try #require(Fixtures.all.first { $0.message.command == command })
             let frames = WireCodec.encode(env.message, requestID: env.requestID)
-            XCTAssertEqual(hex(frames[0]), header, "\(command) header")
-            XCTAssertEqual(hex(frames[1]), body, "\(command) body")
-            XCTAssertEqual(WireCodec.decode([unhex(header), unhex(body)]), .success(env), "\(command) decodes")
+            #expect(hex(frames[0]) == header, "\(command) header")
+            #expect(hex(frames[1]) == body, "\(command) body")
+            #expect(WireCodec.decode([unhex(header), unhex(body)]) == .success(env), "\(command) decodes")
         }
     }
 }

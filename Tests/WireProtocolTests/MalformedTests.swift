@@ -1,16 +1,16 @@
 import Foundation
-import XCTest
+import Testing
 @testable import WireProtocol
 
-final class MalformedTests: XCTestCase {
+@Suite struct MalformedTests {
     private let okHeader = Header(command: .credit).bytes
     private var okCreditBody: [UInt8] { WireCodec.encode(.credit({ var c = WireCredit(); c.credit = 1; return c }()))[1] }
 
-    private func expect(_ frames: [[UInt8]], _ error: WireError, line: UInt = #line) {
-        XCTAssertEqual(WireCodec.decode(frames), .failure(error), line: line)
+    private func expect(_ frames: [[UInt8]], _ error: WireError, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(WireCodec.decode(frames) == .failure(error), sourceLocation: sourceLocation)
     }
 
-    func testFraming() {
+    @Test func testFraming() {
         expect([], .truncated(frames: 0, headerBytes: 0))
         expect([[0x4F, 0x51, 1]], .truncated(frames: 1, headerBytes: 3))
         expect([okHeader], .truncated(frames: 1, headerBytes: 8))
@@ -24,24 +24,24 @@ final class MalformedTests: XCTestCase {
         expect([okHeader, big], .bodyTooLarge(size: big.count, limit: WireLimits.maxBodySize))
     }
 
-    func testMalformedBodies() {
+    @Test func testMalformedBodies() {
         // Length running past the end, a truncated varint, a group wire type.
         for body: [UInt8] in [[0x0A, 0x05, 0x41], [0x08, 0x80], [0x0B]] {
             guard case .failure(.malformedBody(.dispatch, _)) = WireCodec.decode([Header(command: .dispatch).bytes, body]) else {
-                return XCTFail("dispatch body \(body) not malformed")
+                Issue.record("dispatch body \(body) not malformed"); return
             }
         }
         // Invalid UTF-8 in a string field (Hello.name, field 2).
         guard case .failure(.malformedBody(.hello, _)) = WireCodec.decode([Header(command: .hello).bytes, [0x12, 0x01, 0xFF]]) else {
-            return XCTFail("invalid UTF-8 accepted")
+            Issue.record("invalid UTF-8 accepted"); return
         }
         // Leaf messages are parsed by SwiftProtobuf alone.
         guard case .failure(.malformedBody(.credit, _)) = WireCodec.decode([okHeader, [0x08]]) else {
-            return XCTFail("truncated credit accepted")
+            Issue.record("truncated credit accepted"); return
         }
     }
 
-    func testBatchAndElementLimits() {
+    @Test func testBatchAndElementLimits() {
         // 8193 empty records: 2 bytes each; rejected by the scan, before parsing.
         let n = WireLimits.maxBatchRecords + 1
         let body: [UInt8] = (0..<(2 * n)).map { $0 % 2 == 0 ? 0x0A : 0x00 }
@@ -59,14 +59,14 @@ final class MalformedTests: XCTestCase {
         var many: [UInt8] = []
         for _ in 0..<300 { many += one }
         guard case .failure(.tooManyElements(.dispatch, _, WireLimits.maxElements)) =
-            WireCodec.decode([Header(command: .dispatch).bytes, many]) else { return XCTFail("element budget not enforced") }
+            WireCodec.decode([Header(command: .dispatch).bytes, many]) else { Issue.record("element budget not enforced"); return }
         // An empty batch is a missing field.
         expect([Header(command: .dispatch).bytes, []], .missingField(.dispatch, field: "records"))
     }
 
-    func testMissingAndOutOfRangeFields() {
-        func check(_ m: Message, _ e: WireError, line: UInt = #line) {
-            XCTAssertEqual(WireCodec.decode(WireCodec.encode(m)), .failure(e), line: line)
+    @Test func testMissingAndOutOfRangeFields() {
+        func check(_ m: Message, _ e: WireError, sourceLocation: SourceLocation = #_sourceLocation) {
+            #expect(WireCodec.decode(WireCodec.encode(m)) == .failure(e), sourceLocation: sourceLocation)
         }
         var hello = WireHello(); hello.protocolVersion = 1; hello.name = "w"; hello.slots = 1; hello.kinds = ["echo"]
         var h = hello; h.name = ""
@@ -78,7 +78,7 @@ final class MalformedTests: XCTestCase {
         h = hello; h.kinds = []
         check(.hello(h), .missingField(.hello, field: "kinds"))
         // 1.3: a first registration holds nothing (both lists empty); a re-registration's lists are checked.
-        guard case .success = WireCodec.decode(WireCodec.encode(.hello(hello))) else { return XCTFail("plain HELLO refused") }
+        guard case .success = WireCodec.decode(WireCodec.encode(.hello(hello))) else { Issue.record("plain HELLO refused"); return }
         h = hello; h.running = [WirePartRef.with { $0.opID = "r/a"; $0.attempt = 0 }]
         check(.hello(h), .missingField(.hello, field: "running[0].attempt"))
         h = hello; var fr = Fixtures.finishedRecord(0); fr.outcome = nil; h.finished = [fr]
@@ -110,12 +110,12 @@ final class MalformedTests: XCTestCase {
 
         var p = WireProgress(); var pr = WireProgressRecord(); pr.opID = "a"; pr.attempt = 1; pr.fraction = .nan; p.records = [pr]
         guard case .failure(.fieldOutOfRange(.progress, field: "records[0].fraction", _)) = WireCodec.decode(WireCodec.encode(.progress(p))) else {
-            return XCTFail("NaN fraction accepted")
+            Issue.record("NaN fraction accepted"); return
         }
         // Found by the fuzzer: NaN with done/total set made a message unequal to itself.
         pr.total = 10; pr.done = 3; p.records = [pr]
         guard case .failure(.fieldOutOfRange(.progress, field: "records[0].fraction", _)) = WireCodec.decode(WireCodec.encode(.progress(p))) else {
-            return XCTFail("NaN fraction with done/total accepted")
+            Issue.record("NaN fraction with done/total accepted"); return
         }
         pr.fraction = 0; pr.done = 11; p.records = [pr]
         check(.progress(p), .fieldOutOfRange(.progress, field: "records[0].done", detail: "done 11 > total 10"))
@@ -137,17 +137,17 @@ final class MalformedTests: XCTestCase {
         check(.event(ev), .fieldOutOfRange(.event, field: "events[0].state", detail: "unknown enum value 42"))
     }
 
-    func testErrorCodesMapping() {
-        XCTAssertEqual(WireError.badSignature.code, .malformed)
-        XCTAssertEqual(WireError.unsupportedVersion(2).code, .unsupportedVersion)
-        XCTAssertEqual(WireError.unknownCommand(9).code, .unknownCommand)
-        XCTAssertEqual(WireError.bodyTooLarge(size: 1, limit: 0).code, .tooLarge)
-        XCTAssertEqual(WireError.missingField(.hello, field: "x").code, .invalidArgument)
-        XCTAssertEqual(WireError.missingField(.hello, field: "x").command, .hello)
-        XCTAssertEqual(WireError.fieldOutOfRange(.hello, field: "protocol_version", detail: "2").code, .unsupportedVersion)
+    @Test func testErrorCodesMapping() {
+        #expect(WireError.badSignature.code == .malformed)
+        #expect(WireError.unsupportedVersion(2).code == .unsupportedVersion)
+        #expect(WireError.unknownCommand(9).code == .unknownCommand)
+        #expect(WireError.bodyTooLarge(size: 1, limit: 0).code == .tooLarge)
+        #expect(WireError.missingField(.hello, field: "x").code == .invalidArgument)
+        #expect(WireError.missingField(.hello, field: "x").command == .hello)
+        #expect(WireError.fieldOutOfRange(.hello, field: "protocol_version", detail: "2").code == .unsupportedVersion)
     }
 
-    func testRandomBytesNeverTrap() {
+    @Test func testRandomBytesNeverTrap() {
         var rng = SplitMix(seed: 0x5EED)
         let commands = Command.allCases.map(\.rawValue)
         var decoded = 0
@@ -165,10 +165,10 @@ final class MalformedTests: XCTestCase {
             let frames = [[0x4F, 0x51, 1, cmd, 0, 0, 0, 1], body]
             if case .success(let env) = WireCodec.decode(frames) {
                 decoded += 1
-                XCTAssertEqual(WireCodec.decode(WireCodec.encode(env.message, requestID: env.requestID)), .success(env))
+                #expect(WireCodec.decode(WireCodec.encode(env.message, requestID: env.requestID)) == .success(env))
             }
         }
-        XCTAssertGreaterThan(decoded, 0)
+        #expect(decoded > 0)
     }
 }
 

@@ -1,11 +1,11 @@
 import Foundation
-import XCTest
+import Testing
 @testable import WireProtocol
 
 /// Proves that examples/python (written from docs/PROTOCOL.md) and this codec agree,
 /// both ways, field by field, without sockets. Fails — never skips — when Debian's
 /// python3 or its modules are missing.
-final class PythonInteropTests: XCTestCase {
+@Suite(.serialized) struct PythonInteropTests {
     /// Debian's interpreter (the one with python3-zmq/python3-protobuf); OPQUEUE_PYTHON overrides it.
     static let python = ProcessInfo.processInfo.environment["OPQUEUE_PYTHON"] ?? "/usr/bin/python3"
     static let script = URL(fileURLWithPath: #filePath)
@@ -37,7 +37,7 @@ final class PythonInteropTests: XCTestCase {
         let outData = outPipe.fileHandleForReading.readDataToEndOfFile()
         if done.wait(timeout: .now() + 30) == .timedOut {
             p.terminate()
-            XCTFail("python timed out")
+            Issue.record("python timed out")
         }
         _ = errRead.wait(timeout: .now() + 5)
         return (p.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
@@ -47,40 +47,40 @@ final class PythonInteropTests: XCTestCase {
         Fixtures.all.first { $0.message.command == command }
     }
 
-    func testSwiftDecodesPythonEncodedMessages() throws {
+    @Test func testSwiftDecodesPythonEncodedMessages() throws {
         let (status, out, err) = try run("emit")
-        XCTAssertEqual(status, 0, "python emit failed (\(err)). If a module is missing: \(Self.install)")
+        #expect(status == 0, "python emit failed (\(err)). If a module is missing: \(Self.install)")
         let lines = out.split(separator: "\n")
-        XCTAssertGreaterThanOrEqual(lines.count, 14)
+        #expect(lines.count >= 14)
         for line in lines {
             let f = line.split(separator: " ").map(String.init)
             guard f.count == 3, let command = Command.allCases.first(where: { $0.description == f[0] }) else {
-                XCTFail("bad line \(line)"); continue
+                Issue.record("bad line \(line)"); continue
             }
             let frames = [unhex(f[1]), f[2] == "-" ? [] : unhex(f[2])]
-            guard let want = fixture(command) else { XCTFail("no Swift fixture for \(f[0])"); continue }
+            guard let want = fixture(command) else { Issue.record("no Swift fixture for \(f[0])"); continue }
             switch WireCodec.decode(frames) {
             case .success(let got):
-                XCTAssertEqual(got, want, "\(f[0]) differs field by field")
-                XCTAssertEqual(WireCodec.encode(want.message, requestID: want.requestID), frames, "\(f[0]) bytes differ")
+                #expect(got == want, "\(f[0]) differs field by field")
+                #expect(WireCodec.encode(want.message, requestID: want.requestID) == frames, "\(f[0]) bytes differ")
             case .failure(let e):
-                XCTFail("\(f[0]) from Python: \(e)")
+                Issue.record("\(f[0]) from Python: \(e)")
             }
         }
     }
 
-    func testPythonDecodesSwiftEncodedMessages() throws {
+    @Test func testPythonDecodesSwiftEncodedMessages() throws {
         let names: [Command] = [.hello, .welcome, .reject, .credit, .dispatch, .started, .progress, .finished,
                                 .cancel, .heartbeat, .disconnect, .submit, .wait, .error]
         var input = ""
         for c in names {
-            let env = try XCTUnwrap(fixture(c))
+            let env = try #require(fixture(c))
             let f = WireCodec.encode(env.message, requestID: env.requestID)
             input += "\(c.description) \(hex(f[0])) \(f[1].isEmpty ? "-" : hex(f[1]))\n"
         }
         let (status, out, err) = try run("check", input: input)
-        XCTAssertEqual(status, 0, "python check failed:\n\(out)\n\(err)\nIf a module is missing: \(Self.install)")
-        XCTAssertEqual(out.split(separator: "\n").filter { $0.hasPrefix("OK ") }.count, names.count, out)
+        #expect(status == 0, "python check failed:\n\(out)\n\(err)\nIf a module is missing: \(Self.install)")
+        #expect(out.split(separator: "\n").filter { $0.hasPrefix("OK ") }.count == names.count, "\(out)")
     }
 }
 
