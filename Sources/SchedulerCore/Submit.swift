@@ -187,7 +187,7 @@ extension Scheduler {
         if r < 0 || r > 65535 { problems.append(.invalidRetries(op: name, r)) }
         if lr < 0 || lr > 65535 { problems.append(.invalidRetries(op: name, lr)) }
         if let t = specs[i].timeoutMicros, t <= 0 { problems.append(.invalidTimeout(op: name)) }
-        if specs[i].retryDelayMicros ?? 0 < 0 || specs[i].retryDelayMaxMicros ?? 0 < 0 { problems.append(.invalidRetryDelay(op: name)) }
+        if (specs[i].retryDelayMicros ?? 0) < 0 || (specs[i].retryDelayMaxMicros ?? 0) < 0 { problems.append(.invalidRetryDelay(op: name)) }
         if specs[i].kind.isEmpty { problems.append(.emptyKind(op: name)) }
         if specs[i].queue.isEmpty { problems.append(.invalidQueue(name: "", reason: "\(name): empty queue name")) }
         if !specs[i].requires.isEmpty {
