@@ -8,14 +8,20 @@ import PackageDescription
 //   runtime      WorkerRuntime, OpSpec
 //   wire         WireProtocol (protobuf), ZeroMQ (over CZeroMQ)
 //   core         SchedulerCore (pure, no I/O)
+//   vocabulary   OpModel (what an operation, a queue and a graph are; no dependencies)
 // The core's simulation tests validate the whole state after every step; optimising the core and its
 // tests in debug builds keeps `swift test` to seconds. (Unsafe flags are allowed because SchedulerCore
 // is not part of any library product another package would depend on.)
 let optimiseInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
 
 var targets: [Target] = [
+    // The shared vocabulary: specs, QoS, priority, dependency policy, built-in kinds, and the graph
+    // rules (cycles). Below the core and OpSpec, which re-export it; in the library product, so no -O.
+    .target(name: "OpModel"),
+
     // Core: the pure scheduling state machine.
     .target(name: "SchedulerCore", dependencies: [
+        "OpModel",
         .product(name: "HeapModule", package: "swift-collections"),
         .product(name: "DequeModule", package: "swift-collections"),
     ], swiftSettings: optimiseInDebug),
@@ -28,12 +34,14 @@ var targets: [Target] = [
     .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
 
     // Protocol: schema, generated code, framing.
+    // The vocabulary's QoS and policy map to the wire here (Vocabulary.swift), once for every side.
     .target(name: "WireProtocol", dependencies: [
+        "OpModel",
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
     ], exclude: ["Schema"]),
 
     // Specs and the worker's runtime.
-    .target(name: "OpSpec", dependencies: [.product(name: "Yams", package: "Yams")]),
+    .target(name: "OpSpec", dependencies: ["OpModel", .product(name: "Yams", package: "Yams")]),
     .target(name: "WorkerRuntime", dependencies: [
         "OpSpec",
         .product(name: "Logging", package: "swift-log"),
@@ -111,6 +119,8 @@ var targets: [Target] = [
     .executableTarget(name: "imagepipeline", dependencies: ["DistributedOperationQueue"], path: "examples/ImagePipeline/Client"),
 
     // Tests.
+    // The shared vocabulary's rules: cycles, QoS ranks, seconds ↔ microseconds.
+    .testTarget(name: "OpModelTests", dependencies: ["OpModel"]),
     .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"], swiftSettings: optimiseInDebug),
     .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
     .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"]),

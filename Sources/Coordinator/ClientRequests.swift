@@ -13,7 +13,8 @@ extension CoordinatorLoop {
         case .submit(let s):
             let run = RunRequest(name: s.run.isEmpty ? nil : s.run, mode: s.append ? .createOrAppend : .create,
                                  submitter: principal?.name ?? s.submitter)
-            feed(.submit(ref, ops: s.operations.map(WireCoreMapping.operation), queues: s.queues.map(queueSpec), run: run, key: key))
+            let (ops, unknownPriorities) = WireCoreMapping.operations(s.operations)
+            feed(.submit(ref, ops: ops, queues: s.queues.map(queueSpec), run: run, key: key, unknownPriorities: unknownPriorities))
         case .cancelOps(let c):
             var reason = c.reason.isEmpty ? "cancelled by client" : c.reason
             if let p = principal { reason = c.reason.isEmpty ? "cancelled by \(p.name)" : "\(c.reason) (cancelled by \(p.name))" }
@@ -93,7 +94,7 @@ extension CoordinatorLoop {
         if let current = core.queueCounts(w.name) {
             if !w.hasMaxConcurrent { spec.maxConcurrent = current.maxConcurrent }
             if !w.hasSuspended { spec.suspended = current.suspended }
-            if QoS(wire: w.qos) == nil { spec.qos = current.qos }
+            if OperationQoS(wire: w.qos) == nil { spec.qos = current.qos }
         }
         return spec
     }

@@ -5,29 +5,6 @@ import WireProtocol
 // Translations both ways between wire messages and the core's value types (wire → core for inputs,
 // core → wire for dispatches, outcomes and states). Pure functions, no state.
 
-extension QoS {
-    init?(wire: WireQoS) {
-        switch wire {
-        case .userInteractive: self = .userInteractive
-        case .userInitiated: self = .userInitiated
-        case .default: self = .default
-        case .utility: self = .utility
-        case .background: self = .background
-        case .unspecified, .UNRECOGNIZED: return nil
-        }
-    }
-
-    var wire: WireQoS {
-        switch self {
-        case .userInteractive: .userInteractive
-        case .userInitiated: .userInitiated
-        case .default: .default
-        case .utility: .utility
-        case .background: .background
-        }
-    }
-}
-
 extension OpState {
     var wire: WireOpState {
         switch self {
@@ -75,31 +52,44 @@ extension Outcome {
 }
 
 enum WireCoreMapping {
-    static func operation(_ w: WireOperation) -> OperationSpec {
+    /// A SUBMIT's operations as specs, and the priorities given that are no `OperationPriority` by
+    /// index (such a spec says `.normal`; the core lists `invalidPriority` in its place, `Event.submit`).
+    static func operations(_ ws: [WireOperation]) -> (specs: [OperationSpec], unknownPriorities: [Int: Int]) {
+        var unknown: [Int: Int] = [:]
+        let specs = ws.enumerated().map { i, w in
+            let priority = OperationPriority(rawValue: Int(w.priority))
+            if priority == nil { unknown[i] = Int(w.priority) }
+            return operation(w, priority: priority ?? .normal)
+        }
+        return (specs, unknown)
+    }
+
+    /// Absent fields become the coordinator's defaults (retry delays: nil, `OperationSpec.retryDelayMicros`).
+    static func operation(_ w: WireOperation, priority: OperationPriority) -> OperationSpec {
         OperationSpec(
             id: w.id,
             name: w.name.isEmpty ? nil : w.name,
-            queue: w.queue.isEmpty ? "default" : w.queue,
+            queue: w.queue.isEmpty ? OperationSpec.defaultQueue : w.queue,
             kind: w.kind,
             payload: [UInt8](w.payload),
             after: w.after,
-            priority: Int(w.priority),
-            qos: QoS(wire: w.qos),
+            priority: priority,
+            qos: OperationQoS(wire: w.qos),
             parts: w.parts == 0 ? 1 : Int(w.parts),
-            policy: w.policy == .succeeded ? .succeeded : .finished,
+            policy: DependencyPolicy(wire: w.policy),
             retries: Int(w.retries),
-            lossRetries: w.hasLossRetries ? Int(w.lossRetries) : 3,
+            lossRetries: w.hasLossRetries ? Int(w.lossRetries) : OperationSpec.defaultLossRetries,
             timeoutMicros: w.timeoutUs > 0 ? w.timeoutUs : nil,
             requires: w.requires,
             barrier: w.barrier,
-            retryDelayMicros: w.hasRetryDelayUs ? w.retryDelayUs : OperationSpec.defaultRetryDelayMicros,
-            retryDelayMaxMicros: w.hasRetryDelayMaxUs ? w.retryDelayMaxUs : OperationSpec.defaultRetryDelayMaxMicros)
+            retryDelayMicros: OperationSpec.retryDelayMicros(w.hasRetryDelayUs ? w.retryDelayUs : nil),
+            retryDelayMaxMicros: OperationSpec.retryDelayMaxMicros(w.hasRetryDelayMaxUs ? w.retryDelayMaxUs : nil))
     }
 
     static func queue(_ w: WireQueueSettings) -> QueueSpec {
         QueueSpec(name: w.name,
                   maxConcurrent: w.hasMaxConcurrent ? Int(w.maxConcurrent) : -1,
-                  qos: QoS(wire: w.qos) ?? .default,
+                  qos: OperationQoS(wire: w.qos) ?? .default,
                   suspended: w.hasSuspended ? w.suspended : false)
     }
 

@@ -196,11 +196,9 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
                 if blocked { parked.insert(ObjectIdentifier(op)); changed = true }
             }
         }
-        for op in ops where parked.contains(ObjectIdentifier(op)) {
-            if let cycle = Self.cycle(from: op) {
-                unclaim()
-                throw RemoteOperationError.rejected(["cycle: " + cycle.map(\.name).joined(separator: " → ")])
-            }
+        if let cycle = Self.firstCycle(through: ops.filter { parked.contains(ObjectIdentifier($0)) }) {
+            unclaim()
+            throw RemoteOperationError.rejected(["cycle: " + cycle.map(\.name).joined(separator: " → ")])
         }
         let now = ops.filter { !cancelled.contains(ObjectIdentifier($0)) && !parked.contains(ObjectIdentifier($0)) }
         do {
@@ -221,22 +219,27 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
         if wait { for op in ops { op.waitUntilFinished() } }
     }
 
-    /// A cycle through `start` over added operations not yet on the coordinator (the coordinator checks
-    /// the rest; operations in no queue may still change their dependencies).
-    private static func cycle(from start: RemoteOperation) -> [RemoteOperation]? {
-        var path: [RemoteOperation] = []
-        var visited = Set<ObjectIdentifier>()
-        func visit(_ op: RemoteOperation) -> Bool {
-            if op === start && !path.isEmpty { return true }
-            guard visited.insert(ObjectIdentifier(op)).inserted else { return false }
-            path.append(op)
-            for d in op.dependencies where !d.isSentOrLocal && d.fields.withLock({ $0.queue != nil }) {
-                if visit(d) { return true }
-            }
-            path.removeLast()
-            return false
+    /// A cycle through the first of `starts` that is on one, from it back to it (`DependencyCycles`,
+    /// dependencies as listed), over added operations not yet on the coordinator (the coordinator
+    /// checks the rest; operations in no queue may still change their dependencies).
+    private static func firstCycle(through starts: [RemoteOperation]) -> [RemoteOperation]? {
+        var nodes: [RemoteOperation] = []
+        var index: [ObjectIdentifier: Int] = [:]
+        func node(_ op: RemoteOperation) -> Int {
+            if let i = index[ObjectIdentifier(op)] { return i }
+            index[ObjectIdentifier(op)] = nodes.count
+            nodes.append(op)
+            return nodes.count - 1
         }
-        return visit(start) ? path + [start] : nil
+        for op in starts { _ = node(op) }
+        var dependencies: [[Int]] = []
+        while dependencies.count < nodes.count {
+            let unsent = nodes[dependencies.count].dependencies.filter { !$0.isSentOrLocal && $0.fields.withLock({ $0.queue != nil }) }
+            dependencies.append(unsent.map(node))
+        }
+        // Starts come first, so a cycle through one is the first found, and it starts there.
+        guard let cycle = DependencyCycles.find(dependencies).first, cycle[0] < starts.count else { return nil }
+        return (cycle + [cycle[0]]).map { nodes[$0] }
     }
 
     /// One SUBMIT (or several, for more than 8,192) of claimed operations whose dependencies are all on
@@ -255,11 +258,11 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
             w.priority = Int32(priority.rawValue)
             w.qos = qos?.wire ?? .unspecified
             w.parts = UInt32(op.parts)
-            w.policy = op.dependencyPolicy == .succeeded ? .succeeded : .finished
+            w.policy = op.dependencyPolicy.wire
             w.retries = UInt32(op.retries)
-            if let t = op.timeout { w.timeoutUs = Int64(t * 1_000_000) }
-            if let d = op.retryDelay { w.retryDelayUs = Int64(d * 1_000_000) }
-            if let d = op.retryDelayMax { w.retryDelayMaxUs = Int64(d * 1_000_000) }
+            if let t = op.timeout { w.timeoutUs = Microseconds.from(seconds: t) }
+            if let d = op.retryDelay { w.retryDelayUs = Microseconds.from(seconds: d) }
+            if let d = op.retryDelayMax { w.retryDelayMaxUs = Microseconds.from(seconds: d) }
             w.requires = op.requiredTags
             w.barrier = op.isBarrier
             for d in deps where !skipping.contains(ObjectIdentifier(d)) && !d.isLocal {

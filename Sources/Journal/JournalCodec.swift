@@ -27,7 +27,7 @@
 //   Key?       = u8 0 (nil) | u8 1 · Key
 //   Key        = str key · u64 digest (fixed 8 bytes: a hash is as long as a varint would be, and slower)
 //   Outcome    = u8 kind · payload: 1 succeeded bytes result | 2 failed str error | 3 cancelled str reason
-//   qos        = QoS raw value 0...4;  policy = DependencyPolicy raw value 0...1;  bool = u8 0 or 1
+//   qos        = OperationQoS.rank 0...4;  policy = 0 finished, 1 succeeded;  bool = u8 0 or 1
 //   uvarint    = LEB128, 7 bits a byte, low group first, at most 10 bytes
 //   svarint    = zigzag ((v << 1) ^ (v >> 63)) then uvarint: small negatives (-1 = unlimited) stay short
 //   str        = uvarint byte length · UTF-8 (validated on decode);  bytes = uvarint length · raw bytes
@@ -51,6 +51,13 @@ public enum JournalCodec {
         static let name: UInt8 = 1, qos: UInt8 = 2, timeout: UInt8 = 4, barrier: UInt8 = 8
         static let all: UInt8 = 15
     }
+
+    /// The byte of a QoS: its rank (dispatch order), 0...4.
+    @inline(__always) static func code(_ qos: OperationQoS) -> UInt8 { UInt8(truncatingIfNeeded: qos.rank) }
+
+    /// The byte of a dependency policy, and back (nil for any other byte).
+    @inline(__always) static func code(_ policy: DependencyPolicy) -> UInt8 { policy == .succeeded ? 1 : 0 }
+    static func policy(_ code: UInt8) -> DependencyPolicy? { code == 0 ? .finished : code == 1 ? .succeeded : nil }
 
     // MARK: Encoding
 

@@ -61,9 +61,9 @@ struct JournalDecoder {
         return b == 1
     }
 
-    mutating func qos(_ what: StaticString) throws(JournalCodecError) -> QoS {
+    mutating func qos(_ what: StaticString) throws(JournalCodecError) -> OperationQoS {
         let b = try byte(what)
-        guard let q = QoS(rawValue: b) else { throw JournalCodecError(reason: "\(what): unknown QoS \(b)", offset: offset - 1) }
+        guard let q = OperationQoS(rank: Int(b)) else { throw JournalCodecError(reason: "\(what): unknown QoS \(b)", offset: offset - 1) }
         return q
     }
 
@@ -239,11 +239,15 @@ struct JournalDecoder {
         let kind = try string("op kind")
         let payload = try bytes("op payload")
         let after = try strings("op dependencies")
-        let priority = try int("op priority")
-        let qos: QoS? = flags & JournalCodec.OpFlag.qos != 0 ? try self.qos("op qos") : nil
+        let priorityOffset = offset
+        let rawPriority = try int("op priority")
+        guard let priority = OperationPriority(rawValue: rawPriority) else {
+            throw JournalCodecError(reason: "op priority: \(rawPriority) is not a priority (-8, -4, 0, 4, 8)", offset: priorityOffset)
+        }
+        let qos: OperationQoS? = flags & JournalCodec.OpFlag.qos != 0 ? try self.qos("op qos") : nil
         let parts = try int("op parts")
         let policyByte = try byte("op policy")
-        guard let policy = DependencyPolicy(rawValue: policyByte) else {
+        guard let policy = JournalCodec.policy(policyByte) else {
             throw JournalCodecError(reason: "unknown dependency policy \(policyByte)", offset: offset - 1)
         }
         let retries = try int("op retries")
@@ -256,6 +260,7 @@ struct JournalDecoder {
             id: id, name: name, queue: queue, kind: kind, payload: payload, after: after, priority: priority,
             qos: qos, parts: parts, policy: policy, retries: retries, lossRetries: lossRetries,
             timeoutMicros: timeout, requires: requires, barrier: flags & JournalCodec.OpFlag.barrier != 0,
-            retryDelayMicros: retryDelay, retryDelayMaxMicros: retryDelayMax)
+            retryDelayMicros: OperationSpec.retryDelayMicros(retryDelay),
+            retryDelayMaxMicros: OperationSpec.retryDelayMaxMicros(retryDelayMax))
     }
 }

@@ -58,7 +58,7 @@ struct JournalEncoder {
 
     private static func bound(_ op: OperationSpec) -> Int {
         // flags, qos, policy: 1 byte each; priority, parts, retries, lossRetries, timeout, two delays: varints.
-        size(op.id) + (op.name.map { size($0) } ?? 0) + size(op.queue) + size(op.kind) + varint + op.payload.count
+        size(op.id) + (op.givenName.map { size($0) } ?? 0) + size(op.queue) + size(op.kind) + varint + op.payload.count
             + size(op.after) + size(op.requires) + 3 + 7 * varint
     }
 
@@ -143,32 +143,33 @@ struct JournalEncoder {
     private mutating func op(_ op: OperationSpec) {
         string(op.id)
         var flags: UInt8 = 0
-        if op.name != nil { flags |= JournalCodec.OpFlag.name }
+        if op.givenName != nil { flags |= JournalCodec.OpFlag.name }
         if op.qos != nil { flags |= JournalCodec.OpFlag.qos }
         if op.timeoutMicros != nil { flags |= JournalCodec.OpFlag.timeout }
         if op.barrier { flags |= JournalCodec.OpFlag.barrier }
         byte(flags)
-        if let name = op.name { string(name) }
+        if let name = op.givenName { string(name) }
         string(op.queue)
         string(op.kind)
         bytes(op.payload)
         strings(op.after)
-        signed(Int64(op.priority))
-        if let qos = op.qos { byte(qos.rawValue) }
+        signed(Int64(op.priority.rawValue))
+        if let qos = op.qos { byte(JournalCodec.code(qos)) }
         signed(Int64(op.parts))
-        byte(op.policy.rawValue)
+        byte(JournalCodec.code(op.policy))
         signed(Int64(op.retries))
         signed(Int64(op.lossRetries))
         if let timeout = op.timeoutMicros { signed(timeout) }
         strings(op.requires)
-        signed(op.retryDelayMicros)
-        signed(op.retryDelayMaxMicros)
+        // Always written, nil as the default it stands for (decoded back to nil: OperationSpec.retryDelayMicros).
+        signed(op.retryDelayMicros ?? OperationSpec.defaultRetryDelayMicros)
+        signed(op.retryDelayMaxMicros ?? OperationSpec.defaultRetryDelayMaxMicros)
     }
 
     private mutating func queue(_ queue: QueueSpec) {
         string(queue.name)
         signed(Int64(queue.maxConcurrent))
-        byte(queue.qos.rawValue)
+        byte(JournalCodec.code(queue.qos))
         bool(queue.suspended)
     }
 

@@ -2,31 +2,7 @@ import Foundation
 import OpSpec
 import WireProtocol
 
-// OpSpec (what users write) → wire records.
-
-extension OperationQoS {
-    /// Nil for UNSPECIFIED ("the queue's") and unknown values.
-    public init?(wire: WireQoS) {
-        switch wire {
-        case .userInteractive: self = .userInteractive
-        case .userInitiated: self = .userInitiated
-        case .default: self = .default
-        case .utility: self = .utility
-        case .background: self = .background
-        default: return nil
-        }
-    }
-
-    public var wire: WireQoS {
-        switch self {
-        case .userInteractive: .userInteractive
-        case .userInitiated: .userInitiated
-        case .default: .default
-        case .utility: .utility
-        case .background: .background
-        }
-    }
-}
+// Specs (what users write) → wire records; QoS and policy map in WireProtocol/Vocabulary.swift.
 
 extension WireOperation {
     public init(_ s: OperationSpec) {
@@ -40,12 +16,12 @@ extension WireOperation {
         priority = Int32(s.priority.rawValue)
         qos = s.qos?.wire ?? .unspecified
         parts = UInt32(max(1, s.parts))
-        policy = s.policy == .succeeded ? .succeeded : .finished
+        policy = s.policy.wire
         retries = UInt32(max(0, s.retries))
         if s.lossRetries != OperationSpec.defaultLossRetries { lossRetries = UInt32(max(0, s.lossRetries)) }
-        if let t = s.timeout { timeoutUs = Int64(t * 1_000_000) }
-        if let d = s.retryDelay { retryDelayUs = Int64(d * 1_000_000) }
-        if let d = s.retryDelayMax { retryDelayMaxUs = Int64(d * 1_000_000) }
+        if let t = s.timeoutMicros { timeoutUs = t }
+        if let d = s.retryDelayMicros { retryDelayUs = d }
+        if let d = s.retryDelayMaxMicros { retryDelayMaxUs = d }
         requires = s.requires
         barrier = s.barrier
     }

@@ -206,7 +206,7 @@ struct GraphFileReader {
             default: unknownField(key, known: GraphFile.operationFields, location: location, line: keyNode.mark?.line)
             }
         }
-        op.name = name ?? op.id
+        op.givenName = name
 
         // kind, payload and command: `command` makes a shell operation and is its payload.
         if let command {

@@ -142,79 +142,14 @@ enum GraphValidation {
         return problems
     }
 
-    /// One cycle per strongly connected component that has one (Tarjan, iterative so a long
-    /// chain cannot overflow the stack). Each cycle lists operation indices, starting at the
-    /// lowest index in it, in "runs after" order.
+    /// One cycle per strongly connected component that has one (`DependencyCycles`), each listing
+    /// operation indices from the lowest index in it, in "runs after" order. A duplicate id's
+    /// dependencies are not followed; at each step the lowest index is tried first.
     static func cycles(_ operations: [OperationSpec], indexOfID: [String: Int]) -> [[Int]] {
-        let count = operations.count
-        var edges = [[Int]](repeating: [], count: count)
-        for (index, op) in operations.enumerated() where indexOfID[op.id] == index {
-            var seen = Set<Int>()
-            for dependency in op.after {
-                if let target = indexOfID[dependency], seen.insert(target).inserted { edges[index].append(target) }
-            }
+        let dependencies = operations.enumerated().map { index, op in
+            indexOfID[op.id] == index ? Set(op.after.compactMap { indexOfID[$0] }).sorted() : []
         }
-        var order = [Int](repeating: -1, count: count)
-        var low = [Int](repeating: 0, count: count)
-        var onStack = [Bool](repeating: false, count: count)
-        var stack: [Int] = []
-        var component = [Int](repeating: -1, count: count)
-        var components: [[Int]] = []
-        var counter = 0
-        for root in 0..<count where order[root] < 0 {
-            var work: [(node: Int, edge: Int)] = [(root, 0)]
-            order[root] = counter; low[root] = counter; counter += 1
-            stack.append(root); onStack[root] = true
-            while let (node, edge) = work.last {
-                if edge < edges[node].count {
-                    work[work.count - 1].edge += 1
-                    let next = edges[node][edge]
-                    if order[next] < 0 {
-                        order[next] = counter; low[next] = counter; counter += 1
-                        stack.append(next); onStack[next] = true
-                        work.append((next, 0))
-                    } else if onStack[next] {
-                        low[node] = min(low[node], order[next])
-                    }
-                } else {
-                    work.removeLast()
-                    if let parent = work.last?.node { low[parent] = min(low[parent], low[node]) }
-                    if low[node] == order[node] {
-                        var members: [Int] = []
-                        while let top = stack.popLast() {
-                            onStack[top] = false
-                            component[top] = components.count
-                            members.append(top)
-                            if top == node { break }
-                        }
-                        components.append(members)
-                    }
-                }
-            }
-        }
-        var result: [[Int]] = []
-        for (id, members) in components.enumerated() {
-            let start = members.min()!
-            if members.count == 1 && !edges[start].contains(start) { continue }
-            // Walk inside the component until a node repeats: that walk closes a real cycle.
-            var path: [Int] = [start]
-            var position: [Int: Int] = [start: 0]
-            var node = start
-            while true {
-                let next = edges[node].filter { component[$0] == id }.min()!
-                if let at = position[next] {
-                    var cycle = Array(path[at...])
-                    let lowest = cycle.firstIndex(of: cycle.min()!)!
-                    cycle = Array(cycle[lowest...] + cycle[..<lowest])
-                    result.append(cycle)
-                    break
-                }
-                position[next] = path.count
-                path.append(next)
-                node = next
-            }
-        }
-        return result.sorted { $0[0] < $1[0] }
+        return DependencyCycles.find(dependencies)
     }
 
     /// `; did you mean "x"?` when a close name exists.

@@ -158,3 +158,11 @@ public enum PayloadText {
         context.codingPath.map(\.stringValue).joined(separator: ".")
     }
 }
+
+extension OperationSpec {
+    /// A `shell` operation whose payload is the encoded command.
+    public static func shell(id: String, _ command: ShellCommand, after: [String] = [],
+                             priority: OperationPriority = .normal) -> OperationSpec {
+        OperationSpec(id: id, kind: BuiltinKind.shell, payload: command.encoded(), after: after, priority: priority)
+    }
+}

@@ -11,12 +11,12 @@ public struct Dispatch: Sendable, Equatable {
     /// (dependency id, result bytes) of every dependency that succeeded.
     public var inputs: [(String, [UInt8])]
     public var priority: Int
-    public var qos: QoS
+    public var qos: OperationQoS
     /// Opaque handle of the op; a worker may echo it in `PartRef.token` to spare the id lookup.
     public var token: UInt64 = 0
 
     public init(worker: UInt64, op: String, part: Int, parts: Int, attempt: Int, kind: String, payload: [UInt8],
-                inputs: [(String, [UInt8])], priority: Int, qos: QoS, token: UInt64 = 0) {
+                inputs: [(String, [UInt8])], priority: Int, qos: OperationQoS, token: UInt64 = 0) {
         self.worker = worker; self.op = op; self.part = part; self.parts = parts; self.attempt = attempt
         self.kind = kind; self.payload = payload; self.inputs = inputs; self.priority = priority; self.qos = qos
         self.token = token

@@ -74,7 +74,10 @@ public enum Event: Sendable {
     /// Op ids are unique within the run; `after` names ops of the same run ("OP") or "RUN/OP".
     /// `key`: the client's submission key; a batch whose key was applied already is acknowledged
     /// again (same content) or refused (other content), never applied twice (A5).
-    case submit(ClientRef, ops: [OperationSpec], queues: [QueueSpec], run: RunRequest = .unnamed, key: SubmissionKey? = nil)
+    /// `unknownPriorities`: index in `ops` → the priority given, an integer no `OperationPriority` has
+    /// (the wire carries any; a spec cannot): listed as `invalidPriority` in its place among the problems.
+    case submit(ClientRef, ops: [OperationSpec], queues: [QueueSpec], run: RunRequest = .unnamed, key: SubmissionKey? = nil,
+                unknownPriorities: [Int: Int] = [:])
     /// `reason` becomes the outcome's text: cancelled(reason) (A1). Ids are "RUN/OP", or bare ids
     /// resolved in `run` (else in the newest retained run that has them).
     case cancel(ClientRef, ids: [String], cascade: Bool, reason: String = "cancelled", run: String? = nil)

@@ -1,19 +1,5 @@
-// Public value types of the scheduler core: specs in, outcomes and states out.
-
-/// `qualityOfService`; raw value orders dispatch (higher first).
-public enum QoS: UInt8, Sendable, CaseIterable, Comparable {
-    case background = 0, utility = 1, `default` = 2, userInitiated = 3, userInteractive = 4
-    public static func < (a: QoS, b: QoS) -> Bool { a.rawValue < b.rawValue }
-}
-
-/// `queuePriority` values; any other integer is rejected at submit.
-public enum Priority {
-    public static let veryLow = -8, low = -4, normal = 0, high = 4, veryHigh = 8
-    public static func isValid(_ p: Int) -> Bool { p == -8 || p == -4 || p == 0 || p == 4 || p == 8 }
-}
-
-/// `finished` = OperationQueue's rule; `succeeded` = cancel when a dependency did not succeed.
-public enum DependencyPolicy: UInt8, Sendable { case finished, succeeded }
+// Public value types of the scheduler core: outcomes and states out, and its settings. What goes in
+// (OperationSpec, QueueSpec, …) is the shared vocabulary, OpModel (Exports.swift).
 
 public enum Outcome: Sendable, Equatable {
     case succeeded([UInt8])
@@ -35,57 +21,6 @@ public enum OutcomeKind: UInt8, Sendable { case none = 0, succeeded, failed, can
 /// worker, waiting there for a slot; `executing`: a handler runs. Every move is checked against
 /// `OpState.transitions` (Transitions.swift).
 public enum OpState: UInt8, Sendable, CaseIterable { case pending, ready, dispatched, executing, finished }
-
-/// One operation as submitted (field names follow docs/GRAPHS.md; times in µs).
-public struct OperationSpec: Sendable, Equatable {
-    public var id: String
-    public var name: String?
-    public var queue: String
-    public var kind: String
-    public var payload: [UInt8]
-    public var after: [String]
-    public var priority: Int
-    public var qos: QoS?          // nil: the queue's
-    public var parts: Int
-    public var policy: DependencyPolicy
-    public var retries: Int
-    public var lossRetries: Int
-    /// Per attempt, from its STARTED; a timed-out attempt is a failed attempt (it counts against `retries`).
-    public var timeoutMicros: Int64?
-    public var requires: [String]
-    public var barrier: Bool
-    /// Delay before retrying a failed attempt: doubled after each failed attempt up to
-    /// `retryDelayMaxMicros`, each delay drawn between half and all of it (jitter). 0 = at once.
-    public var retryDelayMicros: Int64
-    public var retryDelayMaxMicros: Int64
-
-    public static let defaultRetryDelayMicros: Int64 = 1_000_000
-    public static let defaultRetryDelayMaxMicros: Int64 = 60_000_000
-
-    public init(id: String, name: String? = nil, queue: String = "default", kind: String = "noop",
-                payload: [UInt8] = [], after: [String] = [], priority: Int = 0, qos: QoS? = nil,
-                parts: Int = 1, policy: DependencyPolicy = .finished, retries: Int = 0, lossRetries: Int = 3,
-                timeoutMicros: Int64? = nil, requires: [String] = [], barrier: Bool = false,
-                retryDelayMicros: Int64 = OperationSpec.defaultRetryDelayMicros,
-                retryDelayMaxMicros: Int64 = OperationSpec.defaultRetryDelayMaxMicros) {
-        self.id = id; self.name = name; self.queue = queue; self.kind = kind; self.payload = payload
-        self.after = after; self.priority = priority; self.qos = qos; self.parts = parts; self.policy = policy
-        self.retries = retries; self.lossRetries = lossRetries; self.timeoutMicros = timeoutMicros
-        self.requires = requires; self.barrier = barrier
-        self.retryDelayMicros = retryDelayMicros; self.retryDelayMaxMicros = retryDelayMaxMicros
-    }
-}
-
-/// Named queue settings. In a submit batch it creates the queue or updates limit/suspension.
-public struct QueueSpec: Sendable, Equatable {
-    public var name: String
-    public var maxConcurrent: Int   // -1 = unlimited
-    public var qos: QoS
-    public var suspended: Bool
-    public init(name: String, maxConcurrent: Int = -1, qos: QoS = .default, suspended: Bool = false) {
-        self.name = name; self.maxConcurrent = maxConcurrent; self.qos = qos; self.suspended = suspended
-    }
-}
 
 public struct SchedulerConfig: Sendable {
     public var heartbeatIntervalMicros: Int64 = 1_000_000

@@ -12,7 +12,7 @@ public struct OpStatus: Sendable, Equatable {
     public var lastWorker: UInt64?        // the worker that last held a part (stays after it finished)
     public var attempts: Int
     public var priority: Int
-    public var qos: QoS
+    public var qos: OperationQoS
     public var parts: Int
     public var partsFinished: Int
     public var unfinishedDependencies: Int
@@ -62,7 +62,7 @@ public struct QueueCounts: Sendable, Equatable {
     public var operationCount: Int { pending + ready + dispatched + executing }
     public var maxConcurrent: Int
     public var suspended: Bool
-    public var qos: QoS
+    public var qos: OperationQoS
 }
 
 public struct WorkerSnapshot: Sendable, Equatable {
@@ -133,7 +133,7 @@ extension Scheduler {
             kind: kindNames[Int(classes[Int(lane.cls)].kind)], state: ops.hot[i].state,
             isCancelled: ops.hot[i].flags & Flag.cancelled != 0, outcome: ops.hot[i].outcome, workers: holders(op),
             lastWorker: ops.lastWorker[i] >= 0 ? workers[Int(ops.lastWorker[i])].id : nil,
-            attempts: Int(ops.hot[i].attempt), priority: Int(ops.hot[i].priority), qos: QoS(rawValue: lane.qos)!,
+            attempts: Int(ops.hot[i].attempt), priority: Int(ops.hot[i].priority), qos: OperationQoS(rank: Int(lane.qos))!,
             parts: Int(ops.hot[i].parts), partsFinished: partsFinished,
             unfinishedDependencies: ops.hot[i].state == .pending ? Int(ops.hot[i].unfinishedDeps) : 0,
             submittedAt: ops.submittedAt[i], readyAt: ops.readyAt[i] == 0 ? nil : ops.readyAt[i],

@@ -36,7 +36,7 @@ extension Scheduler {
         case .failure(let f): out.append(.reply(ref, .error(.notFound("\(f)")))); return
         }
         let id = ops.ids[Int(op)]
-        guard Priority.isValid(p) else {
+        guard OperationPriority(rawValue: p) != nil else {
             out.append(.reply(ref, .error(.invalid("invalid priority \(p) (use -8, -4, 0, 4, 8)")))); return
         }
         if journaling { out.append(.journal(.priorityChanged(id: id, priority: p, inherit: inherit))) }

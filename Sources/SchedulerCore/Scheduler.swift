@@ -112,7 +112,8 @@ public struct Scheduler: Sendable {
         now = input.now
         stimulus = input.stimulus
         switch input.event {
-        case .submit(let ref, let specs, let qs, let run, let key): submit(ref, specs, qs, run, key: key, &out)
+        case .submit(let ref, let specs, let qs, let run, let key, let unknown):
+            submit(ref, specs, qs, run, key: key, unknownPriorities: unknown, &out)
         case .cancel(let ref, let ids, let cascade, let reason, let run): cancelRequest(ref, ids, cascade, reason, run, &out)
         case .cancelRun(let ref, let run, let reason): cancelRun(ref, run, reason, &out)
         case .cancelAll(let ref, let q, let reason): cancelAllRequest(ref, q, reason, &out)

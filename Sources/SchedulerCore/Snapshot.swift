@@ -90,12 +90,13 @@ extension Scheduler {
         let delay = retryDelays[op]
         return OperationSpec(id: runAndOp(of: ops.ids[i]).op, name: names[op], queue: queues[Int(lane.queue)].name,
                              kind: kindNames[Int(cls.kind)], payload: ops.payloads[i], after: after,
-                             priority: Int(h.priority), qos: QoS(rawValue: lane.qos), parts: Int(h.parts),
+                             priority: OperationPriority(rawValue: Int(h.priority))!, qos: OperationQoS(rank: Int(lane.qos)),
+                             parts: Int(h.parts),
                              policy: h.flags & Flag.policySucceeded != 0 ? .succeeded : .finished,
                              retries: Int(h.failRetriesLeft), lossRetries: Int(h.lossRetriesLeft),
                              timeoutMicros: timeouts[op], requires: requires, barrier: h.flags & Flag.barrier != 0,
-                             retryDelayMicros: delay?.base ?? OperationSpec.defaultRetryDelayMicros,
-                             retryDelayMaxMicros: delay?.max ?? OperationSpec.defaultRetryDelayMaxMicros)
+                             retryDelayMicros: OperationSpec.retryDelayMicros(delay?.base),
+                             retryDelayMaxMicros: OperationSpec.retryDelayMaxMicros(delay?.max))
     }
 
     /// A finished op's outcome with its result or text.

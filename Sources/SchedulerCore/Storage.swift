@@ -107,7 +107,7 @@ struct ReadyEntry: Comparable {
 /// Ready ops of one (queue, QoS, placement class). Stale heap entries are skipped lazily.
 struct Lane {
     let queue: Int32
-    let qos: UInt8
+    let qos: UInt8                // OperationQoS.rank
     let cls: Int32
     var heap = Heap<ReadyEntry>()
     /// Ops of this lane in state ready (the heap may also hold stale entries).
@@ -119,7 +119,7 @@ struct Lane {
 struct QueueState {
     var name: String
     var maxConcurrent: Int32
-    var qos: QoS
+    var qos: OperationQoS
     var suspended: Bool
     var pending: Int32 = 0
     var ready: Int32 = 0

@@ -16,7 +16,7 @@ struct InsertCache {
 
 extension Scheduler {
     mutating func submit(_ ref: ClientRef, _ specArray: [OperationSpec], _ qspecs: [QueueSpec], _ run: RunRequest,
-                         key: SubmissionKey? = nil, _ out: inout [Action]) {
+                         key: SubmissionKey? = nil, unknownPriorities: [Int: Int] = [:], _ out: inout [Action]) {
         if let key, let applied = submissionKeys[key.key] {
             // A retry (A5): the same content is acknowledged again, other content refused; nothing applied.
             if applied.digest == key.digest, let r = runs[Int(applied.slot)] {
@@ -37,7 +37,7 @@ extension Scheduler {
         let keys = runName.isEmpty ? specArray.map(\.id) : specArray.map { RunNames.key(run: runName, op: $0.id) }
         // Borrow elements in place (array subscripts here would copy whole specs).
         let accepted = specArray.withUnsafeBufferPointer { specs in
-            keys.withUnsafeBufferPointer { submit(ref, specArray, specs, $0, qspecs, slot, key, &out) }
+            keys.withUnsafeBufferPointer { submit(ref, specArray, specs, $0, qspecs, slot, key, unknownPriorities, &out) }
         }
         if !accepted && !existed { dropRun(slot) }
         if accepted, let key {
@@ -57,7 +57,7 @@ extension Scheduler {
     /// False when the batch was rejected.
     mutating func submit(_ ref: ClientRef, _ specArray: [OperationSpec], _ specs: UnsafeBufferPointer<OperationSpec>,
                          _ batchKeys: UnsafeBufferPointer<String>, _ qspecs: [QueueSpec], _ run: Int32,
-                         _ key: SubmissionKey?, _ out: inout [Action]) -> Bool {
+                         _ key: SubmissionKey?, _ unknownPriorities: [Int: Int], _ out: inout [Action]) -> Bool {
         var problems = validateQueues(qspecs)
         let base = Int32(ops.count)
         let n = specs.count
@@ -81,7 +81,8 @@ extension Scheduler {
                 } else {
                     mine[i] = true
                 }
-                Self.checkFields(specs, i, tagBits, &problems, &newTags)
+                let unknownPriority = unknownPriorities.isEmpty ? nil : unknownPriorities[i]
+                Self.checkFields(specs, i, unknownPriority, tagBits, &problems, &newTags)
             }
             // Resolve dependencies once; the indices are reused when wiring. "RUN/OP" names another
             // run's op; a bare id one of this run.
@@ -100,7 +101,7 @@ extension Scheduler {
                 }
             }
             if !ordered || !problems.isEmpty { starts[n] = Int32(resolved.count) }
-            if !ordered { problems.append(contentsOf: Graph.cycles(specArray, base: base, resolved, starts)) }
+            if !ordered { problems.append(contentsOf: Self.cycles(specs, base: base, resolved, starts)) }
             if !problems.isEmpty {
                 for i in 0..<n where mine[i] { idTable.remove(batchKeys[i], keys) }
                 out.append(.reply(ref, .rejected(problems)))
@@ -163,20 +164,30 @@ extension Scheduler {
         return problems
     }
 
-    /// Problems of one spec's own fields. Static, given the one table it reads: called once per op from
+    /// Every cycle among the batch's own dependencies (edges to already accepted ops cannot close one),
+    /// each named by the ops on it in dependency order (`DependencyCycles`, dependencies as listed).
+    /// `resolved[starts[i]..<starts[i+1]]` are op i's dependencies as global indices; in-batch ones are ≥ base.
+    static func cycles(_ specs: UnsafeBufferPointer<OperationSpec>, base: Int32, _ resolved: [Int32], _ starts: [Int32]) -> [SubmitProblem] {
+        let dependencies = (0..<specs.count).map { i in
+            resolved[Int(starts[i])..<Int(starts[i + 1])].compactMap { $0 >= base ? Int($0 - base) : nil }
+        }
+        return DependencyCycles.find(dependencies).map { cycle in .cycle(cycle.map { specs[$0].id }) }
+    }
+
+    /// Problems of one spec's own fields (`unknownPriority`: the integer given where a priority was
+    /// wanted, when it is none). Static, given the one table it reads: called once per op from
     /// mutating code, a method would be passed a copy of the whole Scheduler (see Inflight.swift).
-    static func checkFields(_ specs: UnsafeBufferPointer<OperationSpec>, _ i: Int, _ tagBits: [String: Int],
-                            _ problems: inout [SubmitProblem], _ newTags: inout Set<String>) {
+    static func checkFields(_ specs: UnsafeBufferPointer<OperationSpec>, _ i: Int, _ unknownPriority: Int?,
+                            _ tagBits: [String: Int], _ problems: inout [SubmitProblem], _ newTags: inout Set<String>) {
         let name = specs[i].id.isEmpty ? "#\(i)" : specs[i].id
-        let p = specs[i].priority
-        if !Priority.isValid(p) { problems.append(.invalidPriority(op: name, p)) }
+        if let p = unknownPriority { problems.append(.invalidPriority(op: name, p)) }
         let parts = specs[i].parts
         if parts < 1 || parts > 65535 { problems.append(.invalidParts(op: name, parts)) }
         let r = specs[i].retries, lr = specs[i].lossRetries
         if r < 0 || r > 65535 { problems.append(.invalidRetries(op: name, r)) }
         if lr < 0 || lr > 65535 { problems.append(.invalidRetries(op: name, lr)) }
         if let t = specs[i].timeoutMicros, t <= 0 { problems.append(.invalidTimeout(op: name)) }
-        if specs[i].retryDelayMicros < 0 || specs[i].retryDelayMaxMicros < 0 { problems.append(.invalidRetryDelay(op: name)) }
+        if (specs[i].retryDelayMicros ?? 0) < 0 || (specs[i].retryDelayMaxMicros ?? 0) < 0 { problems.append(.invalidRetryDelay(op: name)) }
         if specs[i].kind.isEmpty { problems.append(.emptyKind(op: name)) }
         if specs[i].queue.isEmpty { problems.append(.invalidQueue(name: "", reason: "\(name): empty queue name")) }
         if !specs[i].requires.isEmpty {
@@ -197,13 +208,13 @@ extension Scheduler {
         var mask: UInt64 = 0
         if !specs[i].requires.isEmpty { for t in specs[i].requires { mask |= 1 << UInt64(internTag(t)!) } }
         if c.classKey != (c.kind, mask) { c.classKey = (c.kind, mask); c.cls = placementClass(kind: c.kind, requires: mask) }
-        let qos = (specs[i].qos ?? queues[Int(q)].qos).rawValue
+        let qos = UInt8(truncatingIfNeeded: (specs[i].qos ?? queues[Int(q)].qos).rank)
         if c.laneKey != (q, qos, c.cls) { c.laneKey = (q, qos, c.cls); c.lane = laneFor(queue: q, qos: qos, cls: c.cls) }
         let parts = specs[i].parts
         let barrier = specs[i].barrier
         ops.hot.append(OpHot(lane: c.lane, parts: UInt16(parts), partsLeft: UInt16(parts), waitingParts: UInt16(parts),
                              failRetriesLeft: UInt16(specs[i].retries), lossRetriesLeft: UInt16(specs[i].lossRetries),
-                             priority: Int8(specs[i].priority),
+                             priority: Int8(truncatingIfNeeded: specs[i].priority.rawValue),
                              flags: (barrier ? Flag.barrier : 0) | (specs[i].policy == .succeeded ? Flag.policySucceeded : 0)))
         ops.hot[Int(op)].run = run
         ops.ids.append(keys[i])
@@ -214,11 +225,14 @@ extension Scheduler {
         ops.startedAt.append(0)
         ops.finishedAt.append(0)
         ops.lastWorker.append(-1)
-        if let name = specs[i].name, name != specs[i].id { names[op] = name }
+        if let name = specs[i].givenName, name != specs[i].id { names[op] = name }
         if let t = specs[i].timeoutMicros { timeouts[op] = t }
-        if specs[i].retries > 0 && (specs[i].retryDelayMicros != OperationSpec.defaultRetryDelayMicros
-                                    || specs[i].retryDelayMaxMicros != OperationSpec.defaultRetryDelayMaxMicros) {
-            retryDelays[op] = RetryDelay(base: specs[i].retryDelayMicros, max: specs[i].retryDelayMaxMicros)
+        if specs[i].retries > 0 {
+            let base = specs[i].retryDelayMicros ?? OperationSpec.defaultRetryDelayMicros
+            let max = specs[i].retryDelayMaxMicros ?? OperationSpec.defaultRetryDelayMaxMicros
+            if base != OperationSpec.defaultRetryDelayMicros || max != OperationSpec.defaultRetryDelayMaxMicros {
+                retryDelays[op] = RetryDelay(base: base, max: max)
+            }
         }
         if parts > 1 {
             multi[op] = MultiPart(status: Array(repeating: .waiting, count: parts), results: Array(repeating: [], count: parts),

@@ -58,14 +58,14 @@ struct RandomEntries {
     mutating func op() -> OperationSpec {
         OperationSpec(
             id: string(), name: rng.bool() ? string() : nil, queue: string(), kind: string(), payload: bytes(),
-            after: list(3) { $0.string() }, priority: int(), qos: rng.bool() ? rng.pick(QoS.allCases) : nil,
+            after: list(3) { $0.string() }, priority: rng.pick(OperationPriority.allCases), qos: rng.bool() ? rng.pick(OperationQoS.allCases) : nil,
             parts: int(), policy: rng.bool() ? .finished : .succeeded, retries: int(), lossRetries: int(),
             timeoutMicros: rng.bool() ? int64() : nil, requires: list(3) { $0.string() }, barrier: rng.bool(),
             retryDelayMicros: int64(), retryDelayMaxMicros: int64())
     }
 
     mutating func queue() -> QueueSpec {
-        QueueSpec(name: string(), maxConcurrent: int(), qos: rng.pick(QoS.allCases), suspended: rng.bool())
+        QueueSpec(name: string(), maxConcurrent: int(), qos: rng.pick(OperationQoS.allCases), suspended: rng.bool())
     }
 
     mutating func key() -> SubmissionKey { SubmissionKey(key: string(), digest: rng.next()) }

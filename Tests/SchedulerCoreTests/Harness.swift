@@ -29,9 +29,10 @@ struct Harness {
 
     /// Submits and returns the reply plus any dispatches.
     @discardableResult
-    mutating func submit(_ specs: [OperationSpec], queues: [QueueSpec] = [], sourceLocation: SourceLocation = #_sourceLocation) -> (Reply?, [Dispatch]) {
+    mutating func submit(_ specs: [OperationSpec], queues: [QueueSpec] = [], unknownPriorities: [Int: Int] = [:],
+                         sourceLocation: SourceLocation = #_sourceLocation) -> (Reply?, [Dispatch]) {
         let r = ref()
-        let out = send(.submit(r, ops: specs, queues: queues), sourceLocation: sourceLocation)
+        let out = send(.submit(r, ops: specs, queues: queues, unknownPriorities: unknownPriorities), sourceLocation: sourceLocation)
         return (replies(out).first, dispatches(out))
     }
 
@@ -74,5 +75,5 @@ func cancels(_ a: [Action]) -> [(UInt64, String)] {
     a.compactMap { if case .cancelOnWorker(let w, let op, _, _, _) = $0 { return (w, op) } else { return nil } }
 }
 func op(_ id: String, _ after: [String] = [], q: String = "default", p: Int = 0, kind: String = "noop") -> OperationSpec {
-    OperationSpec(id: id, queue: q, kind: kind, after: after, priority: p)
+    OperationSpec(id: id, queue: q, kind: kind, after: after, priority: OperationPriority(rawValue: p)!)
 }

@@ -5,7 +5,7 @@ import Testing
 @Suite struct OperationQueueBehaviourTests {
     @Test func testPriorityOrderOnOneSlotQueue() {
         var h = Harness()
-        let ps = [Priority.veryLow, Priority.low, Priority.normal, Priority.high, Priority.veryHigh]
+        let ps = OperationPriority.allCases.map(\.rawValue)
         h.submit(ps.map { op("p\($0)", p: $0) }, queues: [QueueSpec(name: "default", maxConcurrent: 1, suspended: true)])
         h.join(1, slots: 1)
         let first = dispatches(h.send(.resume(h.ref(), queue: "default")))

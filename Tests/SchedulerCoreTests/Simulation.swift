@@ -95,8 +95,8 @@ struct Simulation {
         for i in 0..<n {
             var o = OperationSpec(id: "o\(i)", queue: rng.pick(queueNames), kind: rng.pick(kinds))
             if rng.chance(0.15) { o.requires = [rng.pick(tags)] }
-            o.priority = rng.pick([-8, -4, 0, 4, 8])
-            if rng.chance(0.2) { o.qos = QoS(rawValue: UInt8(rng.int(5))) }
+            o.priority = rng.pick(OperationPriority.allCases)
+            if rng.chance(0.2) { o.qos = OperationQoS(rank: rng.int(5)) }
             if rng.chance(0.15) { o.parts = 2 + rng.int(2) }
             if rng.chance(0.3) { o.policy = .succeeded }
             o.retries = rng.int(3)
@@ -146,7 +146,7 @@ struct Simulation {
         for q in queueNames where limits[q] == nil && batch.contains(where: { $0.queue == q }) {
             let lim = rng.pick([-1, -1, 1, 2, 3, 5])
             limits[q] = lim
-            qs.append(QueueSpec(name: q, maxConcurrent: lim, qos: QoS(rawValue: UInt8(rng.int(5)))!, suspended: rng.chance(0.2)))
+            qs.append(QueueSpec(name: q, maxConcurrent: lim, qos: OperationQoS(rank: rng.int(5))!, suspended: rng.chance(0.2)))
         }
         return qs
     }

@@ -11,11 +11,10 @@ import Testing
             ("self cycle", [op("a", ["a"])], [], [.cycle(["a"])]),
             ("three-cycle", [op("x", ["z"]), op("y", ["x"]), op("z", ["y"]), op("free")], [],
              [.cycle(["x", "z", "y"])]),
-            ("invalid priority", [op("a", p: 3)], [], [.invalidPriority(op: "a", 3)]),
             ("invalid queue", [op("a")], [QueueSpec(name: "q", maxConcurrent: -2)],
              [.invalidQueue(name: "q", reason: "maxConcurrent must be -1 or ≥ 0, got -2")]),
-            ("several at once", [op("a", p: 1), op("a", ["ghost"])], [],
-             [.duplicateId("a"), .invalidPriority(op: "a", 1), .unknownDependency(op: "a", dependency: "ghost")]),
+            ("several at once", [op("a"), op("a", ["ghost"])], [],
+             [.duplicateId("a"), .unknownDependency(op: "a", dependency: "ghost")]),
         ]
         for (name, specs, qs, expected) in cases {
             var h = Harness()
@@ -27,6 +26,16 @@ import Testing
             #expect(h.s.totalOperations == before, "\(name): part of a rejected batch was accepted")
             #expect(h.s.queueIndex["q"] == nil, "\(name): queue of a rejected batch was created")
         }
+    }
+
+    /// A priority that is none of the five (the wire carries any integer, a spec cannot) is listed in
+    /// its op's place among the other problems.
+    @Test func testUnknownPriorityIsListedInPlace() {
+        var h = Harness()
+        let (reply, _) = h.submit([op("a"), op("a", ["ghost"]), op("b")], unknownPriorities: [0: 1, 2: 3])
+        #expect(reply == .rejected([.invalidPriority(op: "a", 1), .duplicateId("a"), .invalidPriority(op: "b", 3),
+                                    .unknownDependency(op: "a", dependency: "ghost")]))
+        #expect(h.s.totalOperations == 0)
     }
 
     @Test func testCycleErrorNamesTheOpsOnTheCycle() {

@@ -7,14 +7,27 @@ public enum OperationQoS: String, Sendable, Hashable, CaseIterable, Codable, Com
     case utility
     case background
 
-    /// Higher is more important (background 0 … userInteractive 4).
-    public var rank: Int {
+    /// Higher is more important (background 0 … userInteractive 4): the order of dispatch, and the
+    /// code the core's lanes and the journal keep.
+    @inlinable public var rank: Int {
         switch self {
         case .background: 0
         case .utility: 1
         case .default: 2
         case .userInitiated: 3
         case .userInteractive: 4
+        }
+    }
+
+    /// The QoS of `rank`; nil outside 0…4.
+    @inlinable public init?(rank: Int) {
+        switch rank {
+        case 0: self = .background
+        case 1: self = .utility
+        case 2: self = .default
+        case 3: self = .userInitiated
+        case 4: self = .userInteractive
+        default: return nil
         }
     }
 
@@ -46,15 +59,6 @@ public enum OperationQoS: String, Sendable, Hashable, CaseIterable, Codable, Com
     public var name: String { rawValue }
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rank < rhs.rank }
-
-    public static let allNames = allCases.map(\.rawValue)
-}
-
-/// When a dependent may run: after its dependencies *finish* (OperationQueue's rule, the
-/// default) or only after they all *succeed* (otherwise it is cancelled).
-public enum DependencyPolicy: String, Sendable, Hashable, CaseIterable, Codable {
-    case finished
-    case succeeded
 
     public static let allNames = allCases.map(\.rawValue)
 }
