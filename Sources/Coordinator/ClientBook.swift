@@ -7,6 +7,8 @@ struct ClientBook {
     private var acks: [ClientRef: AckAccumulator] = [:]
     private var waits: [ClientRef: WaitRequest] = [:]
     private var watchers: [UInt64: WatchStream] = [:]
+    /// Event numbers for clients whose stream ended while events for them were queued (this pass only).
+    private var endedStreams: [UInt64: UInt64] = [:]
     /// The earliest deadline among `waits` (.max: none), kept exact so the loop's poll timeout is.
     private var earliestDeadline: Int64 = .max
 
@@ -95,11 +97,17 @@ struct ClientBook {
 
     func stream(of client: UInt64) -> WatchStream? { watchers[client] }
 
-    /// The next event number of `client`'s stream. As before this value existed, a client whose stream
-    /// ended in the same pass gets a fresh stream numbered from 1 for the events already queued.
+    /// The next event number of `client`'s stream. A client whose stream ended in the same pass gets the
+    /// events already queued numbered from 1, without a stream being made for it again (which nothing
+    /// would end, and which would keep the client owed for ever); `passEnded` forgets those numbers.
     mutating func nextSequence(of client: UInt64) -> UInt64 {
-        watchers[client, default: WatchStream(requestID: 0)].nextSequence()
+        if watchers[client] != nil { return watchers[client]!.nextSequence() }
+        endedStreams[client, default: 0] += 1
+        return endedStreams[client]!
     }
+
+    /// The loop has sent this pass's events.
+    mutating func passEnded() { if !endedStreams.isEmpty { endedStreams.removeAll() } }
 
     // MARK: peers
 

@@ -417,6 +417,7 @@ final class CoordinatorLoop {
     private func flush() {
         let batches = outbox.drain(watchRequestID: { clientBook.stream(of: $0)?.requestID ?? 0 },
                                    nextSequence: { clientBook.nextSequence(of: $0) })
+        clientBook.passEnded()
         for b in batches {
             switch b.peer {
             case .worker(let w): send(b.message, toWorker: w)

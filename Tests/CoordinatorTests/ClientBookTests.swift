@@ -85,6 +85,20 @@ struct ClientBookTests {
         #expect(book.stream(of: 5) == nil)
     }
 
+    /// Events queued for a client whose stream ended in the same pass are numbered from 1, and the client
+    /// is not owed anything afterwards (no stream is made again for them, so the idle sweep can forget it).
+    @Test func eventsOfAStreamEndedInThePassDoNotMakeItAgain() {
+        var book = ClientBook()
+        book.watch(5, WatchStream(requestID: 9))
+        #expect(book.nextSequence(of: 5) == 1)
+        _ = book.unwatch(5)
+        #expect(book.nextSequence(of: 5) == 1 && book.nextSequence(of: 5) == 2)
+        book.passEnded()
+        #expect(book.stream(of: 5) == nil)
+        #expect(book.clientsOwed.isEmpty, "a client whose stream ended is owed nothing")
+        #expect(book.nextSequence(of: 5) == 1, "numbers start again in the next pass")
+    }
+
     /// The wire code follows the core's cause, not the words of its text.
     @Test func aRefusalsCodeFollowsItsCause() {
         #expect(ReplyError.notFound("unknown queue q").wireCode == .notFound)
