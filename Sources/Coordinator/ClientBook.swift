@@ -20,8 +20,9 @@ struct ClientBook {
         case notCollected
         /// More core replies are due before the client hears anything.
         case waiting
-        /// The last reply came: ACK with this count of what took effect.
-        case ack(affected: Int)
+        /// The last reply came: ACK with this count of what took effect (and of ops left alone: outside
+        /// the caller's scope).
+        case ack(affected: Int, leftAlone: Int = 0)
         /// The last reply came and nothing took effect: the first refusal is the answer.
         case error(ReplyError)
     }
@@ -41,7 +42,7 @@ struct ClientBook {
         guard acc.remaining <= 0 else { acks.values[i] = acc; return .waiting }
         acks.remove(at: i)
         if let e = acc.firstError, acc.affected == 0 { return .error(e) }
-        return .ack(affected: acc.affected)
+        return .ack(affected: acc.affected, leftAlone: acc.leftAlone)
     }
 
     // MARK: WAIT deadlines
@@ -124,6 +125,8 @@ struct ClientBook {
 struct AckAccumulator {
     var remaining: Int
     var affected = 0
+    /// Ops a cascade or an inheritance did not reach: outside the caller's scope.
+    var leftAlone = 0
     /// The first refusal, answered when nothing took effect.
     var firstError: ReplyError?
 
@@ -131,6 +134,7 @@ struct AckAccumulator {
         remaining -= 1
         switch reply {
         case .ok: affected += 1
+        case .okOutsideScope(let n): affected += 1; leftAlone += n
         case .error(let e): if firstError == nil { firstError = e }
         default: break
         }

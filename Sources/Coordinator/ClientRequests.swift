@@ -12,7 +12,8 @@ extension CoordinatorLoop {
         switch message {
         case .submit(let s):
             let run = RunRequest(name: s.run.isEmpty ? nil : s.run, mode: s.append ? .createOrAppend : .create,
-                                 submitter: principal?.name ?? s.submitter)
+                                 submitter: principal?.name ?? s.submitter,
+                                 appendOwnRunOnly: principal.map { !$0.roles.contains(.admin) } ?? false)
             let (ops, unknownPriorities) = WireCoreMapping.operations(s.operations)
             feed(.submit(ref, ops: ops, queues: s.queues.map(queueSpec), run: run, key: key, unknownPriorities: unknownPriorities))
         case .cancelOps(let c):
@@ -24,7 +25,8 @@ extension CoordinatorLoop {
                 feed(.cancelRun(ref, run: c.run, reason: reason))
             } else {
                 clientBook.expect(1, repliesFor: ref)
-                feed(.cancel(ref, ids: c.opIds, cascade: c.cascade, reason: reason, run: c.run.isEmpty ? nil : c.run))
+                feed(.cancel(ref, ids: c.opIds, cascade: c.cascade, reason: reason, run: c.run.isEmpty ? nil : c.run,
+                             scope: principal?.requestScope))
             }
         case .queue(let q):
             let s = q.settings
@@ -40,7 +42,8 @@ extension CoordinatorLoop {
         case .setPriority(let p):
             clientBook.expect(p.opIds.count, repliesFor: ref)
             for id in p.opIds {
-                feed(.setPriority(ref, id: id, priority: Int(p.priority), inherit: p.inherit, run: p.run.isEmpty ? nil : p.run))
+                feed(.setPriority(ref, id: id, priority: Int(p.priority), inherit: p.inherit, run: p.run.isEmpty ? nil : p.run,
+                                  scope: principal?.requestScope))
             }
         case .status(let s):
             switch statusReply(s) {
@@ -104,9 +107,10 @@ extension CoordinatorLoop {
         switch clientBook.collect(coreReply, for: ref) {
         case .notCollected: break
         case .waiting: return
-        case .ack(let affected):
+        case .ack(let affected, let leftAlone):
             var a = WireAck()
             a.affected = UInt32(affected)
+            a.leftAlone = UInt32(leftAlone)
             reply(.ack(a), to: ref)
             return
         case .error(let e):
@@ -141,9 +145,10 @@ extension CoordinatorLoop {
             if let suppressed = logLimiter.admit("rejected \(ref.client)", now: now) {
                 logger.info("client \(ref.client): batch rejected with \(problems.count) problem(s): \(problems.prefix(3).map { clipped($0.description) }.joined(separator: "; "))\(heldBack(suppressed, "more rejected batches not logged"))")
             }
-        case .ok:
+        case .ok, .okOutsideScope:
             var a = WireAck()
             a.affected = 1
+            if case .okOutsideScope(let n) = coreReply { a.leftAlone = UInt32(n) }
             reply(.ack(a), to: ref)
         case .error(let e):
             _ = clientBook.endWait(ref)

@@ -278,13 +278,15 @@ final class CoordinatorLoop {
                          outcome: Outcome(wire: r), at: clock.convert(r.atUs, now: now))
         }
         workerLinks.opened(id, info: WorkerLinks.Info(name: h.name, tags: tags, kinds: h.kinds, connectedAt: now), clock: clock, now: now)
-        // (1.5) Their output, as a FINISHED's would be kept (a coordinator that restarted has none from before).
-        for r in h.finished where r.carriesOutput {
-            keepOutput(r, worker: id, at: clock.convert(r.atUs, now: now) ?? now)
-        }
         feed(.workerJoined(WorkerHello(worker: id, name: h.name, slots: Int(h.slots), tags: tags,
                                        kinds: h.kinds, credit: 0, prefetch: h.hasPrefetch ? Int(h.prefetch) : nil,
-                                       running: running, finished: finished, replaces: replaced)))
+                                       running: running, finished: finished, replaces: replaced,
+                                       owner: principal.map { Principal.pinTagPrefix + $0.name })))
+        // (1.5) Their output, as a FINISHED's would be kept (a coordinator that restarted has none from
+        // before) — only for attempts this worker may claim: a refused claim's output is never shown.
+        for r in h.finished where r.carriesOutput && core.mayClaim(r.opID, by: id) {
+            keepOutput(r, worker: id, at: clock.convert(r.atUs, now: now) ?? now)
+        }
         var w = WireWelcome()
         w.workerID = WorkerName.text(id)
         w.heartbeatIntervalMs = config.heartbeatIntervalMs
@@ -400,6 +402,10 @@ final class CoordinatorLoop {
             journalBatch.add(JournalEntry(at: now, record: record))
         case .scheduleTick(let at):
             nextTick = min(nextTick, at)
+        case .refusedClaims(let w, let count, let example):
+            // Once per session: a worker that claims what it was not sent is broken or hostile.
+            let key = loopAccess?.keyNameOfWorker[WorkerName.number(w)].map { " (key '\($0)')" } ?? ""
+            logger.warning("worker \(WorkerName.sessionText(w)) '\(clipped(workerLinks.info[w]?.name ?? "?"))'\(key) claimed \(count) attempt(s) it may not claim; refused, they run as if never claimed. First: \(clipped(example))")
         case .disconnectWorker(let w, let reason):
             let info = workerLinks.markLost(w)
             peers.workerLost(w, now: now)

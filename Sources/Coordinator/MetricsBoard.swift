@@ -25,6 +25,7 @@ public final class MetricsBoard: Sendable {
         public var queues: [QueueCounts] = []
         public var workers: [Worker] = []
         public var fenced: UInt64 = 0
+        public var refusedClaims: UInt64 = 0
         public var authFailures: UInt64 = 0
         public var residentBytes: UInt64 = 0
         public var cpuMicros: UInt64 = 0
@@ -86,6 +87,7 @@ extension CoordinatorLoop {
         }
         (s.runsRetained, s.runsEvicted) = (self.core.runCounts.retained, self.core.runCounts.evicted)
         s.fenced = UInt64(self.core.fencing.total)
+        s.refusedClaims = UInt64(self.core.fencing.refusedClaim)
         s.authFailures = authFailures
         s.residentBytes = ProcessStats.residentBytes()
         s.cpuMicros = ProcessStats.cpuMicros()

@@ -69,6 +69,7 @@ final class MetricsExport: @unchecked Sendable {
         count("opqueue_workers_lost_total", c.workersLost)
         count("opqueue_heartbeat_timeouts_total", c.heartbeatLosses)
         count("opqueue_fenced_reports_total", s.fenced)
+        count("opqueue_worker_claims_refused_total", s.refusedClaims)
         count("opqueue_auth_failures_total", s.authFailures)
         count("opqueue_runs_evicted_total", UInt64(s.runsEvicted))
         gauge("opqueue_runs_retained", Double(s.runsRetained))

@@ -103,6 +103,9 @@ public enum Reply: Sendable, Equatable {
     case acceptedBefore(count: Int, run: String)
     case rejected([SubmitProblem])
     case ok
+    /// Done, but a cascade or a priority inheritance left `leftAlone` ops alone: they are in queues
+    /// outside the caller's scope.
+    case okOutsideScope(leftAlone: Int)
     /// The request was refused; the cause says why (the shell turns it into a wire error code).
     case error(ReplyError)
     case waitDone(WaitSummary)
@@ -189,4 +192,7 @@ public enum Action: Sendable, Equatable {
     case scheduleTick(at: Int64)
     /// The core declared the worker lost (silent); the shell should drop its connection.
     case disconnectWorker(worker: UInt64, reason: String)
+    /// A (re-)registering worker listed `count` attempts it may not claim (`Scheduler.claimRefusal`): they
+    /// were not taken back. The shell logs it with the worker's key; `example` names one and why.
+    case refusedClaims(worker: UInt64, count: Int, example: String)
 }

@@ -2,16 +2,59 @@
 
 extension Scheduler {
     mutating func cancelRequest(_ ref: ClientRef, _ ids: [String], _ cascade: Bool, _ reason: String, _ run: String?,
-                                _ out: inout [Action]) {
+                                scope: QueueScope? = nil, _ out: inout [Action]) {
         let found: [Int32]
         switch resolveAll(ids, in: run) {
         case .success(let f): found = f
         case .failure(let f): out.append(.reply(ref, .error(.notFound(f.text)))); return
         }
+        if cascade, let scope {
+            cancelWithinScope(ref, found, reason, scope, &out)
+            return
+        }
         if journaling { out.append(.journal(.cancelRequested(ids: found.map { ops.ids[Int($0)] }, cascade: cascade, reason: reason))) }
         for op in found { cancelOp(op, reason, cascade: cascade, &out) }
         out.append(.reply(ref, .ok))
     }
+
+    /// A cascade by a caller limited to some queues (PROTOCOL.md §12): the dependents it reaches are
+    /// found now, and it stops at those outside the scope (they are left alone and counted in the
+    /// reply; they follow their dependency policy as for any finished dependency). The unscoped cascade
+    /// reaches dependents when the cancelled op finishes; this one cancels them at once (S4: an op not
+    /// started finishes cancelled at once, even with unfinished dependencies), so the journal holds
+    /// plain cancels and replay needs no scope.
+    private mutating func cancelWithinScope(_ ref: ClientRef, _ roots: [Int32], _ reason: String, _ scope: QueueScope,
+                                            _ out: inout [Action]) {
+        var seen = Set(roots)
+        var reached: [(op: Int32, because: Int32)] = []
+        var work = roots.filter { ops.hot[Int($0)].state != .finished }
+        var leftAlone = 0
+        while let v = work.popLast() {
+            var e = ops.hot[Int(v)].firstOut
+            while e >= 0 {
+                let t = edgeTarget[Int(e)]
+                e = edgeNext[Int(e)]
+                // Implicit barrier edges (negative) order, they do not cascade (drainReleases).
+                guard t >= 0, ops.hot[Int(t)].state != .finished, seen.insert(t).inserted else { continue }
+                guard scope.allows(queue: queueName(of: t)) else { leftAlone += 1; continue }
+                reached.append((t, v))
+                work.append(t)
+            }
+        }
+        if journaling {
+            out.append(.journal(.cancelRequested(ids: roots.map { ops.ids[Int($0)] }, cascade: false, reason: reason)))
+        }
+        for op in roots { cancelOp(op, reason, cascade: false, &out) }
+        for (op, because) in reached {
+            let why = "dependency \(inputName(because, of: op)) cancelled"
+            if journaling { out.append(.journal(.cancelRequested(ids: [ops.ids[Int(op)]], cascade: false, reason: why))) }
+            cancelOp(op, why, cascade: false, &out)
+        }
+        out.append(.reply(ref, leftAlone > 0 ? .okOutsideScope(leftAlone: leftAlone) : .ok))
+    }
+
+    /// The name of the queue op `op` is in.
+    func queueName(of op: Int32) -> String { queues[Int(lanes[Int(ops.hot[Int(op)].lane)].queue)].name }
 
     mutating func cancelAllRequest(_ ref: ClientRef, _ name: String, _ reason: String, _ out: inout [Action]) {
         guard let q = queueIndex[name] else { out.append(.reply(ref, .error(.notFound("unknown queue \(name)")))); return }

@@ -42,10 +42,15 @@ public struct WorkerHello: Sendable, Equatable {
     /// Live sessions this one replaces (the same worker re-registering): lost in the same step, so
     /// what they held is taken back from `running` before anything can dispatch it again.
     public var replaces: [UInt64]
+    /// Who runs it: the key's name with keys, else the worker's name. Its claims (`running`, `finished`)
+    /// are taken back only for attempts dispatched to the same owner (Recovery.swift, PROTOCOL.md §12).
+    public var owner: String
     public init(worker: UInt64, name: String, slots: Int, tags: [String] = [], kinds: [String], credit: Int? = nil,
-                prefetch: Int? = nil, running: [HeldPart] = [], finished: [FinishedPart] = [], replaces: [UInt64] = []) {
+                prefetch: Int? = nil, running: [HeldPart] = [], finished: [FinishedPart] = [], replaces: [UInt64] = [],
+                owner: String? = nil) {
         self.worker = worker; self.name = name; self.slots = slots; self.tags = tags; self.kinds = kinds; self.credit = credit
         self.prefetch = prefetch; self.running = running; self.finished = finished; self.replaces = replaces
+        self.owner = owner ?? name
     }
 }
 
@@ -79,15 +84,17 @@ public enum Event: Sendable {
     case submit(ClientRef, ops: [OperationSpec], queues: [QueueSpec], run: RunRequest = .unnamed, key: SubmissionKey? = nil,
                 unknownPriorities: [Int: Int] = [:])
     /// `reason` becomes the outcome's text: cancelled(reason) (A1). Ids are "RUN/OP", or bare ids
-    /// resolved in `run` (else in the newest retained run that has them).
-    case cancel(ClientRef, ids: [String], cascade: Bool, reason: String = "cancelled", run: String? = nil)
+    /// resolved in `run` (else in the newest retained run that has them). `scope`: the queues the caller
+    /// may act on (nil: all); a cascade stops at dependents outside it (PROTOCOL.md §12).
+    case cancel(ClientRef, ids: [String], cascade: Bool, reason: String = "cancelled", run: String? = nil, scope: QueueScope? = nil)
     /// Cancels every unfinished op of a run.
     case cancelRun(ClientRef, run: String, reason: String = "cancelled")
     case cancelAll(ClientRef, queue: String, reason: String = "cancelled")
     case suspend(ClientRef, queue: String)
     case resume(ClientRef, queue: String)
     case setQueueLimit(ClientRef, queue: String, maxConcurrent: Int)
-    case setPriority(ClientRef, id: String, priority: Int, inherit: Bool, run: String? = nil)
+    /// `scope` as for `cancel`: inheritance stops at dependencies outside it.
+    case setPriority(ClientRef, id: String, priority: Int, inherit: Bool, run: String? = nil, scope: QueueScope? = nil)
     case wait(ClientRef, ids: [String], run: String? = nil)
     case waitQueue(ClientRef, queue: String)
     /// Until the run has no unfinished op; the reply counts its outcomes only.

@@ -28,8 +28,10 @@ extension Scheduler {
 
     /// The op takes its place in its new level by submission order (S6). With `inherit`, a raise is passed on to every unfinished
     /// (transitive) dependency with a lower priority, so prerequisites are not left behind.
+    /// With a `scope` (a caller limited to some queues), inheritance stops at dependencies outside it; the
+    /// journal then records each op raised, so replay needs no scope.
     mutating func setPriority(_ ref: ClientRef, _ ref0: String, _ p: Int, _ inherit: Bool, _ run: String?,
-                              _ out: inout [Action]) {
+                              scope: QueueScope? = nil, _ out: inout [Action]) {
         let op: Int32
         switch resolve(ref0, in: run) {
         case .success(let o): op = o
@@ -39,24 +41,31 @@ extension Scheduler {
         guard OperationPriority(rawValue: p) != nil else {
             out.append(.reply(ref, .error(.invalid("invalid priority \(p) (use -8, -4, 0, 4, 8)")))); return
         }
-        if journaling { out.append(.journal(.priorityChanged(id: id, priority: p, inherit: inherit))) }
+        let scoped = inherit && scope != nil
+        if journaling { out.append(.journal(.priorityChanged(id: id, priority: p, inherit: inherit && !scoped))) }
         let raise = p > Int(ops.hot[Int(op)].priority)
         reprioritise(op, Int8(p))
+        var leftAlone = 0
         if inherit && raise {
             var work: [Int32] = [op]
+            var passed = Set<Int32>()
             while let v = work.popLast() {
                 let i = Int(v)
                 let s = Int(ops.depStart[i])
                 for d in depList[s..<s + Int(ops.depCount[i])] {
                     let di = Int(d)
-                    if ops.hot[di].state != .finished && Int(ops.hot[di].priority) < p {
-                        reprioritise(d, Int8(p))
-                        work.append(d)
+                    guard ops.hot[di].state != .finished && Int(ops.hot[di].priority) < p else { continue }
+                    if let scope, !scope.allows(queue: queueName(of: d)) {
+                        if passed.insert(d).inserted { leftAlone += 1 }
+                        continue
                     }
+                    if scoped && journaling { out.append(.journal(.priorityChanged(id: ops.ids[di], priority: p, inherit: false))) }
+                    reprioritise(d, Int8(p))
+                    work.append(d)
                 }
             }
         }
-        out.append(.reply(ref, .ok))
+        out.append(.reply(ref, leftAlone > 0 ? .okOutsideScope(leftAlone: leftAlone) : .ok))
     }
 
     mutating func reprioritise(_ op: Int32, _ p: Int8) {

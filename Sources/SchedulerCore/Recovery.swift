@@ -157,6 +157,8 @@ extension Scheduler {
         // stamped earlier (workers' clocks are placed on ours with some error). An attempt whose op still
         // waits for prerequisites is tried again once the others' outcomes are in and released, until a
         // pass changes nothing; what then still waits is stale.
+        // Claims refused as no honest worker would make them (`claimRefusal`), per worker, for the log.
+        var refused: [Int32: (count: Int, example: String)] = [:]
         var pending = finished
         while !pending.isEmpty {
             var waiting: [(worker: Int32, part: FinishedPart)] = []
@@ -164,7 +166,7 @@ extension Scheduler {
                 guard workers[Int(w)].alive else { continue }
                 guard let op = lookup(f.part.op) else { fencing.staleAttempt += 1; continue }
                 if ops.hot[Int(op)].state == .pending { waiting.append((w, f)); continue }
-                guard reattach(op, w, f.part, &out) else { fencing.staleAttempt += 1; continue }
+                guard reattach(op, w, f.part, &refused, &out) else { fencing.staleAttempt += 1; continue }
                 partFinished(PartRef(worker: workers[Int(w)].id, op: f.part.op, part: f.part.part, attempt: f.part.attempt,
                                      token: UInt64(op), at: f.at), f.outcome, 0, &out)
             }
@@ -178,18 +180,22 @@ extension Scheduler {
         for c in claims where workers[Int(c.worker)].alive {
             let id = workers[Int(c.worker)].id
             for p in c.hello.running {
-                if let op = lookup(p.op), reattach(op, c.worker, p, &out) { continue }
+                if let op = lookup(p.op), reattach(op, c.worker, p, &refused, &out) { continue }
                 out.append(.cancelOnWorker(worker: id, op: p.op, part: p.part, attempt: p.attempt,
-                                           reason: "not taken back by the coordinator: \(notTakenBack(p))"))
+                                           reason: "not taken back by the coordinator: \(notTakenBack(p, by: c.worker))"))
             }
             trimCredit(c.worker)
+        }
+        for (w, r) in refused.sorted(by: { $0.key < $1.key }) {
+            out.append(.refusedClaims(worker: workers[Int(w)].id, count: r.count, example: r.example))
         }
     }
 
     /// Why an attempt a worker holds is not taken back (it is cancelled there).
-    private func notTakenBack(_ p: HeldPart) -> String {
+    private func notTakenBack(_ p: HeldPart, by w: Int32) -> String {
         guard let op = lookup(p.op) else { return "unknown operation (never recorded, or its run was evicted)" }
         let i = Int(op)
+        if let refusal = claimRefusal(op, by: w) { return refusal }
         if ops.hot[i].state == .finished { return "the operation has finished" }
         if ops.hot[i].parts > 1 { return "parts of multi-part operations run again" }
         if ops.hot[i].state == .pending { return "its dependencies have not finished" }
@@ -198,10 +204,17 @@ extension Scheduler {
 
     /// Takes an attempt a worker holds back as this op's current one: ready → dispatched (→ executing
     /// when it started there). Only a single-part op that is ready and not cancelled qualifies.
-    private mutating func reattach(_ op: Int32, _ w: Int32, _ p: HeldPart, _ out: inout [Action]) -> Bool {
+    private mutating func reattach(_ op: Int32, _ w: Int32, _ p: HeldPart, _ refused: inout [Int32: (count: Int, example: String)],
+                                   _ out: inout [Action]) -> Bool {
         let i = Int(op)
         guard ops.hot[i].parts == 1, p.part == 0, ops.hot[i].state == .ready, ops.hot[i].flags & Flag.cancelled == 0,
               p.attempt >= 1, p.attempt <= Int(UInt16.max) else { return false }
+        if let why = claimRefusal(op, by: w) {
+            fencing.refusedClaim += 1
+            refused[w, default: (0, "")].count += 1
+            if refused[w]!.count == 1 { refused[w]!.example = "\(p.op) attempt \(p.attempt): \(why)" }
+            return false
+        }
         let attempt = UInt16(p.attempt)
         transition(op, to: .dispatched, nil)
         ops.dispatchedAt[i] = min(now, p.startedAt ?? now)
@@ -217,6 +230,31 @@ extension Scheduler {
             partStarted(PartRef(worker: id, op: p.op, part: 0, attempt: p.attempt, token: UInt64(op), at: started), &out)
         }
         return true
+    }
+
+    /// Why worker `w` may not claim op `op`, or nil when it may: a claim is checked like a dispatch would
+    /// be (the worker could have been sent it: kind, required tags, `key:` pins), and it must come from the
+    /// owner (key) the op was last dispatched to. Ops replayed from the journal have no recorded holder:
+    /// after a restart any owner that could have been sent them may claim them — no more than it could
+    /// do by being dispatched them and reporting what it likes.
+    func claimRefusal(_ op: Int32, by w: Int32) -> String? {
+        let i = Int(op)
+        let worker = workers[Int(w)]
+        guard capable(worker, classes[Int(lanes[Int(ops.hot[i].lane)].cls)]) else {
+            return "this worker could not have been sent it (its kind, required tags or key pin do not match)"
+        }
+        let holder = ops.lastWorker[i]
+        if holder == OpTable.unknownHolder { return nil }
+        guard holder >= 0 else { return "it was never dispatched" }
+        let owner = workers[Int(holder)].owner
+        return owner == worker.owner ? nil : "it was dispatched to another worker ('\(owner)')"
+    }
+
+    /// Whether live worker `worker` may claim op `key` ("RUN/OP"): the shell keeps a claimed attempt's output
+    /// only then.
+    public func mayClaim(_ key: String, by worker: UInt64) -> Bool {
+        guard let op = lookup(key), let w = workerIndex[worker], workers[Int(w)].alive else { return false }
+        return claimRefusal(op, by: w) == nil
     }
 
     /// During the hold: a held attempt's STARTED updates its claim.

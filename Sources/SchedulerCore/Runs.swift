@@ -20,8 +20,10 @@ public struct RunRequest: Sendable, Equatable {
     public var mode: Mode
     /// Who and where, as the client says ("user@host"); shown by `runs`.
     public var submitter: String
-    public init(name: String?, mode: Mode, submitter: String = "") {
-        self.name = name; self.mode = mode; self.submitter = submitter
+    /// Only the run's own submitter may append to it (a key that is not an admin's, PROTOCOL.md §12).
+    public var appendOwnRunOnly: Bool
+    public init(name: String?, mode: Mode, submitter: String = "", appendOwnRunOnly: Bool = false) {
+        self.name = name; self.mode = mode; self.submitter = submitter; self.appendOwnRunOnly = appendOwnRunOnly
     }
     /// The unnamed run: ops keep their bare ids (the core's behaviour before runs).
     public static let unnamed = RunRequest(name: "", mode: .createOrAppend)
@@ -157,6 +159,10 @@ extension Scheduler {
             if !name.isEmpty, let p = RunNames.problem(name) { return .failure(.invalidRun(name: name, reason: p)) }
             if let slot = runIndex[name] {
                 if req.mode == .create { return .failure(.invalidRun(name: name, reason: "run \(name) exists; choose another name, or append to it")) }
+                let owner = runs[Int(slot)]!.submitter
+                if req.appendOwnRunOnly && owner != req.submitter {
+                    return .failure(.invalidRun(name: name, reason: "run \(name) was submitted by '\(owner)': only its submitter or an admin may add operations to it"))
+                }
                 return .success(slot)
             }
             if let gone = evictedRuns[name] {
@@ -337,6 +343,13 @@ extension Scheduler {
 
     /// A retained run by name.
     public func runInfo(_ name: String) -> RunInfo? { runIndex[name].map(runInfo) }
+    /// The queue of the op a client names, resolved as its request will be (`resolve`): access checks
+    /// decide on the op the request acts on. nil when there is none (the request is refused as not found).
+    public func queueName(ofRef ref: String, in context: String?) -> String? {
+        guard case .success(let op) = resolve(ref, in: context) else { return nil }
+        return queueName(of: op)
+    }
+
     /// The queues `run`'s ops are in (access checks, PROTOCOL.md §12); nil for a run not retained. O(its ops).
     public func queueNames(ofRun name: String) -> Set<String>? {
         guard let r = runIndex[name].flatMap({ runs[Int($0)] }) else { return nil }

@@ -8,6 +8,10 @@ public struct FencingCounters: Sendable, Equatable {
     public var lostWorker = 0
     public var unknownOp = 0
     public var total: Int { staleAttempt + unknownWorker + lostWorker + unknownOp }
+    /// Attempts a (re-)registering worker listed that were not dispatched to its owner, or that it could
+    /// not have been sent (tags, kinds, `key:` pins): refused, never taken back (Recovery.swift). Not
+    /// in `total`: these are not late reports but claims no honest worker makes.
+    public var refusedClaim = 0
 }
 
 /// The coordinator's whole state as a pure, deterministic state machine.
@@ -114,13 +118,15 @@ public struct Scheduler: Sendable {
         switch input.event {
         case .submit(let ref, let specs, let qs, let run, let key, let unknown):
             submit(ref, specs, qs, run, key: key, unknownPriorities: unknown, &out)
-        case .cancel(let ref, let ids, let cascade, let reason, let run): cancelRequest(ref, ids, cascade, reason, run, &out)
+        case .cancel(let ref, let ids, let cascade, let reason, let run, let scope):
+            cancelRequest(ref, ids, cascade, reason, run, scope: scope, &out)
         case .cancelRun(let ref, let run, let reason): cancelRun(ref, run, reason, &out)
         case .cancelAll(let ref, let q, let reason): cancelAllRequest(ref, q, reason, &out)
         case .suspend(let ref, let q): setSuspended(ref, q, true, &out)
         case .resume(let ref, let q): setSuspended(ref, q, false, &out)
         case .setQueueLimit(let ref, let q, let n): setLimit(ref, q, n, &out)
-        case .setPriority(let ref, let id, let p, let inherit, let run): setPriority(ref, id, p, inherit, run, &out)
+        case .setPriority(let ref, let id, let p, let inherit, let run, let scope):
+            setPriority(ref, id, p, inherit, run, scope: scope, &out)
         case .wait(let ref, let ids, let run): waitOps(ref, ids, run, &out)
         case .waitQueue(let ref, let q): waitQueue(ref, q, &out)
         case .waitRun(let ref, let run): waitRun(ref, run, &out)

@@ -83,9 +83,13 @@ struct OpTable {
     var dispatchedAt: [Int64] = []
     var startedAt: [Int64] = []
     var finishedAt: [Int64] = []
-    var lastWorker: [Int32] = []       // worker index that last held a part, -1 none (for status)
+    /// Worker index that last held a part (status; whose claims are taken back), `OpTable.neverHeld`, or
+    /// `OpTable.unknownHolder` for ops replayed from the journal (who held them before the restart is not recorded).
+    var lastWorker: [Int32] = []
 
     var count: Int { ids.count }
+    static let neverHeld: Int32 = -1
+    static let unknownHolder: Int32 = -2
 
     mutating func reserve(_ n: Int) {
         hot.reserveCapacity(n); ids.reserveCapacity(n); payloads.reserveCapacity(n)
@@ -165,6 +169,8 @@ struct PlacementClass {
 struct WorkerState {
     let id: UInt64
     let name: String
+    /// Its key's name with keys, else its name (`WorkerHello.owner`).
+    let owner: String
     let slots: Int
     /// Most parts it may hold (dispatched and unfinished): slots + its capped prefetch.
     let capacity: Int

@@ -224,7 +224,7 @@ extension Scheduler {
         ops.dispatchedAt.append(0)
         ops.startedAt.append(0)
         ops.finishedAt.append(0)
-        ops.lastWorker.append(-1)
+        ops.lastWorker.append(replaying ? OpTable.unknownHolder : OpTable.neverHeld)
         if let name = specs[i].givenName, name != specs[i].id { names[op] = name }
         if let t = specs[i].timeoutMicros { timeouts[op] = t }
         if specs[i].retries > 0 {

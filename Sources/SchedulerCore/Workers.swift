@@ -20,7 +20,7 @@ extension Scheduler {
         let kinds = Set(h.kinds.compactMap { kindIndex[$0] })
         let w = Int32(workers.count)
         let capacity = h.slots + min(h.prefetch ?? h.slots, config.maxPrefetch)
-        workers.append(WorkerState(id: h.worker, name: h.name, slots: h.slots, capacity: capacity, tags: mask, kinds: kinds,
+        workers.append(WorkerState(id: h.worker, name: h.name, owner: h.owner, slots: h.slots, capacity: capacity, tags: mask, kinds: kinds,
                                    tagNames: Set(h.tags), kindNames: Set(h.kinds), lastSeen: now))
         workerIndex[h.worker] = w
         liveWorkers += 1

@@ -145,6 +145,9 @@ func sendAck(_ connection: Connection, _ message: Message, done: String) throws 
     let reply = try withCoordinator { try conn.request(message) }
     guard case .ack(let a) = reply else { throw ExitCode(3) }
     print(done + (a.affected != 1 ? " (\(a.affected) affected)" : ""))
+    if a.leftAlone > 0 {
+        print("\(a.leftAlone) operation(s) in queues outside your key's scopes were left alone (ask an admin to act on them)")
+    }
     if !a.notFound.isEmpty {
         printError("opctl: unknown: \(a.notFound.joined(separator: ", "))")
         throw ExitCode(3)

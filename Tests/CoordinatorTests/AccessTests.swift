@@ -1,4 +1,5 @@
 @testable import Coordinator
+@testable import SchedulerCore
 import Testing
 import WireProtocol
 
@@ -128,6 +129,41 @@ struct RequestAccessTests {
         q.settings.name = "team-a/etl"
         #expect(denial(.queue(q), a)?.contains("needs the 'admin' role") == true)
         #expect(denial(.status(WireStatus()), a) == nil)
+    }
+
+    /// Finding 4 of issue 23: a SUBMIT may declare a queue's settings when it creates the queue; for an
+    /// existing queue a changed setting needs admin (named in the refusal), an unchanged one is no change.
+    @Test func settingsOfAnExistingQueueAreAdmins() {
+        let existing = QueueCounts(name: "team-a/q", pending: 0, ready: 0, dispatched: 0, executing: 0, succeeded: 0, failed: 0,
+                                   cancelled: 0, maxConcurrent: 3, suspended: false, qos: .default)
+        func denial(_ settings: WireQueueSettings, _ p: Principal) -> String? {
+            var s = WireSubmit()
+            s.queues = [settings]
+            var o = WireOperation()
+            o.id = "x"
+            o.kind = "noop"
+            o.queue = settings.name
+            s.operations = [o]
+            return RequestAccess.denial(.submit(s), by: p, queueOf: { _, _ in nil }, queuesOfRun: { _ in nil },
+                                        existingQueue: { $0 == "team-a/q" ? existing : nil })
+        }
+        let a = principal([.submit], queues: ["team-a/*"])
+        let limit7 = queueSettings("team-a/q", maxConcurrent: 7, suspended: true)
+        let why = denial(limit7, a)
+        #expect(why?.contains("queue 'team-a/q' exists with maxConcurrent 3; this submission sets it to 7") == true, "\(why ?? "allowed")")
+        #expect(why?.contains("needs the 'admin' role") == true)
+        #expect(denial(queueSettings("team-a/q", suspended: true), a)?.contains("suspended false") == true)
+        #expect(denial(queueSettings("team-a/q", maxConcurrent: 3, suspended: false), a) == nil, "the same settings again")
+        #expect(denial(queueSettings("team-a/new", maxConcurrent: 7, suspended: true), a) == nil, "a queue it creates")
+        #expect(denial(limit7, principal([.admin])) == nil)
+    }
+
+    func queueSettings(_ name: String, maxConcurrent: Int32? = nil, suspended: Bool? = nil) -> WireQueueSettings {
+        var q = WireQueueSettings()
+        q.name = name
+        if let maxConcurrent { q.maxConcurrent = maxConcurrent }
+        if let suspended { q.suspended = suspended }
+        return q
     }
 
     @Test func anAdminMayDoEverything() {

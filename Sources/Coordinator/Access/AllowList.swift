@@ -1,4 +1,5 @@
 import Foundation
+import OpModel
 
 /// What one key may do (docs/DEPLOY.md "Keys and roles"; PROTOCOL.md §12).
 public enum AccessRole: String, Sendable, CaseIterable, Comparable {
@@ -31,6 +32,10 @@ public struct Principal: Sendable, Equatable {
         roles.contains(.admin) || (roles.contains(.submit) && queues.contains { $0.matches(name) })
     }
 
+    /// The queues its requests act within, for the core to stop cascades and inheritance at; nil
+    /// (an admin) = every queue.
+    public var requestScope: QueueScope? { roles.contains(.admin) ? nil : QueueScope(queues) }
+
     /// May a worker of this principal register with `tag`?
     public func mayClaim(tag: String) -> Bool {
         tags.isEmpty || tags.contains { $0.matches(tag) }
@@ -42,28 +47,6 @@ public struct Principal: Sendable, Equatable {
 
     /// The coordinator's own HTTP side, connected in-process: reads only.
     static let httpSide = Principal(name: "http", key: "", roles: [.view], queues: [], tags: [])
-}
-
-/// A shell-style pattern: `*` any run of characters (`/` included), `?` one character.
-public struct Glob: Sendable, Equatable, CustomStringConvertible {
-    public let pattern: String
-    private let chars: [Character]
-    public init(_ pattern: String) { self.pattern = pattern; chars = Array(pattern) }
-    public var description: String { pattern }
-
-    public func matches(_ text: String) -> Bool {
-        if pattern == "*" { return true }
-        let t = Array(text)
-        var p = 0, s = 0, star = -1, mark = 0
-        while s < t.count {
-            if p < chars.count, chars[p] == "?" || chars[p] == t[s] { p += 1; s += 1 }
-            else if p < chars.count, chars[p] == "*" { star = p; mark = s; p += 1 }
-            else if star >= 0 { p = star + 1; mark += 1; s = mark }
-            else { return false }
-        }
-        while p < chars.count, chars[p] == "*" { p += 1 }
-        return p == chars.count
-    }
 }
 
 /// The allow file: one line per key, `PUBLIC-KEY NAME ROLES [SCOPE…]` (roles comma-separated; scopes are

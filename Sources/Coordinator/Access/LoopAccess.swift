@@ -30,8 +30,9 @@ extension CoordinatorLoop {
             return nil
         }
         let why = RequestAccess.denial(message, by: p,
-            queueOf: { id, run in self.core.status(run.map { "\($0)/\(id)" } ?? id)?.queue },
-            queuesOfRun: { self.core.queueNames(ofRun: $0) })
+            queueOf: { id, run in self.core.queueName(ofRef: id, in: run) },
+            queuesOfRun: { self.core.queueNames(ofRun: $0) },
+            existingQueue: { self.core.queueCounts($0) })
         if let why {
             loopAccess?.denied += 1
             refuse(message, from: routing, requestID: envelope.requestID, why, log: "\(p.name) \(message.command)")

@@ -1,16 +1,22 @@
 import WireProtocol
 
+import SchedulerCore
+
 /// Whether a principal may make a request (PROTOCOL.md §12 "Roles"). Pure: what it needs to know about
-/// existing work comes through `queueOf` (an op's queue) and `queuesOfRun` (the queues a run's ops are in).
+/// existing work comes through `queueOf` (the queue of the op a reference resolves to, resolved exactly as
+/// the core will resolve it), `queuesOfRun` (the queues a run's ops are in) and `existingQueue`.
 ///
 /// Workers' messages need `worker`; reading (STATUS, WHY, RUNS, WORKERS, WATCH, WAIT, LOGS, STORY) needs `view`,
 /// `submit` or `admin`; SUBMIT, CANCEL and SET-PRIORITY need every queue they touch to be in the
-/// principal's scope; QUEUE (limits, suspension) and cancelling everything need `admin`.
+/// principal's scope; QUEUE (limits, suspension), settings of an existing queue and cancelling everything
+/// need `admin`. (Appending to another key's run, and cascades and inheritance that reach other scopes,
+/// are decided by the core on the ops themselves: `RunRequest.appendOwnRunOnly`, `QueueScope`.)
 enum RequestAccess {
     /// nil when allowed, else the reason it is not (sent to the peer, so it names what is missing).
     static func denial(_ message: Message, by p: Principal,
                        queueOf: (_ op: String, _ run: String?) -> String?,
-                       queuesOfRun: (String) -> Set<String>?) -> String? {
+                       queuesOfRun: (String) -> Set<String>?,
+                       existingQueue: (String) -> QueueCounts? = { _ in nil }) -> String? {
         switch message {
         case .hello(let h):
             guard p.has(.worker) else { return "key '\(p.name)' may not register workers (it lacks the 'worker' role)" }
@@ -34,6 +40,10 @@ enum RequestAccess {
                 where seen.insert(q).inserted && !p.mayUse(queue: q) {
                 return outOfScope(p, queue: q)
             }
+            if p.roles.contains(.admin) { return nil }
+            for q in s.queues {
+                if let current = existingQueue(q.name), let why = settingChange(q, of: current, by: p) { return why }
+            }
             return nil
         case .cancelOps(let c):
             guard p.has(.submit) else { return "key '\(p.name)' may not cancel (it lacks the 'submit' role)" }
@@ -53,6 +63,23 @@ enum RequestAccess {
              .workersReply, .event, .waitReply, .runsReply, .logsReply, .storyReply, .error:
             return nil   // answered as unexpected by the loop, whoever sends them
         }
+    }
+
+    /// A SUBMIT's settings for a queue that exists already: only an admin changes them (as with QUEUE). A
+    /// setting equal to the current one is no change, so the same graph file can be submitted again.
+    private static func settingChange(_ q: WireQueueSettings, of current: QueueCounts, by p: Principal) -> String? {
+        var field: (name: String, now: String, given: String)?
+        if q.hasMaxConcurrent, Int(q.maxConcurrent) != current.maxConcurrent {
+            field = ("maxConcurrent", "\(current.maxConcurrent)", "\(q.maxConcurrent)")
+        } else if q.hasSuspended, q.suspended != current.suspended {
+            field = ("suspended", "\(current.suspended)", "\(q.suspended)")
+        } else if let qos = OperationQoS(wire: q.qos), qos != current.qos {
+            field = ("qos", current.qos.name, qos.name)
+        }
+        guard let field else { return nil }
+        return "queue '\(q.name)' exists with \(field.name) \(field.now); this submission sets it to \(field.given), "
+            + "which needs the 'admin' role (key '\(p.name)' may set a queue's settings only in the submission that creates it): "
+            + "remove \(field.name) from the graph's queues entry, or ask an admin (opctl limit/suspend/resume)"
     }
 
     /// Unknown ops pass: the core answers "not found" as it would to anyone.

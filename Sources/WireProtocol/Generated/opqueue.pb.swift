@@ -1150,6 +1150,10 @@ public nonisolated struct WireAck: Sendable {
   /// reserved: unknown ids are ERROR NOT_FOUND (PROTOCOL.md §5.18)
   public var notFound: [String] = []
 
+  /// (1.6) Operations a CANCEL --cascade or a SET-PRIORITY inherit did not reach because they are in
+  /// queues outside the caller's scopes (PROTOCOL.md §12); they were left alone.
+  public var leftAlone: UInt32 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3384,7 +3388,7 @@ nonisolated extension WireSetPriority: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension WireAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Ack"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}affected\0\u{3}not_found\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}affected\0\u{3}not_found\0\u{3}left_alone\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3394,6 +3398,7 @@ nonisolated extension WireAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt32Field(value: &self.affected) }()
       case 2: try { try decoder.decodeRepeatedStringField(value: &self.notFound) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.leftAlone) }()
       default: break
       }
     }
@@ -3406,12 +3411,16 @@ nonisolated extension WireAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
     if !self.notFound.isEmpty {
       try visitor.visitRepeatedStringField(value: self.notFound, fieldNumber: 2)
     }
+    if self.leftAlone != 0 {
+      try visitor.visitSingularUInt32Field(value: self.leftAlone, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: WireAck, rhs: WireAck) -> Bool {
     if lhs.affected != rhs.affected {return false}
     if lhs.notFound != rhs.notFound {return false}
+    if lhs.leftAlone != rhs.leftAlone {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
