@@ -14,6 +14,12 @@ import PackageDescription
 // is not part of any library product another package would depend on.)
 let optimiseInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
 
+/// One example client of examples/Typed/: its sources and README in `examples/Typed/<directory>`.
+func example(_ name: String, _ directory: String) -> Target {
+    .executableTarget(name: name, dependencies: ["DistributedOperationQueue", "ExampleOperations"],
+                      path: "examples/Typed/\(directory)", exclude: ["README.md"])
+}
+
 var targets: [Target] = [
     // The shared vocabulary: specs, QoS, priority, dependency policy, built-in kinds, and the graph
     // rules (cycles). Below the core and OpSpec, which re-export it; in the library product, so no -O.
@@ -111,12 +117,20 @@ var targets: [Target] = [
     // The Swift API against Foundation's OperationQueue (`scripts/bench api`, docs/BENCHMARKS.md).
     .executableTarget(name: "apibench", dependencies: ["DistributedOperationQueue"], path: "Sources/Tools/apibench"),
 
-    // examples/ImagePipeline: a worker with `download` and `sepia` handlers, and a client.
-    .executableTarget(name: "imagepipeline-worker", dependencies: [
-        "WorkerAgent", "WorkerRuntime",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
-    ], path: "examples/ImagePipeline/Worker"),
-    .executableTarget(name: "imagepipeline", dependencies: ["DistributedOperationQueue"], path: "examples/ImagePipeline/Client"),
+    // examples/ (examples/README.md): typed operations shared by one example worker and the example
+    // clients, built with the package (so CI builds them); ExamplesTests runs each client against a real
+    // cluster. examples/WorkerTemplate is a package of its own, not built here.
+    .target(name: "ExampleOperations", dependencies: ["DistributedOperationQueue"], path: "examples/Typed/Operations"),
+    .executableTarget(name: "example-worker", dependencies: ["DistributedOperationWorker", "ExampleOperations"],
+                      path: "examples/Typed/Worker"),
+    .executableTarget(name: "imagepipeline", dependencies: ["DistributedOperationQueue", "ExampleOperations"],
+                      path: "examples/ImagePipeline/Client"),
+    example("example-filter-chain", "FilterChain"),
+    example("example-scrolling-priorities", "ScrollingPriorities"),
+    example("example-async-operation", "AsyncOperation"),
+    example("example-completion-block", "CompletionBlock"),
+    example("example-cancellation", "Cancellation"),
+    example("example-wait-until-finished", "WaitUntilFinished"),
 
     // Tests.
     // The shared vocabulary's rules: cycles, QoS ranks, seconds ↔ microseconds.
@@ -148,6 +162,8 @@ var targets: [Target] = [
     .testTarget(name: "IntegrationTests", dependencies: ["ClusterTestSupport", "OpClient", "WireProtocol", "ZeroMQ"]),
     // TestOperationQueue.swift's behaviours against RemoteOperationQueue on real processes.
     .testTarget(name: "CompatibilityTests", dependencies: ["ClusterTestSupport", "DistributedOperationQueue", "OpClient", "WireProtocol"]),
+    // Each example client (examples/) run against opcoord and the example worker; checks its exit status and output.
+    .testTarget(name: "ExamplesTests", dependencies: ["ClusterTestSupport"]),
 ]
 
 let package = Package(
@@ -171,6 +187,8 @@ let package = Package(
         .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // `swift package generate-documentation` (the DocC catalog of DistributedOperationQueue; scripts/test builds it).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: targets
 )
