@@ -99,7 +99,7 @@ struct ImagePipeline {
 
         // The table: each row's picture, or why it has none. `value` is the decoded output, or throws
         // the operation's own error type, or `RemoteOperationError` (cancelled, failed…).
-        print("\nrow  photo                     thumbnail")
+        print("\nrow  " + "photo".padding(toLength: 48, withPad: " ", startingAt: 0) + " thumbnail")
         var done = 0, cancelled = 0, failed = 0
         for (row, r) in table.enumerated() {
             var photo: String, thumb: String
@@ -120,7 +120,7 @@ struct ImagePipeline {
                 thumb = "cancelled (\(reason))"
                 if row == missing { failed += 1 } else { cancelled += 1 }
             }
-            print(String(format: "%3d  %@ %@", row, photo.padding(toLength: 25, withPad: " ", startingAt: 0), thumb))
+            print(String(format: "%3d  %@ %@", row, photo.padding(toLength: 48, withPad: " ", startingAt: 0), thumb))
         }
         print("\n\(done) thumbnails, \(cancelled) cancelled, \(failed) failed to load; thumbnails in \(dir)")
         guard done + cancelled + failed == rows, failed == 1, done >= 2 * screen - 1 else { exit(1) }

@@ -59,7 +59,7 @@ struct Cancellation {
             }
         }
         let took = ContinuousClock.now - start
-        print("\(jobs.count) jobs cancelled, \(ranAtAll.count) had started; the whole run took \(String(format: "%.1f", Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18)) s")
+        print("\(jobs.count) jobs cancelled, \(ranAtAll.count) had started; the whole run took \(String(format: "%.2f", Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18)) s")
         guard took < .seconds(5) else { print("a cancel did not stop a running job"); exit(1) }
         guard !ranAtAll.contains(waitingOne.name) else { print("\(waitingOne.name) ran although cancelled while waiting"); exit(1) }
         coordinator.close()

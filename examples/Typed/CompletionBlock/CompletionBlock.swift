@@ -29,7 +29,7 @@ struct CompletionBlock {
             op.completionBlock = {
                 let how = switch op.outcome {
                 case .succeeded?: "succeeded"
-                case .failed(let message)?: "failed: \(message)"
+                case .failed?: "failed"
                 case .cancelled(let reason)?: "cancelled: \(reason)"
                 case nil: "no outcome?"
                 }

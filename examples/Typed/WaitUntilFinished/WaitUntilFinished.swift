@@ -19,13 +19,13 @@ struct WaitUntilFinished {
         try queue.setMaxConcurrentOperationCount(2)
 
         // 1. Add a batch and wait for all of it.
-        let first = (0..<4).map { TypedRemoteOperation(Work("first \($0)", milliseconds: 100 + 50 * $0)) }
+        let first = (0..<4).map { TypedRemoteOperation(Work("first \($0)", milliseconds: 100 + 50 * $0), name: "first \($0)") }
         try await queue.addOperations(first, waitUntilFinished: true)
         print("addOperations(waitUntilFinished: true) returned: \(first.filter(\.isFinished).count) of \(first.count) finished, operationCount = \(queue.operationCount)")
         check(first.allSatisfy(\.isFinished) && queue.operationCount == 0, "the batch should be finished")
 
         // 2. Add without waiting; wait for one operation, then for the whole queue.
-        let second = (0..<4).map { TypedRemoteOperation(Work("second \($0)", milliseconds: 300 - 50 * $0)) }
+        let second = (0..<4).map { TypedRemoteOperation(Work("second \($0)", milliseconds: 300 - 50 * $0), name: "second \($0)") }
         try await queue.addOperations(second)
         await second[0].waitUntilFinished()
         print("waitUntilFinished() on \(second[0].name) returned: it is finished = \(second[0].isFinished); operationCount = \(queue.operationCount)")
@@ -36,7 +36,7 @@ struct WaitUntilFinished {
         for op in first + second { print("  \(try await op.value)") }
 
         // 3. The blocking forms, on a thread of our own (as Foundation code would call them).
-        let third = (0..<3).map { TypedRemoteOperation(Work("third \($0)", milliseconds: 100)) }
+        let third = (0..<3).map { TypedRemoteOperation(Work("third \($0)", milliseconds: 100), name: "third \($0)") }
         let finishedOnThread = try await withCheckedThrowingContinuation { (c: CheckedContinuation<Int, any Error>) in
             Thread.detachNewThread {
                 do {
