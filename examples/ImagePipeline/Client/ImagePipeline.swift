@@ -44,8 +44,8 @@ struct ImagePipeline {
             fetch.append(d)
             sepia.append(f)
         }
-        try downloads.addOperations(fetch, waitUntilFinished: false)
-        try filters.addOperations(sepia, waitUntilFinished: false)
+        try await downloads.addOperations(fetch, waitUntilFinished: false)
+        try await filters.addOperations(sepia, waitUntilFinished: false)
 
         let screen = 6
         func show(_ visible: Range<Int>) {
