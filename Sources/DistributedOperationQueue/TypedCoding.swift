@@ -6,6 +6,7 @@ import Foundation
 enum TypedCoding {
     static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
         let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes     // paths and URLs read as they are
         return Array(try encoder.encode(value))
     }
 

@@ -84,7 +84,9 @@ public final class TypedRemoteOperation<Op: DistributedOperation>: RemoteOperati
                 do {
                     failure = try TypedFailureLine.decodeValue(Op.Failure.self, from: json)
                 } catch {
-                    let (path, detail) = TypedCoding.describe(error)
+                    var (path, detail) = TypedCoding.describe(error)
+                    // Paths inside the line's `value`, as those of the error itself.
+                    path = path == "value" ? "" : path.hasPrefix("value.") ? String(path.dropFirst(6)) : path
                     throw RemoteOperationError.undecodableFailure(type: expected, path: path, detail: detail,
                                                                   message: TypedFailureLine.message(text))
                 }

@@ -120,7 +120,7 @@ import WireProtocol
 
     @Test func outputOverTheLimitFailsNamingTypeAndSize() async throws {
         let outcome = await run(Huge.self, payload: TypedRemoteOperation(Huge(bytes: 900_000)).payload)
-        let size = try #require(outcome.message.flatMap { $0.split(separator: " ").dropFirst(4).first }.flatMap { Int($0) })
+        let size = try #require(outcome.message.flatMap { $0.split(separator: " ").dropFirst(5).first }.flatMap { Int($0) })
         #expect(outcome.message?.hasPrefix("the output of Huge is \(size) bytes, over the limit of \(WireLimits.maxResultSize) bytes") == true)
         #expect(throws: RemoteOperationError.outputTooLarge(type: "Huge", size: size, limit: WireLimits.maxResultSize)) {
             try finished(Huge(bytes: 900_000), outcome).decodedOutcome()

@@ -8,12 +8,15 @@ final class TypedCluster: @unchecked Sendable {
     let local: LocalCluster
     let coordinator: RemoteCoordinator
     static let workerName = "typed"
+    /// The coordinator's id of that worker (what `lastRun.worker` and `.failed(worker:)` name).
+    let workerID: String
 
     init() throws {
         let local = try LocalCluster(heartbeatMs: 200)
         self.local = local
         do {
             workers.append(try Self.startTypedWorker(Self.workerName, in: local))
+            workerID = try local.workerList().first { $0.name == Self.workerName }?.workerID ?? ""
             coordinator = try RemoteCoordinator(endpoint: local.endpoint, timeout: .seconds(5), fetchResults: false)
         } catch {
             for p in workers { p.terminate() }

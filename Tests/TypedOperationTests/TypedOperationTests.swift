@@ -20,7 +20,7 @@ struct TypedOperationTests {
         try await nap.value
         #expect(square.kind == "Square" && nap.kind == "test.nap")
         #expect(nap.progress.isFinished && nap.progress.completedUnitCount == 100)
-        #expect(square.lastRun.worker == TypedCluster.workerName)
+        #expect(square.lastRun.worker == cluster.workerID)
     }
 
     @Test func typedErrorIsCaughtAsItself() async throws {
@@ -38,7 +38,7 @@ struct TypedOperationTests {
 
     @Test func otherErrorIsFailedWithMessageAttemptAndWorker() async throws {
         let op = try cluster.queue("other").addOperation(Resize(side: 0))
-        await #expect(throws: RemoteOperationError.failed(message: "side 0 is not a size", attempt: 1, worker: TypedCluster.workerName)) {
+        await #expect(throws: RemoteOperationError.failed(message: "side 0 is not a size", attempt: 1, worker: cluster.workerID)) {
             _ = try await op.value
         }
     }
@@ -112,7 +112,7 @@ struct TypedOperationTests {
         let alone = try q.addOperation(AfterSquare())
         await #expect(throws: RemoteOperationError.failed(
             message: "no output of a Square (kind 'Square') among this operation's dependencies that succeeded (none): it is not a dependency, or it failed or was cancelled (those pass no output)",
-            attempt: 1, worker: TypedCluster.workerName)) { _ = try await alone.value }
+            attempt: 1, worker: cluster.workerID)) { _ = try await alone.value }
 
         // A dependency cancelled on the coordinator: the dependent runs without it (OperationQueue's
         // rule) and `output(of:)` says so; with `.succeeded` it is cancelled instead of run.
@@ -144,12 +144,13 @@ struct TypedOperationTests {
         try shout.addDependency(hello)
         // shell after typed: the typed output (JSON) in $OPQ_INPUT_<ID> / $OPQ_INPUTS_DIR.
         let square = TypedRemoteOperation(Square(n: 5))
-        let cat = RemoteOperation(kind: "shell", payload: Array(#"{"command": "cat \"$OPQ_INPUTS_DIR\"/*"}"#.utf8))
+        let cat = TypedRemoteOperation(ShellOperation(#"cat "$OPQ_INPUTS_DIR"/*"#))
         try cat.addDependency(square)
         try await q.addOperations([hello, shout, square, cat], waitUntilFinished: true)
         #expect(try await shout.value == "HELLO")
         #expect(try await hello.value.trimmed == "hello")
-        #expect(cat.result.map { String(decoding: $0, as: UTF8.self) } == "25")
+        #expect(try await cat.value.text == "25")
+        #expect(cat.payload == Array(#"{"command":"cat \"$OPQ_INPUTS_DIR\"/*"}"#.utf8), "the shell payload itself")
     }
 
     @Test func retriesBehaveAsForBytesOperations() async throws {
@@ -163,7 +164,7 @@ struct TypedOperationTests {
         try q.addOperation(never)
         #expect(try await second.value == 2)
         await #expect(throws: RemoteOperationError.failed(message: "failed after 3 attempts: attempt 3 fails", attempt: 3,
-                                                          worker: TypedCluster.workerName)) { _ = try await never.value }
+                                                          worker: cluster.workerID)) { _ = try await never.value }
     }
 
     @Test func warnsAtAddTimeWhenNoWorkerOffersTheKind() async throws {
