@@ -1,5 +1,5 @@
 import ArgumentParser
-import DistributedOperationQueue
+@_exported import DistributedOperationQueue
 import Foundation
 @_exported import WorkerAgent
 @_exported import WorkerRuntime
