@@ -82,7 +82,13 @@ var targets: [Target] = [
     // The coordinator's write-ahead journal and snapshots on local disk (A5; format in JournalStore.swift).
     .target(name: "Journal", dependencies: ["SchedulerCore"]),
     // The Swift API (OperationQueue's vocabulary); a library product, so no unsafe flags below it.
-    .target(name: "DistributedOperationQueue", dependencies: ["OpClient", "OpSpec", "WireProtocol", "ZeroMQ"]),
+    // Typed operations' `main` runs on a worker with WorkerRuntime's context, so the API depends on it.
+    .target(name: "DistributedOperationQueue", dependencies: ["OpClient", "OpSpec", "WireProtocol", "ZeroMQ", "WorkerRuntime"]),
+    // `OpWorker.main(operations:)`: opworker's command line plus typed operations, for worker executables.
+    .target(name: "DistributedOperationWorker", dependencies: [
+        "DistributedOperationQueue", "WorkerAgent", "WorkerRuntime",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+    ]),
 
     // Executables.
     .executableTarget(name: "opcoord", dependencies: [
@@ -115,7 +121,9 @@ var targets: [Target] = [
     ], path: "Sources/Tools/oploadtest"),
 
     // The Swift API against Foundation's OperationQueue (`scripts/bench api`, docs/BENCHMARKS.md).
-    .executableTarget(name: "apibench", dependencies: ["DistributedOperationQueue"], path: "Sources/Tools/apibench"),
+    // `apibench worker` is the worker of that benchmark (opworker plus its typed operations).
+    .executableTarget(name: "apibench", dependencies: ["DistributedOperationQueue", "DistributedOperationWorker", "WireProtocol"],
+                      path: "Sources/Tools/apibench"),
 
     // examples/ (examples/README.md): typed operations shared by one example worker and the example
     // clients, built with the package (so CI builds them); ExamplesTests runs each client against a real
@@ -151,7 +159,9 @@ var targets: [Target] = [
     // The client shell's pure values (opctl watch's model and screen), without sockets or a terminal.
     .testTarget(name: "OpClientTests", dependencies: ["OpClient", "WireProtocol"]),
     // The Swift API's state values (operation, queue, connection thread) and its setters' failures, without sockets.
-    .testTarget(name: "DistributedOperationQueueTests", dependencies: ["DistributedOperationQueue", "WireProtocol"]),
+    .testTarget(name: "DistributedOperationQueueTests", dependencies: [
+        "DistributedOperationQueue", "WireProtocol", "DistributedOperationWorker", "TypedTestOperations",
+    ]),
     // The generated dashboard assets match Sources/DashboardPage/web/ and load nothing from elsewhere.
     .testTarget(name: "DashboardPageTests", dependencies: ["DashboardPage"]),
     // The journal's codec, on-disk format, recovery rules and writer (temporary directories; tmpfs as root).
@@ -162,6 +172,14 @@ var targets: [Target] = [
     .testTarget(name: "IntegrationTests", dependencies: ["ClusterTestSupport", "OpClient", "WireProtocol", "ZeroMQ"]),
     // TestOperationQueue.swift's behaviours against RemoteOperationQueue on real processes.
     .testTarget(name: "CompatibilityTests", dependencies: ["ClusterTestSupport", "DistributedOperationQueue", "OpClient", "WireProtocol"]),
+    // Typed operations (issue 24): the types a test worker serves and the tests submit, that worker
+    // (OpWorker.main in one line), and the tests over real processes.
+    .target(name: "TypedTestOperations", dependencies: ["DistributedOperationQueue"], path: "Tests/TypedTestOperations"),
+    .executableTarget(name: "typed-test-worker", dependencies: ["DistributedOperationWorker", "TypedTestOperations"],
+                      path: "Tests/TypedTestWorker"),
+    .testTarget(name: "TypedOperationTests", dependencies: [
+        "ClusterTestSupport", "DistributedOperationQueue", "DistributedOperationWorker", "TypedTestOperations", "OpClient", "WireProtocol",
+    ]),
     // Each example client (examples/) run against opcoord and the example worker; checks its exit status and output.
     .testTarget(name: "ExamplesTests", dependencies: ["ClusterTestSupport"]),
 ]
@@ -175,6 +193,8 @@ let package = Package(
         .library(name: "DistributedOperationQueue", targets: ["DistributedOperationQueue"]),
         // For custom worker executables (docs/HANDLERS.md, "Worker entry point").
         .library(name: "OpQueueWorker", targets: ["WorkerAgent", "WorkerRuntime"]),
+        // A worker of typed operations in one line (docs/HANDLERS.md, "Typed operations").
+        .library(name: "DistributedOperationWorker", targets: ["DistributedOperationWorker"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
