@@ -1,6 +1,7 @@
 // swift-tools-version: 6.2
 // A worker of your own: copy this directory, rename what you like, and point the dependency below at
-// your checkout of opqueue. (Not built by opqueue's CI; examples/README.md says how it is kept honest.)
+// your checkout of opqueue. (Not built by opqueue's CI, which would build opqueue twice; the example
+// worker examples/Typed/Worker is the same one line and is built and run there.)
 import PackageDescription
 
 let package = Package(
