@@ -26,6 +26,10 @@ struct ExamplesTests {
         #expect(output.contains("\(files.count) thumbnails,"), "\(files.count) files; \(output)")
         #expect(files.count >= 11)
         #expect(files.allSatisfy { $0.hasSuffix("-thumbnail.ppm") })
+        // A thumbnail is a PPM of Thumbnail's default side (32) scaled from Download's 96×64.
+        let first = try Data(contentsOf: dir.appendingPathComponent(files.sorted()[0]))
+        #expect(first.starts(with: Data("P6\n32 21\n255\n".utf8)))
+        #expect(first.count == "P6\n32 21\n255\n".utf8.count + 32 * 21 * 3)
     }
 
     @Test func filterChain() throws {
