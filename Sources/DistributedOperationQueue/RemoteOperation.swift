@@ -58,8 +58,6 @@ public class RemoteOperation: @unchecked Sendable, CustomStringConvertible {
     /// Fetch the result when it succeeds whatever the coordinator's `fetchResults` says (a typed
     /// operation with an output: true; with `Void`: false); nil = as the coordinator says.
     let wantsResult: Bool?
-    /// The Swift type of a typed operation (for the add-time warnings), nil for a bytes one.
-    let typeName: String?
 
     /// Everything that changes, under the operation's one lock (OperationState.swift).
     let fields = StateLock(OperationState())
@@ -89,9 +87,8 @@ public class RemoteOperation: @unchecked Sendable, CustomStringConvertible {
     init(kind: String, payload: [UInt8], name: String?, id: String?, queuePriority: OperationPriority,
          qualityOfService: OperationQoS?, parts: Int, dependencyPolicy: DependencyPolicy, retries: Int,
          timeout: Double?, requiredTags: [String], barrier: Bool, retryDelay: Double? = nil, retryDelayMax: Double? = nil,
-         wantsResult: Bool? = nil, typeName: String? = nil) {
+         wantsResult: Bool? = nil) {
         self.wantsResult = wantsResult
-        self.typeName = typeName
         self.retryDelay = retryDelay.map { max(0, $0) }
         self.retryDelayMax = retryDelayMax.map { max(0, $0) }
         self.id = id ?? Self.generatedID()
@@ -251,23 +248,25 @@ public class RemoteOperation: @unchecked Sendable, CustomStringConvertible {
     /// `waitUntilFinished()` that throws `CancellationError` when the waiting task is cancelled (the
     /// operation goes on: only `cancel()` cancels it).
     func waitUntilFinishedOrTaskCancelled() async throws {
-        let key = StateLock<UInt64?>(nil)
+        let key = Atomic<UInt64>(0)       // 0: no wait kept (yet)
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
                 guard let k = fields.withLock({ $0.addCancellableWaiter(c) }) else { c.resume(); return }
-                key.withLock { $0 = k }
+                key.store(k, ordering: .sequentiallyConsistent)
                 // Cancelled before the wait was kept: the handler found nothing to end.
                 if Task.isCancelled, let c = fields.withLock({ $0.removeCancellableWaiter(k) }) { c.resume(throwing: CancellationError()) }
             }
         } onCancel: {
-            if let k = key.withLock({ $0 }), let c = fields.withLock({ $0.removeCancellableWaiter(k) }) {
-                c.resume(throwing: CancellationError())
-            }
+            let k = key.load(ordering: .sequentiallyConsistent)
+            if k != 0, let c = fields.withLock({ $0.removeCancellableWaiter(k) }) { c.resume(throwing: CancellationError()) }
         }
     }
 
     /// Why this operation cannot be added (a typed one whose input could not be encoded); nil = it can.
     var addError: RemoteOperationError? { nil }
+
+    /// The Swift type of a typed operation (for the add-time warnings), nil for a bytes one.
+    var typeName: String? { nil }
 
     /// Foundation progress of this operation: 100 units, fed by the handler's `reportProgress`
     /// fractions (up to 99) and complete when it finishes, however it ends. The queue's `progress`

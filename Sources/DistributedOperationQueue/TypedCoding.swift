@@ -3,15 +3,22 @@ import Foundation
 /// The wire encoding of typed inputs, outputs and failures: JSON (chosen by measurement and for
 /// interop; docs/ARCHITECTURE.md, "Typed operations"). One encoder and decoder per thread would save
 /// little: JSONEncoder is a small value-like class whose cost is the encoding itself.
-enum TypedCoding {
-    static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+enum TypedCoding: Sendable {
+    /// Shared: JSONEncoder and JSONDecoder are thread-safe once configured (Sendable), and making one
+    /// per value costs more than encoding a small one.
+    private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .withoutEscapingSlashes     // paths and URLs read as they are
-        return Array(try encoder.encode(value))
+        return encoder
+    }()
+    private static let decoder = JSONDecoder()
+
+    static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        Array(try encoder.encode(value))
     }
 
     static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
-        try JSONDecoder().decode(type, from: Data(bytes))
+        try decoder.decode(type, from: Data(bytes))
     }
 
     /// Where and why a value could not be decoded or encoded: (coding path, e.g. "items[2].side", detail).

@@ -11,6 +11,9 @@ public final class TypedRemoteOperation<Op: DistributedOperation>: RemoteOperati
     /// The input could not be encoded: thrown when the operation is added (nothing is sent).
     private let encodingError: RemoteOperationError?
 
+    /// `parts` > 1 (BlockOperation-style: each part runs `main`, with `context.partIndex`) needs
+    /// `Output == Void`: the coordinator concatenates the parts' results.
+    ///
     /// The id is the kind then a unique part (`Thumbnail:swift-1a2b3c4d-17`), so a worker finds the
     /// dependency by type (`context.output(of: Thumbnail.self)`); one given in `id` is kept as is.
     public init(_ input: Op, name: String? = nil, id: String? = nil,
@@ -32,12 +35,17 @@ public final class TypedRemoteOperation<Op: DistributedOperation>: RemoteOperati
                    queuePriority: queuePriority, qualityOfService: qualityOfService, parts: parts,
                    dependencyPolicy: dependencyPolicy, retries: retries, timeout: timeout, requiredTags: requiredTags,
                    barrier: false, retryDelay: retryDelay, retryDelayMax: retryDelayMax,
-                   wantsResult: ObjectIdentifier(Op.Output.self) != ObjectIdentifier(Void.self),
-                   typeName: String(describing: Op.self))
+                   wantsResult: ObjectIdentifier(Op.Output.self) != ObjectIdentifier(Void.self))
     }
+
+    override var typeName: String? { String(describing: Op.self) }
 
     override var addError: RemoteOperationError? {
         if let encodingError { return encodingError }
+        // The coordinator concatenates the parts' results, which is no single encoded output.
+        if parts > 1 && wantsResult == true {
+            return .invalidValue("\(Op.self) has \(parts) parts and an output: parts' results are concatenated, so only an operation whose Output is Void can have several parts")
+        }
         if payload.count > WireLimits.maxPayloadSize {
             return .invalidValue("the input of \(Op.self) is \(payload.count) bytes encoded, over the limit of \(WireLimits.maxPayloadSize) bytes")
         }
@@ -53,14 +61,13 @@ public final class TypedRemoteOperation<Op: DistributedOperation>: RemoteOperati
     /// the operation goes on — `cancel()` cancels it.
     public var value: Op.Output {
         get async throws {
-            try await waitUntilFinishedOrTaskCancelled()
+            if !fields.withLock({ $0.finishedDelivered }) { try await waitUntilFinishedOrTaskCancelled() }
             return try decodedOutcome()
         }
     }
 
     /// The outcome as `value` returns or throws it (finished operations only).
     func decodedOutcome() throws -> Op.Output {
-        let type = String(describing: Op.self)
         switch outcome {
         case .succeeded(let bytes)?:
             do {
@@ -68,7 +75,7 @@ public final class TypedRemoteOperation<Op: DistributedOperation>: RemoteOperati
             } catch {
                 var (path, detail) = TypedCoding.describe(error)
                 if bytes.isEmpty { detail += " (the result is empty)" }
-                throw RemoteOperationError.undecodableOutput(type: type, path: path, detail: detail)
+                throw RemoteOperationError.undecodableOutput(type: String(describing: Op.self), path: path, detail: detail)
             }
         case .cancelled(let reason)?:
             throw RemoteOperationError.cancelled(reason: reason)

@@ -42,6 +42,9 @@ import WireProtocol
         #expect(op.id.hasPrefix("Resize:swift-"), "the id carries the kind: \(op.id)")
         #expect(TypedRemoteOperation(Square(n: 1), id: "mine").id == "mine")
         #expect(op.addError == nil && op.wantsResult == true && TypedRemoteOperation(Nap(milliseconds: 1)).wantsResult == false)
+        #expect(TypedRemoteOperation(Nap(milliseconds: 1), parts: 3).addError == nil)
+        #expect(TypedRemoteOperation(Square(n: 1), parts: 3).addError == .invalidValue(
+            "Square has 3 parts and an output: parts' results are concatenated, so only an operation whose Output is Void can have several parts"))
     }
 
     @Test func valueRoundTrips() async throws {

@@ -31,3 +31,20 @@ struct Sample: Codable, Sendable {
     var opIds: [String]
     var opCount: UInt64
 }
+
+/// Typed on the client only: the built-in `noop` serves it (it ignores the payload), so the row
+/// shows the client's share of the typed cost.
+struct NoopTyped: DistributedOperation {
+    static let kind = "noop"
+    var index: Int
+    var label: String
+    func main(_ context: OperationContext) async throws {}
+}
+
+/// 1 ms of waiting, typed: against the built-in `sleep` of 1 ms (also a task per part), the typed
+/// layer's cost next to a little real work.
+struct Pause: DistributedOperation {
+    static let kind = "bench.pause"
+    var milliseconds: Int
+    func main(_ context: OperationContext) async throws { try await Task.sleep(for: .milliseconds(milliseconds)) }
+}
