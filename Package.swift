@@ -14,6 +14,12 @@ import PackageDescription
 // is not part of any library product another package would depend on.)
 let optimiseInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
 
+/// One example client of examples/Typed/: its sources and README in `examples/Typed/<directory>`.
+func example(_ name: String, _ directory: String) -> Target {
+    .executableTarget(name: name, dependencies: ["DistributedOperationQueue", "ExampleOperations"],
+                      path: "examples/Typed/\(directory)", exclude: ["README.md"])
+}
+
 var targets: [Target] = [
     // The shared vocabulary: specs, QoS, priority, dependency policy, built-in kinds, and the graph
     // rules (cycles). Below the core and OpSpec, which re-export it; in the library product, so no -O.
@@ -76,7 +82,13 @@ var targets: [Target] = [
     // The coordinator's write-ahead journal and snapshots on local disk (A5; format in JournalStore.swift).
     .target(name: "Journal", dependencies: ["SchedulerCore"]),
     // The Swift API (OperationQueue's vocabulary); a library product, so no unsafe flags below it.
-    .target(name: "DistributedOperationQueue", dependencies: ["OpClient", "OpSpec", "WireProtocol", "ZeroMQ"]),
+    // Typed operations' `main` runs on a worker with WorkerRuntime's context, so the API depends on it.
+    .target(name: "DistributedOperationQueue", dependencies: ["OpClient", "OpSpec", "WireProtocol", "ZeroMQ", "WorkerRuntime"]),
+    // `OpWorker.main(operations:)`: opworker's command line plus typed operations, for worker executables.
+    .target(name: "DistributedOperationWorker", dependencies: [
+        "DistributedOperationQueue", "WorkerAgent", "WorkerRuntime",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+    ]),
 
     // Executables.
     .executableTarget(name: "opcoord", dependencies: [
@@ -109,14 +121,24 @@ var targets: [Target] = [
     ], path: "Sources/Tools/oploadtest"),
 
     // The Swift API against Foundation's OperationQueue (`scripts/bench api`, docs/BENCHMARKS.md).
-    .executableTarget(name: "apibench", dependencies: ["DistributedOperationQueue"], path: "Sources/Tools/apibench"),
+    // `apibench worker` is the worker of that benchmark (opworker plus its typed operations).
+    .executableTarget(name: "apibench", dependencies: ["DistributedOperationQueue", "DistributedOperationWorker", "WireProtocol"],
+                      path: "Sources/Tools/apibench"),
 
-    // examples/ImagePipeline: a worker with `download` and `sepia` handlers, and a client.
-    .executableTarget(name: "imagepipeline-worker", dependencies: [
-        "WorkerAgent", "WorkerRuntime",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
-    ], path: "examples/ImagePipeline/Worker"),
-    .executableTarget(name: "imagepipeline", dependencies: ["DistributedOperationQueue"], path: "examples/ImagePipeline/Client"),
+    // examples/ (examples/README.md): typed operations shared by one example worker and the example
+    // clients, built with the package (so CI builds them); ExamplesTests runs each client against a real
+    // cluster. examples/WorkerTemplate is a package of its own, not built here.
+    .target(name: "ExampleOperations", dependencies: ["DistributedOperationQueue"], path: "examples/Typed/Operations"),
+    .executableTarget(name: "example-worker", dependencies: ["DistributedOperationWorker", "ExampleOperations"],
+                      path: "examples/Typed/Worker"),
+    .executableTarget(name: "imagepipeline", dependencies: ["DistributedOperationQueue", "ExampleOperations"],
+                      path: "examples/ImagePipeline/Client"),
+    example("example-filter-chain", "FilterChain"),
+    example("example-scrolling-priorities", "ScrollingPriorities"),
+    example("example-async-operation", "AsyncOperation"),
+    example("example-completion-block", "CompletionBlock"),
+    example("example-cancellation", "Cancellation"),
+    example("example-wait-until-finished", "WaitUntilFinished"),
 
     // Tests.
     // The shared vocabulary's rules: cycles, QoS ranks, seconds ↔ microseconds.
@@ -137,7 +159,9 @@ var targets: [Target] = [
     // The client shell's pure values (opctl watch's model and screen), without sockets or a terminal.
     .testTarget(name: "OpClientTests", dependencies: ["OpClient", "WireProtocol"]),
     // The Swift API's state values (operation, queue, connection thread) and its setters' failures, without sockets.
-    .testTarget(name: "DistributedOperationQueueTests", dependencies: ["DistributedOperationQueue", "WireProtocol"]),
+    .testTarget(name: "DistributedOperationQueueTests", dependencies: [
+        "DistributedOperationQueue", "WireProtocol", "DistributedOperationWorker", "TypedTestOperations",
+    ]),
     // The generated dashboard assets match Sources/DashboardPage/web/ and load nothing from elsewhere.
     .testTarget(name: "DashboardPageTests", dependencies: ["DashboardPage"]),
     // The journal's codec, on-disk format, recovery rules and writer (temporary directories; tmpfs as root).
@@ -148,6 +172,16 @@ var targets: [Target] = [
     .testTarget(name: "IntegrationTests", dependencies: ["ClusterTestSupport", "OpClient", "WireProtocol", "ZeroMQ"]),
     // TestOperationQueue.swift's behaviours against RemoteOperationQueue on real processes.
     .testTarget(name: "CompatibilityTests", dependencies: ["ClusterTestSupport", "DistributedOperationQueue", "OpClient", "WireProtocol"]),
+    // Typed operations (issue 24): the types a test worker serves and the tests submit, that worker
+    // (OpWorker.main in one line), and the tests over real processes.
+    .target(name: "TypedTestOperations", dependencies: ["DistributedOperationQueue"], path: "Tests/TypedTestOperations"),
+    .executableTarget(name: "typed-test-worker", dependencies: ["DistributedOperationWorker", "TypedTestOperations"],
+                      path: "Tests/TypedTestWorker"),
+    .testTarget(name: "TypedOperationTests", dependencies: [
+        "ClusterTestSupport", "DistributedOperationQueue", "DistributedOperationWorker", "TypedTestOperations", "OpClient", "WireProtocol",
+    ]),
+    // Each example client (examples/) run against opcoord and the example worker; checks its exit status and output.
+    .testTarget(name: "ExamplesTests", dependencies: ["ClusterTestSupport"]),
 ]
 
 let package = Package(
@@ -159,6 +193,8 @@ let package = Package(
         .library(name: "DistributedOperationQueue", targets: ["DistributedOperationQueue"]),
         // For custom worker executables (docs/HANDLERS.md, "Worker entry point").
         .library(name: "OpQueueWorker", targets: ["WorkerAgent", "WorkerRuntime"]),
+        // A worker of typed operations in one line (docs/HANDLERS.md, "Typed operations").
+        .library(name: "DistributedOperationWorker", targets: ["DistributedOperationWorker"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
@@ -171,6 +207,8 @@ let package = Package(
         .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // `swift package generate-documentation` (the DocC catalog of DistributedOperationQueue; scripts/test builds it).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: targets
 )

@@ -21,6 +21,11 @@ struct OperationState {
     var worker = ""
     var attempt = 0
     var waiters: [CheckedContinuation<Void, Never>] = []
+    /// Waits that the waiting task's cancellation ends (`TypedRemoteOperation.value`), by key.
+    var cancellableWaiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
+    var nextWaiter: UInt64 = 0
+    /// `RemoteOperation.progress`, made on first use (most operations never have one).
+    var progress: Progress?
     var streams: [UInt64: Stream] = [:]
     var nextStream: UInt64 = 0
     /// The completion block has run and the owner has counted the finish: waits return.
@@ -67,6 +72,8 @@ struct OperationState {
         var fraction: Double?
         /// Released after the lock: it may be the last reference to the connection.
         var released: RemoteCoordinator?
+        /// `RemoteOperation.progress`, when made, to advance after the lock.
+        var progress: Progress?
     }
 
     /// Events arrive in the coordinator's order and may move the state back (a failed attempt waits to be
@@ -82,6 +89,7 @@ struct OperationState {
         if !worker.isEmpty { self.worker = worker }
         if attempt > 0 { self.attempt = attempt }
         var action = UpdateAction(streams: Array(streams.values), yield: snapshot != before, snapshot: snapshot, owner: owner)
+        action.progress = progress
         if snapshot.state == .finished {
             snapshot.outcome = outcome
             if case .cancelled? = outcome { snapshot.isCancelled = true }
@@ -140,6 +148,26 @@ struct OperationState {
         snapshot.isCancelled = true
         defer { parkedOn = nil }
         return .cancelled(streams: Array(streams.values), snapshot: snapshot, engine: engine, parkedOn: parkedOn)
+    }
+
+    /// A wait that ends at the finish or when the waiting task is cancelled: its key, or nil when it is
+    /// over already (resume at once). Handed out with `delivered()`, or taken back by `removeCancellableWaiter`.
+    mutating func addCancellableWaiter(_ c: CheckedContinuation<Void, any Error>) -> UInt64? {
+        if finishedDelivered { return nil }
+        nextWaiter += 1
+        cancellableWaiters[nextWaiter] = c
+        return nextWaiter
+    }
+
+    /// The waiting task was cancelled: the wait to end (nil when the finish ended it already).
+    mutating func removeCancellableWaiter(_ key: UInt64) -> CheckedContinuation<Void, any Error>? {
+        cancellableWaiters.removeValue(forKey: key)
+    }
+
+    /// After `delivered()`: the cancellable waits to resume.
+    mutating func takeCancellableWaiters() -> [CheckedContinuation<Void, any Error>] {
+        defer { cancellableWaiters = [:] }
+        return Array(cancellableWaiters.values)
     }
 
     /// A new `stateChanges` stream: its key, or nil when it is finished already (the stream ends at once).

@@ -16,6 +16,21 @@ import WireProtocol
 /// and from async code.
 public final class RemoteCoordinator: Sendable {
     let engine: Engine
+    private let warningSink = Mutex<@Sendable (String) -> Void>(RemoteCoordinator.standardErrorWarning)
+
+    /// Where warnings go: that typed operations were added that no connected worker offers the kind of
+    /// (they wait until such a worker joins; `opctl submit` warns the same way). Default: standard
+    /// error, as "opqueue: warning: …". Called on the thread that added the operations.
+    public var warningHandler: @Sendable (String) -> Void {
+        get { warningSink.withLock { $0 } }
+        set { warningSink.withLock { $0 = newValue } }
+    }
+
+    @Sendable static func standardErrorWarning(_ text: String) {
+        FileHandle.standardError.write(Data("opqueue: warning: \(text)\n".utf8))
+    }
+
+    func warn(_ text: String) { warningHandler(text) }
 
     /// Connects and subscribes to events; throws when the coordinator does not answer within `timeout`.
     ///
@@ -56,37 +71,6 @@ public final class RemoteCoordinator: Sendable {
 
     /// Stops the background thread; later requests throw `RemoteOperationError.closed`.
     public func close() { engine.stop() }
-}
-
-/// Misuse and failures of the Swift API. Foundation's `OperationQueue` crashes on misuse; this throws.
-public enum RemoteOperationError: Error, CustomStringConvertible, Equatable {
-    /// The operation is already in a queue (or was listed twice).
-    case alreadyAdded(String, queue: String)
-    /// A finished operation cannot run again.
-    case alreadyFinished(String)
-    /// Dependencies are sent with the operation, so they must be set before it is added.
-    case dependencyAfterSubmit(String, dependency: String)
-    case dependencyOnItself(String)
-    /// The coordinator refused the batch; nothing of it was accepted (e.g. `cycle: a → b → a`).
-    case rejected([String])
-    /// No answer, or a request the coordinator refused.
-    case connection(String)
-    /// A setting out of range (checked before anything is changed or sent).
-    case invalidValue(String)
-    case closed
-
-    public var description: String {
-        switch self {
-        case .alreadyAdded(let op, let q): "operation '\(op)' is already in queue '\(q)'; an operation can be added once"
-        case .alreadyFinished(let op): "operation '\(op)' has finished; a finished operation cannot be added again"
-        case .dependencyAfterSubmit(let op, let d):
-            "cannot change dependency '\(d)' of '\(op)': it is already in a queue (set dependencies before adding it)"
-        case .dependencyOnItself(let op): "operation '\(op)' cannot depend on itself"
-        case .rejected(let problems): "the coordinator rejected the operations: " + problems.joined(separator: "; ")
-        case .connection(let text), .invalidValue(let text): text
-        case .closed: "the connection to the coordinator is closed"
-        }
-    }
 }
 
 /// The background thread and the state shared with it (one `EngineState` under one lock).
@@ -308,13 +292,23 @@ final class Engine: Sendable {
     private func apply(_ events: [WireEvent], _ connection: CoordinatorConnection) {
         let current = run
         let events = events.filter { $0.run == current }
-        let tracked = state.withLock { s in Set(events.compactMap { s.table[$0.opID] != nil ? $0.opID : nil }) }
+        // This client's operations (the WATCH stream carries every client's), and those whose result to
+        // fetch: as `fetchResults` says, unless the operation says (typed ones: whether they have an output).
+        let fetchResults = fetchResults
+        let (tracked, wanting) = state.withLock { s in
+            var tracked = Set<String>(), wanting = Set<String>()
+            for e in events {
+                guard let op = s.table[e.opID] else { continue }
+                tracked.insert(e.opID)
+                if op.wantsResult ?? fetchResults { wanting.insert(e.opID) }
+            }
+            return (tracked, wanting)
+        }
         guard !tracked.isEmpty else { return }
         var fetched: [String: WireOpStatus] = [:]
-        if fetchResults {
-            // Only this client's operations: the WATCH stream carries every client's.
+        if !wanting.isEmpty {
             let succeeded = events.filter {
-                $0.state == .finished && tracked.contains($0.opID)
+                $0.state == .finished && wanting.contains($0.opID)
                     && { if case .succeeded? = $0.outcome.result { true } else { false } }($0)
             }.map(\.opID)
             if !succeeded.isEmpty { fetched = results(succeeded, connection).found }

@@ -6,8 +6,8 @@ import WireProtocol
 
 /// An operation that runs on a worker: Foundation's `Operation`, with a handler kind and a payload in
 /// place of `main()`. Configure it, set its dependencies, add it to a `RemoteOperationQueue`; its state
-/// follows the coordinator's events.
-public final class RemoteOperation: Sendable, CustomStringConvertible {
+/// follows the coordinator's events. Not `open`: its one subclass is `TypedRemoteOperation`.
+public class RemoteOperation: @unchecked Sendable, CustomStringConvertible {
     /// The life cycle (S1); cancellation is the separate `isCancelled` flag. `dispatched`: sent to a
     /// worker, waiting there for a slot; `executing`: its handler runs.
     public enum State: Int, Sendable, Comparable, CustomStringConvertible {
@@ -55,12 +55,18 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
     /// Tags a worker must all have.
     public let requiredTags: [String]
     let isBarrier: Bool
+    /// Fetch the result when it succeeds whatever the coordinator's `fetchResults` says (a typed
+    /// operation with an output: true; with `Void`: false); nil = as the coordinator says.
+    let wantsResult: Bool?
 
     /// Everything that changes, under the operation's one lock (OperationState.swift).
     let fields = StateLock(OperationState())
 
     private static let idPrefix = "swift-" + UUID().uuidString.prefix(8).lowercased()
     private static let counter = Atomic<Int>(0)
+
+    /// A new id, unique per process run ("swift-1a2b3c4d-17").
+    static func generatedID() -> String { "\(idPrefix)-\(counter.wrappingAdd(1, ordering: .relaxed).newValue)" }
 
     public convenience init(kind: String, payload: [UInt8] = [], name: String? = nil, id: String? = nil,
                 queuePriority: OperationPriority = .normal, qualityOfService: OperationQoS? = nil,
@@ -80,10 +86,12 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
 
     init(kind: String, payload: [UInt8], name: String?, id: String?, queuePriority: OperationPriority,
          qualityOfService: OperationQoS?, parts: Int, dependencyPolicy: DependencyPolicy, retries: Int,
-         timeout: Double?, requiredTags: [String], barrier: Bool, retryDelay: Double? = nil, retryDelayMax: Double? = nil) {
+         timeout: Double?, requiredTags: [String], barrier: Bool, retryDelay: Double? = nil, retryDelayMax: Double? = nil,
+         wantsResult: Bool? = nil) {
+        self.wantsResult = wantsResult
         self.retryDelay = retryDelay.map { max(0, $0) }
         self.retryDelayMax = retryDelayMax.map { max(0, $0) }
-        self.id = id ?? "\(Self.idPrefix)-\(Self.counter.wrappingAdd(1, ordering: .relaxed).newValue)"
+        self.id = id ?? Self.generatedID()
         self.kind = kind
         self.payload = payload
         self.parts = max(1, parts)
@@ -237,6 +245,53 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
         }
     }
 
+    /// `waitUntilFinished()` that throws `CancellationError` when the waiting task is cancelled (the
+    /// operation goes on: only `cancel()` cancels it).
+    func waitUntilFinishedOrTaskCancelled() async throws {
+        let key = Atomic<UInt64>(0)       // 0: no wait kept (yet)
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+                guard let k = fields.withLock({ $0.addCancellableWaiter(c) }) else { c.resume(); return }
+                key.store(k, ordering: .sequentiallyConsistent)
+                // Cancelled before the wait was kept: the handler found nothing to end.
+                if Task.isCancelled, let c = fields.withLock({ $0.removeCancellableWaiter(k) }) { c.resume(throwing: CancellationError()) }
+            }
+        } onCancel: {
+            let k = key.load(ordering: .sequentiallyConsistent)
+            if k != 0, let c = fields.withLock({ $0.removeCancellableWaiter(k) }) { c.resume(throwing: CancellationError()) }
+        }
+    }
+
+    /// Why this operation cannot be added (a typed one whose input could not be encoded); nil = it can.
+    var addError: RemoteOperationError? { nil }
+
+    /// The Swift type of a typed operation (for the add-time warnings), nil for a bytes one.
+    var typeName: String? { nil }
+
+    /// Foundation progress of this operation: 100 units, fed by the handler's `reportProgress`
+    /// fractions (up to 99) and complete when it finishes, however it ends. The queue's `progress`
+    /// counts the same units. Made on first use.
+    public var progress: Progress {
+        let (p, made, fraction, finished) = fields.withLock { f -> (Progress, Bool, Double?, Bool) in
+            if let p = f.progress { return (p, false, nil, false) }
+            let p = Progress(totalUnitCount: 100)
+            f.progress = p
+            return (p, true, f.snapshot.fraction, f.snapshot.state == .finished)
+        }
+        if made { Self.advance(p, fraction: fraction, finished: finished) }
+        return p
+    }
+
+    /// Progress only grows (a retry's fractions start again, the units do not), so updates from
+    /// the connection thread and the first read need no order between them.
+    private static let progressLock = NSLock()
+    static func advance(_ p: Progress, fraction: Double?, finished: Bool) {
+        let units: Int64 = finished ? 100 : fraction.map { Int64(min(1, max(0, $0)) * 99) } ?? 0
+        guard units > 0 else { return }
+        // Outside the operation's lock: Foundation calls a Progress's observers synchronously.
+        progressLock.withLock { if units > p.completedUnitCount { p.completedUnitCount = units } }
+    }
+
     /// Every state change from now on, starting with the current state; ends after `finished`.
     public var stateChanges: AsyncStream<Snapshot> {
         AsyncStream { continuation in
@@ -260,6 +315,7 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
 
     private func perform(_ action: OperationState.UpdateAction) {
         if action.yield { for s in action.streams { s.yield(action.snapshot) } }
+        if let p = action.progress { Self.advance(p, fraction: action.snapshot.fraction, finished: action.finished) }
         if action.finished {
             for s in action.streams { s.finish() }
             deliverFinish(owner: action.owner)
@@ -285,8 +341,9 @@ public final class RemoteOperation: Sendable, CustomStringConvertible {
             block?()
             owner?.finished(self)
             // Blocking waits return from here on; async ones are resumed.
-            let waiters = fields.withLock { $0.delivered() }
+            let (waiters, cancellable) = fields.withLock { ($0.delivered(), $0.takeCancellableWaiters()) }
             for w in waiters { w.resume() }
+            for w in cancellable { w.resume() }
         }
         if let engine { engine.callbacks.async(execute: work) } else { DispatchQueue.global().async(execute: work) }
     }

@@ -170,6 +170,7 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
         var claimed: [RemoteOperation] = []
         func unclaim() { for o in claimed { o.fields.withLock { $0.unclaim() } } }
         for op in ops {
+            if let e = op.addError { unclaim(); throw e }
             let error: RemoteOperationError? = op.fields.withLock { f in
                 if f.snapshot.state != .finished, f.queue == nil, !seen.insert(ObjectIdentifier(op)).inserted {
                     return .alreadyAdded(f.name ?? op.id, queue: name)
@@ -272,8 +273,9 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
         }
         let names = Dictionary(ops.flatMap { [$0] + $0.dependencies }.map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
         let engine = self.engine
+        let unplaceable: [WireUnplaceable]
         do {
-            try engine.perform { [wire, name] connection in
+            unplaceable = try engine.perform { [wire, name] connection in
                 // A new queue is created with the settings made so far (an existing one keeps its own).
                 let settings: WireQueueSettings? = try self.known(connection) ? nil : self.fields.withLock { $0.creationSettings(name: name) }
                 engine.register(ops)
@@ -281,6 +283,7 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
                 var messages = Batcher.submits(wire, queues: settings.map { [$0] } ?? [], run: engine.run, appendAll: true)
                 var k = 0
                 var renewed = false
+                var unplaceable: [WireUnplaceable] = []
                 while k < messages.count {
                     // Sent again with its submission key if the coordinator goes away before it answers
                     // (within the request timeout): applied once either way.
@@ -294,17 +297,20 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
                         continue
                     }
                     guard r.accepted else { throw RemoteOperationError.rejected(r.errors.map { Self.problem($0, names) }) }
+                    unplaceable += r.unplaceable
                     k += 1
                 }
                 // On the connection thread, so before any event of these operations is applied.
                 self.track(ops)
                 self.fields.withLock { $0.submitted() }
+                return unplaceable
             }
         } catch {
             engine.unregister(ops)
             for op in ops { op.fields.withLock { $0.unsent() } }
             throw error
         }
+        if !unplaceable.isEmpty { warnUnplaceable(unplaceable, ops) }
         // Cancelled while it waited to be sent (or while being sent): cancel it on the coordinator.
         for op in ops where op.isCancelled {
             var c = WireCancelOps()

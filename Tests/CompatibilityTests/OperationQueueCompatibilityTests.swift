@@ -302,14 +302,14 @@ struct OperationQueueCompatibilityTests {
     @Test func waitUntilFinishedBlockingAndAsync() async throws {
         let q = try queue("wait")
         let ops = (0..<4).map { sleeper(100 * ($0 + 1), "s\($0)") }
-        try q.addOperations(ops, waitUntilFinished: true)
+        try { try q.addOperations(ops, waitUntilFinished: true) }()   // the blocking form (a sync closure picks it)
         #expect(ops.allSatisfy { $0.isFinished }, "addOperations(_:waitUntilFinished: true) returns when all finished")
         let one = sleeper(200, "one")
         try q.addOperation(one)
         await one.waitUntilFinished()
         #expect(one.isFinished)
         let more = (0..<3).map { sleeper(150, "m\($0)") }
-        try q.addOperations(more, waitUntilFinished: false)
+        try await q.addOperations(more, waitUntilFinished: false)
         await q.waitUntilAllOperationsAreFinished()
         #expect(more.allSatisfy { $0.isFinished } && q.operationCount == 0)
         let last = sleeper(150, "last")
