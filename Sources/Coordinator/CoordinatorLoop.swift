@@ -10,7 +10,7 @@ import ZeroMQ
 /// wire needs lives in pure values it carries out (`PeerTable`, `ClientBook`, `WorkerLinks`, `Outbox`).
 final class CoordinatorLoop {
     let endpoint: String
-    private let socket: Socket
+    let socket: Socket
     private let poller = Poller()
     private let waker: Waker
     let logger: Logger
@@ -19,6 +19,11 @@ final class CoordinatorLoop {
     var core: Scheduler
     var peers = PeerTable()
     var outbox = Outbox()
+    /// Messages for peers whose pipe is full, and each client's budget (SlowReaders.swift).
+    var backlog: OutputBacklog
+    var nextBacklogTry: Int64 = 0
+    var slowStreamsEnded = 0, droppedSinceTrim = 0, clientsAtTrim = 0
+    private var nextMemoryCheck: Int64 = 0
     private var actions: [Action] = []
     private var stimulus: UInt64 = 0
     var now: Int64 = 0
@@ -50,6 +55,7 @@ final class CoordinatorLoop {
         self.waker = waker
         self.logger = logger
         workerLinks = WorkerLinks(heartbeatInterval: Int64(config.heartbeatIntervalMs) * 1000)
+        backlog = OutputBacklog(perClient: config.clientOutputBytes, total: config.clientOutputTotalBytes)
         var coreConfig = SchedulerConfig()
         coreConfig.heartbeatIntervalMicros = Int64(config.heartbeatIntervalMs) * 1000
         coreConfig.missedHeartbeats = Int64(config.liveness)
@@ -69,13 +75,14 @@ final class CoordinatorLoop {
             loopAccess = LoopAccess(list: list, generation: generation)
         }
         // Tell us (EHOSTUNREACH) instead of silently dropping when a peer is gone, so departed
-        // watchers are unsubscribed; no send high-water mark, because a dropped DISPATCH would strand
-        // work (credits already bound what a worker can be sent).
+        // watchers are unsubscribed, and (EAGAIN) when a peer's pipe is full: a small high-water mark,
+        // so what a peer that does not read costs is held by us, in bytes, within its budget
+        // (`OutputBacklog`; nothing to a worker is dropped: its credit bounds what it is sent).
         try socket.set(.routerMandatory, true)
         // A worker that reconnects with the same routing id takes the old connection's place. Not with
         // keys: a peer choosing another's routing id must not take over its connection (and its work).
         try socket.set(.routerHandover, config.access == nil)
-        try socket.set(.sendHighWaterMark, 0)
+        try socket.set(.sendHighWaterMark, OutputBacklog.socketHighWaterMark)
         try socket.set(.receiveHighWaterMark, 0)
         try socket.set(.maxMessageSize, WireLimits.socketMaxMessageSize)
         try socket.bind(config.bind)
@@ -132,11 +139,13 @@ final class CoordinatorLoop {
             }
             refreshAccess()
             expireWaits()
+            if !backlog.isEmpty { drainBacklog() }
             flush()
             commitJournal()
             for w in workerLinks.idleWorkers(now: now) { send(.heartbeat, toWorker: w) }
             if now >= nextPeerSweep { forgetIdlePeers() }
             if now >= nextMetricsPublish { publishMetrics(); nextMetricsPublish = now + 1_000_000 }
+            if now >= nextMemoryCheck { releaseMemoryAfterSlowReaders(); nextMemoryCheck = now + 5_000_000 }
         }
     }
 
@@ -434,11 +443,15 @@ final class CoordinatorLoop {
         workerLinks.sent(to: id, now: now)
     }
 
-    /// Returns false when the peer is gone (ROUTER_MANDATORY says so).
+    /// Returns false when the peer is gone (ROUTER_MANDATORY says so). A peer whose pipe is full, or
+    /// that has messages waiting, gets it queued behind them (`hold`).
     @discardableResult
     func send(_ message: Message, to routing: [UInt8], requestID: UInt32 = 0) -> Bool {
+        let frames = [routing] + WireCodec.encode(message, requestID: requestID)
+        if backlog.holds(routing) { return hold(frames, message, to: routing) }
         do {
-            return try socket.sendMultipart([routing] + WireCodec.encode(message, requestID: requestID), flags: .dontWait)
+            if try socket.sendMultipart(frames, flags: .dontWait) { return true }
+            return hold(frames, message, to: routing)
         } catch {
             logger.debug("send \(message.command) to \(hex(routing)) failed: \(error)")
             return false
