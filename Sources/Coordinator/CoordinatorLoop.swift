@@ -22,6 +22,8 @@ final class CoordinatorLoop {
     /// Messages for peers whose pipe is full, and each client's budget (SlowReaders.swift).
     var backlog: OutputBacklog
     var nextBacklogTry: Int64 = 0
+    /// The last event made for a watcher: the core publishes one event to every watcher in a row.
+    var lastPublished: (event: OpEvent, withResult: Bool, wire: WireEvent)?
     var slowStreamsEnded = 0, droppedSinceTrim = 0, clientsAtTrim = 0
     private var nextMemoryCheck: Int64 = 0
     private var actions: [Action] = []
@@ -125,7 +127,8 @@ final class CoordinatorLoop {
         }
         while !stopRequested() {
             now = CoordinatorClock.nowMicros()
-            let waitUntil = min(nextTick, clientBook.nextDeadline ?? .max, workerLinks.nextSweep, now + 1_000_000)
+            let waitUntil = min(nextTick, clientBook.nextDeadline ?? .max, workerLinks.nextSweep, now + 1_000_000,
+                                backlog.isEmpty ? .max : nextBacklogTry)
             try poller.poll(timeout: .microseconds(max(0, waitUntil - now)))
             // Stamp what this wake-up handles with the time it arrived, not when the loop went to sleep.
             now = CoordinatorClock.nowMicros()
@@ -404,7 +407,7 @@ final class CoordinatorLoop {
         case .publish(let watcher, let event):
             guard let stream = clientBook.stream(of: watcher) else { return }
             if case .progress = event.transition, !stream.progress { return }   // only on request (WATCH `progress`)
-            outbox.event(publishedEvent(event, withResult: stream.withResults), to: watcher)
+            outbox.event(publishedEventOnce(event, withResult: stream.withResults), to: watcher)
         case .journal(let record):
             journalBatch.add(JournalEntry(at: now, record: record))
         case .scheduleTick(let at):

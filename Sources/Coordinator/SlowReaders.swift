@@ -18,7 +18,9 @@ extension CoordinatorLoop {
         default:
             if case .event = message { kind = .event } else { kind = .reply }
         }
+        let first = !backlog.holds(routing)
         if backlog.add(frames, kind: kind, to: routing) == .overBudget { endSlowStream(routing) }
+        if first { logger.debug("peer \(hex(routing)) reads slower than it is sent to: holding its messages") }
         return true
     }
 
@@ -46,8 +48,9 @@ extension CoordinatorLoop {
     func drainBacklog() {
         guard backlog.freshQueues > 0 || now >= nextBacklogTry else { return }
         let (due, next) = backlog.due(now: now)
-        // Blocked peers are tried on their back-off, but the list is not walked more than every 2 ms.
-        nextBacklogTry = max(next, now + 2_000)
+        // Blocked peers are tried on their back-off (those blocked now: in 1 ms), but the list is not
+        // walked more than every 2 ms.
+        nextBacklogTry = max(min(next, now + 1_000), now + 2_000)
         for r in due {
             guard let role = peers.role(of: r) else { backlog.drop(r); continue }
             while let item = backlog.first(of: r) {

@@ -31,7 +31,7 @@ struct SlowReaderTests {
     }
 
     @Test func aWatcherThatNeverReadsIsEndedWithANoticeAndOthersAreServed() throws {
-        let c = try LocalCluster(coordinatorArgs: ["--client-output-bytes", "65536"])
+        let c = try LocalCluster(coordinatorArgs: ["--client-output-bytes", "65536", "--log-level", "debug"])
         defer { c.stop() }
         try c.startWorker("w", slots: 4, prefetch: 64)
         let context = try Context()
@@ -56,6 +56,13 @@ struct SlowReaderTests {
         var events = 0
         let p = Poller()
         _ = p.add(deaf)
+        defer {
+            if notice == nil {
+                print("read \(events) EVENT messages; the coordinator said:\n" + log().split(separator: "\n").filter {
+                    $0.contains("does not read") || $0.contains("holding") || $0.contains("send")
+                }.prefix(20).joined(separator: "\n"))
+            }
+        }
         try c.waitUntil("the deaf watcher to read the notice", timeout: 20) {
             try p.poll(timeout: .milliseconds(50))
             while let frames = try deaf.receiveMultipart(flags: .dontWait) {
