@@ -236,6 +236,7 @@ final class CoordinatorLoop {
             guard let p = authorize(envelope, from: routing, user: user, inProcess: config.internalEndpoint != nil) else { return }
             principal = p
         }
+        if case .watch = envelope.message { backlog.streamReopened(routing) }   // after `watch too slow`
         switch envelope.message {
         case .submit(let s) where !s.submissionKey.isEmpty:
             // A retry is recognised by its key and the exact bytes it carries (PROTOCOL.md §5.13).
@@ -393,7 +394,9 @@ final class CoordinatorLoop {
         stimulus &+= 1
         core.handle(Input(stimulus: stimulus, now: now, event), into: &actions)
         for action in actions { apply(action) }
-        actions.removeAll(keepingCapacity: true)
+        // Keep the buffer between inputs, unless one input made a huge fan-out (an event to thousands
+        // of watchers): that much is not kept for ever.
+        if actions.capacity > 1 << 16 { actions = [] } else { actions.removeAll(keepingCapacity: true) }
     }
 
     private func apply(_ action: Action) {
@@ -450,6 +453,7 @@ final class CoordinatorLoop {
     /// that has messages waiting, gets it queued behind them (`hold`).
     @discardableResult
     func send(_ message: Message, to routing: [UInt8], requestID: UInt32 = 0) -> Bool {
+        if case .event = message, backlog.discardsEvents(for: routing) { return true }   // its stream ended as too slow
         let frames = [routing] + WireCodec.encode(message, requestID: requestID)
         if backlog.holds(routing) { return hold(frames, message, to: routing) }
         do {

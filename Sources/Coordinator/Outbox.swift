@@ -12,6 +12,9 @@ struct Outbox {
         var requestID: UInt32
     }
 
+    /// Bytes of one EVENT message (a single larger event, a big result, goes alone).
+    static let eventMessageBytes = 64 << 10
+
     private var dispatches: [UInt64: [WireDispatchRecord]] = [:]
     private var cancels: [UInt64: [WireCancelRecord]] = [:]
     private var events: [UInt64: [WireEvent]] = [:]
@@ -47,7 +50,12 @@ struct Outbox {
         for (c, var list) in events {
             for i in list.indices { list[i].sequence = nextSequence(c) }
             let request = watchRequestID(c)
-            while let m = Batcher.message(draining: &list) { out.append(Batch(peer: .client(c), message: m, requestID: request)) }
+            // Smaller messages than the protocol allows: libzmq holds a peer's messages by count
+            // (OutputBacklog.socketHighWaterMark), so their size is what bounds its bytes.
+            while !list.isEmpty {
+                let part = Batcher.drain(&list, maxBytes: Self.eventMessageBytes)
+                out.append(Batch(peer: .client(c), message: WireEvent.message(part, sentUs: 0), requestID: request))
+            }
         }
         dispatches.removeAll(keepingCapacity: true)
         cancels.removeAll(keepingCapacity: true)

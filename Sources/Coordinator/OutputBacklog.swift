@@ -34,9 +34,6 @@ struct OutputBacklog {
         /// When to try again after the pipe was found full; 0 until the first failed try (then every pass).
         var retryAt: Int64 = 0
         var backoff: Int64 = 0
-        /// Its stream was ended for slowness: EVENTs of that stream still on their way are not queued
-        /// behind the notice (the client resubscribes once it reads the notice, so this queue is gone by then).
-        var streamEnded = false
 
         var isEmpty: Bool { head == items.count }
     }
@@ -44,6 +41,9 @@ struct OutputBacklog {
     let perClient: Int
     let total: Int
     private var queues: [[UInt8]: Queue] = [:]
+    /// Peers whose stream was ended for slowness and that have not sent WATCH since: EVENTs of the old
+    /// stream still on their way (this pass's, or held for the journal) are not sent after the notice.
+    private(set) var endedStreams: Set<[UInt8]> = []
     /// Bytes queued for clients (workers' are not budgeted).
     private(set) var clientBytes = 0
     private var clientQueues = 0
@@ -70,8 +70,6 @@ struct OutputBacklog {
         case queued
         /// The client's backlog is over its budget: end its stream (`endStream`).
         case overBudget
-        /// An EVENT of a stream already ended for slowness: not queued.
-        case discarded
     }
 
     /// Queues a message for `routing` (its pipe is full, or it already has a backlog).
@@ -83,10 +81,6 @@ struct OutputBacklog {
             freshQueues += 1
             return Queue(isClient: isClient)
         }()
-        if kind == .event && q.streamEnded {   // (an ended stream's queue exists: it was not new)
-            droppedBytes += bytes
-            return .discarded
-        }
         q.items.append(Item(frames: frames, bytes: bytes, kind: kind))
         q.bytes += bytes
         if q.isClient { clientBytes += bytes }
@@ -117,9 +111,22 @@ struct OutputBacklog {
         q.items = kept
         q.head = 0
         q.bytes = keptBytes
-        q.streamEnded = true
         queues[routing] = q
+        endedStreams.insert(routing)
         return q.isClient && q.bytes > perClient
+    }
+
+    /// Whether an EVENT for `routing` belongs to a stream ended for slowness (then it is not sent).
+    func discardsEvents(for routing: [UInt8]) -> Bool { !endedStreams.isEmpty && endedStreams.contains(routing) }
+
+    /// `routing` sent WATCH: its new stream's events go out again.
+    mutating func streamReopened(_ routing: [UInt8]) {
+        if !endedStreams.isEmpty { endedStreams.remove(routing) }
+    }
+
+    /// Forgets ended streams of peers no longer known (`isKnown` false).
+    mutating func forgetEndedStreams(where gone: ([UInt8]) -> Bool) {
+        if !endedStreams.isEmpty { endedStreams = endedStreams.filter { !gone($0) } }
     }
 
     /// Forgets everything queued for `routing` (it is gone, or does not read its replies).

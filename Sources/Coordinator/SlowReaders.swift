@@ -73,6 +73,7 @@ extension CoordinatorLoop {
     /// Gives memory freed by peers that left back to the system (glibc keeps freed pages otherwise):
     /// checked every few seconds, done only after many streams ended or much was dropped.
     func releaseMemoryAfterSlowReaders() {
+        backlog.forgetEndedStreams { peers.role(of: $0) == nil }
         let dropped = backlog.takeDropped()
         droppedSinceTrim += dropped
         let clients = peers.clientCount

@@ -1,5 +1,7 @@
 @testable import Coordinator
+import Foundation
 import Testing
+import WireProtocol
 
 /// Issue 23 (7): what the coordinator holds for peers that do not read, and when a client is over its
 /// budget. Pure: no sockets.
@@ -31,13 +33,21 @@ struct OutputBacklogTests {
         // The reply stays, the events go, the notice follows the reply.
         #expect(q.queuedBytes(of: a) == 340 && q.clientBytes == 340)
         #expect(q.takeDropped() == 900)
-        // Events of the ended stream still on their way are not queued behind the notice.
-        #expect(q.add(frames(300), kind: .event, to: a) == .discarded)
-        #expect(q.queuedBytes(of: a) == 340)
+        // Events of the ended stream still on their way are not sent after the notice, until a new WATCH.
+        #expect(q.discardsEvents(for: a) && !q.discardsEvents(for: b))
         q.sentFirst(of: a)
         #expect(q.first(of: a)?.frames == notice)
         q.sentFirst(of: a)
         #expect(q.isEmpty && q.clientBytes == 0)
+        #expect(q.discardsEvents(for: a), "also once the notice went out")
+        q.streamReopened(a)
+        #expect(!q.discardsEvents(for: a))
+        _ = q.endStream(of: b, notice: nil)
+        #expect(!q.discardsEvents(for: b), "no queue, no stream ended")
+        _ = q.add(frames(100), kind: .event, to: b)
+        _ = q.endStream(of: b, notice: nil)
+        q.forgetEndedStreams { $0 == b }
+        #expect(!q.discardsEvents(for: b), "a peer that is gone")
     }
 
     @Test func repliesAloneOverTheBudgetAreReportedForDropping() {
@@ -79,5 +89,36 @@ struct OutputBacklogTests {
         #expect(q.freshQueues == 1 && q.due(now: 0).due == [w], "a peer that moved is tried every pass again")
         q.drop(w)
         #expect(q.isEmpty && q.freshQueues == 0)
+    }
+}
+
+/// What libzmq holds for a peer is bounded by count (16 messages), so EVENT messages are kept small:
+/// a watcher's events leave in messages of at most 64 KiB (one larger event alone).
+struct EventMessageSizeTests {
+    @Test func eventsLeaveInMessagesOfAtMost64KiB() {
+        var outbox = Outbox()
+        var big = WireEvent()
+        big.opID = "big"
+        big.state = .finished
+        big.outcome.result = .succeeded(Data(repeating: 1, count: 100_000))
+        for i in 0..<2_000 {
+            var e = WireEvent()
+            e.opID = "op\(i)"
+            e.state = .ready
+            outbox.event(e, to: 7)
+            if i == 1_000 { outbox.event(big, to: 7) }
+        }
+        var sequence: UInt64 = 0
+        let batches = outbox.drain(watchRequestID: { _ in 9 }, nextSequence: { _ in sequence += 1; return sequence })
+        var seen: [UInt64] = []
+        for b in batches {
+            guard case .event(let m) = b.message else { Issue.record("not an EVENT"); continue }
+            #expect(b.requestID == 9)
+            let bytes = WireCodec.body(of: b.message).count
+            #expect(bytes <= Outbox.eventMessageBytes || m.events.count == 1, "\(bytes) bytes in \(m.events.count) events")
+            seen += m.events.map(\.sequence)
+        }
+        #expect(batches.count > 2)
+        #expect(seen == Array(1...2_001), "every event once, in order, numbered")
     }
 }
