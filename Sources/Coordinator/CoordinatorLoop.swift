@@ -410,7 +410,8 @@ final class CoordinatorLoop {
         case .publish(let watcher, let event):
             guard let stream = clientBook.stream(of: watcher) else { return }
             if case .progress = event.transition, !stream.progress { return }   // only on request (WATCH `progress`)
-            outbox.event(publishedEventOnce(event, withResult: stream.withResults), to: watcher)
+            let (wire, repeated) = publishedEventOnce(event, withResult: stream.withResults)
+            outbox.event(wire, to: watcher, sameAsLast: repeated)
         case .journal(let record):
             journalBatch.add(JournalEntry(at: now, record: record))
         case .scheduleTick(let at):

@@ -121,4 +121,25 @@ struct EventMessageSizeTests {
         #expect(batches.count > 2)
         #expect(seen == Array(1...2_001), "every event once, in order, numbered")
     }
+
+    /// One event to many watchers is kept once; each watcher's copy still gets its own numbers.
+    @Test func anEventToManyWatchersIsKeptOnceAndNumberedPerWatcher() {
+        var outbox = Outbox()
+        var a = WireEvent()
+        a.opID = "a"
+        var b = WireEvent()
+        b.opID = "b"
+        outbox.event(a, to: 1)
+        outbox.event(a, to: 2, sameAsLast: true)
+        outbox.event(a, to: 3, sameAsLast: true)
+        outbox.event(b, to: 1)
+        var next: [UInt64: UInt64] = [1: 10]
+        let batches = outbox.drain(watchRequestID: { _ in 0 }, nextSequence: { c in next[c, default: 0] += 1; return next[c]! })
+        var got: [UInt64: [String]] = [:]
+        for batch in batches {
+            guard case .client(let c) = batch.peer, case .event(let m) = batch.message else { continue }
+            got[c, default: []] += m.events.map { "\($0.opID)#\($0.sequence)" }
+        }
+        #expect(got == [1: ["a#11", "b#12"], 2: ["a#1"], 3: ["a#1"]])
+    }
 }

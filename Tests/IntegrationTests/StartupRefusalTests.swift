@@ -27,6 +27,13 @@ struct StartupRefusalTests {
         #expect(r.stderr.contains("unknown transport 'garbage'") && !r.stderr.contains("keys"), "\(r.stderr)")
     }
 
+    @Test func anAllowedHostMustBeAHostName() throws {
+        let r = try CommandLineTests.run(opcoord, ["--bind", "tcp://127.0.0.1:*", "--ephemeral", "--http", "127.0.0.1:0",
+                                                   "--http-allow-host", "http://head.example.org/"], timeout: 30)
+        #expect(r.status == 64, "\(r.status) \(r.stderr)")
+        #expect(r.stderr.contains("--http-allow-host 'http://head.example.org/' is not a host name"), "\(r.stderr)")
+    }
+
     @Test func aPublicKeyGivenAsTheSecretKeyIsCalledPublic() throws {
         guard libzmqHas("curve") else { return }
         let d = try dir()
