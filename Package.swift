@@ -149,7 +149,9 @@ var targets: [Target] = [
     .testTarget(name: "OpSpecTests", dependencies: ["OpSpec"]),
     .testTarget(name: "WorkerRuntimeTests", dependencies: ["WorkerRuntime", "OpSpec"]),
     // The coordinator shell's pure values (clock conversion, log limiting, the durability gate), without sockets.
-    .testTarget(name: "CoordinatorTests", dependencies: ["Coordinator"]),
+    .testTarget(name: "CoordinatorTests", dependencies: [
+        "Coordinator", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
+    ]),
     // The worker shell's pure values (what it holds across sessions), without sockets.
     .testTarget(name: "WorkerAgentTests", dependencies: [
         "WorkerAgent", "WorkerRuntime", "WireProtocol", "ZeroMQ",

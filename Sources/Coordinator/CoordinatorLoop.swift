@@ -10,7 +10,7 @@ import ZeroMQ
 /// wire needs lives in pure values it carries out (`PeerTable`, `ClientBook`, `WorkerLinks`, `Outbox`).
 final class CoordinatorLoop {
     let endpoint: String
-    private let socket: Socket
+    let socket: Socket
     private let poller = Poller()
     private let waker: Waker
     let logger: Logger
@@ -19,6 +19,13 @@ final class CoordinatorLoop {
     var core: Scheduler
     var peers = PeerTable()
     var outbox = Outbox()
+    /// Messages for peers whose pipe is full, and each client's budget (SlowReaders.swift).
+    var backlog: OutputBacklog
+    var nextBacklogTry: Int64 = 0
+    /// The last event made for a watcher: the core publishes one event to every watcher in a row.
+    var lastPublished: (event: OpEvent, withResult: Bool, wire: WireEvent)?
+    var slowStreamsEnded = 0, droppedSinceTrim = 0, clientsAtTrim = 0
+    private var nextMemoryCheck: Int64 = 0
     private var actions: [Action] = []
     private var stimulus: UInt64 = 0
     var now: Int64 = 0
@@ -50,6 +57,7 @@ final class CoordinatorLoop {
         self.waker = waker
         self.logger = logger
         workerLinks = WorkerLinks(heartbeatInterval: Int64(config.heartbeatIntervalMs) * 1000)
+        backlog = OutputBacklog(perClient: config.clientOutputBytes, total: config.clientOutputTotalBytes)
         var coreConfig = SchedulerConfig()
         coreConfig.heartbeatIntervalMicros = Int64(config.heartbeatIntervalMs) * 1000
         coreConfig.missedHeartbeats = Int64(config.liveness)
@@ -69,13 +77,14 @@ final class CoordinatorLoop {
             loopAccess = LoopAccess(list: list, generation: generation)
         }
         // Tell us (EHOSTUNREACH) instead of silently dropping when a peer is gone, so departed
-        // watchers are unsubscribed; no send high-water mark, because a dropped DISPATCH would strand
-        // work (credits already bound what a worker can be sent).
+        // watchers are unsubscribed, and (EAGAIN) when a peer's pipe is full: a small high-water mark,
+        // so what a peer that does not read costs is held by us, in bytes, within its budget
+        // (`OutputBacklog`; nothing to a worker is dropped: its credit bounds what it is sent).
         try socket.set(.routerMandatory, true)
         // A worker that reconnects with the same routing id takes the old connection's place. Not with
         // keys: a peer choosing another's routing id must not take over its connection (and its work).
         try socket.set(.routerHandover, config.access == nil)
-        try socket.set(.sendHighWaterMark, 0)
+        try socket.set(.sendHighWaterMark, OutputBacklog.socketHighWaterMark)
         try socket.set(.receiveHighWaterMark, 0)
         try socket.set(.maxMessageSize, WireLimits.socketMaxMessageSize)
         try socket.bind(config.bind)
@@ -118,7 +127,8 @@ final class CoordinatorLoop {
         }
         while !stopRequested() {
             now = CoordinatorClock.nowMicros()
-            let waitUntil = min(nextTick, clientBook.nextDeadline ?? .max, workerLinks.nextSweep, now + 1_000_000)
+            let waitUntil = min(nextTick, clientBook.nextDeadline ?? .max, workerLinks.nextSweep, now + 1_000_000,
+                                backlog.isEmpty ? .max : nextBacklogTry)
             try poller.poll(timeout: .microseconds(max(0, waitUntil - now)))
             // Stamp what this wake-up handles with the time it arrived, not when the loop went to sleep.
             now = CoordinatorClock.nowMicros()
@@ -132,11 +142,13 @@ final class CoordinatorLoop {
             }
             refreshAccess()
             expireWaits()
+            if !backlog.isEmpty { drainBacklog() }
             flush()
             commitJournal()
             for w in workerLinks.idleWorkers(now: now) { send(.heartbeat, toWorker: w) }
             if now >= nextPeerSweep { forgetIdlePeers() }
             if now >= nextMetricsPublish { publishMetrics(); nextMetricsPublish = now + 1_000_000 }
+            if now >= nextMemoryCheck { releaseMemoryAfterSlowReaders(); nextMemoryCheck = now + 5_000_000 }
         }
     }
 
@@ -224,6 +236,7 @@ final class CoordinatorLoop {
             guard let p = authorize(envelope, from: routing, user: user, inProcess: config.internalEndpoint != nil) else { return }
             principal = p
         }
+        if case .watch = envelope.message { backlog.streamReopened(routing) }   // after `watch too slow`
         switch envelope.message {
         case .submit(let s) where !s.submissionKey.isEmpty:
             // A retry is recognised by its key and the exact bytes it carries (PROTOCOL.md §5.13).
@@ -383,7 +396,9 @@ final class CoordinatorLoop {
         stimulus &+= 1
         core.handle(Input(stimulus: stimulus, now: now, event), into: &actions)
         for action in actions { apply(action) }
-        actions.removeAll(keepingCapacity: true)
+        // Keep the buffer between inputs, unless one input made a huge fan-out (an event to thousands
+        // of watchers): that much is not kept for ever.
+        if actions.capacity > 1 << 16 { actions = [] } else { actions.removeAll(keepingCapacity: true) }
     }
 
     private func apply(_ action: Action) {
@@ -397,7 +412,8 @@ final class CoordinatorLoop {
         case .publish(let watcher, let event):
             guard let stream = clientBook.stream(of: watcher) else { return }
             if case .progress = event.transition, !stream.progress { return }   // only on request (WATCH `progress`)
-            outbox.event(publishedEvent(event, withResult: stream.withResults), to: watcher)
+            let (wire, repeated) = publishedEventOnce(event, withResult: stream.withResults)
+            outbox.event(wire, to: watcher, sameAsLast: repeated)
         case .journal(let record):
             journalBatch.add(JournalEntry(at: now, record: record))
         case .scheduleTick(let at):
@@ -440,11 +456,16 @@ final class CoordinatorLoop {
         workerLinks.sent(to: id, now: now)
     }
 
-    /// Returns false when the peer is gone (ROUTER_MANDATORY says so).
+    /// Returns false when the peer is gone (ROUTER_MANDATORY says so). A peer whose pipe is full, or
+    /// that has messages waiting, gets it queued behind them (`hold`).
     @discardableResult
     func send(_ message: Message, to routing: [UInt8], requestID: UInt32 = 0) -> Bool {
+        if case .event = message, backlog.discardsEvents(for: routing) { return true }   // its stream ended as too slow
+        let frames = [routing] + WireCodec.encode(message, requestID: requestID)
+        if backlog.holds(routing) { return hold(frames, message, to: routing) }
         do {
-            return try socket.sendMultipart([routing] + WireCodec.encode(message, requestID: requestID), flags: .dontWait)
+            if try socket.sendMultipart(frames, flags: .dontWait) { return true }
+            return hold(frames, message, to: routing)
         } catch {
             logger.debug("send \(message.command) to \(hex(routing)) failed: \(error)")
             return false

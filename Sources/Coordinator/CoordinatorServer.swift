@@ -26,6 +26,11 @@ public struct CoordinatorConfig: Sendable {
     public var logStoreBytes = 64 << 20
     /// A client silent this long that is owed nothing (no WAIT, WATCH or reply) is forgotten (µs).
     public var clientIdleMicros: Int64 = 60_000_000
+    /// Bytes the coordinator holds for one client that does not read them (beyond what libzmq holds:
+    /// `OutputBacklog.socketHighWaterMark` messages); past it a WATCH stream is ended ("watch too slow").
+    public var clientOutputBytes = 8 << 20
+    /// What all slow clients together may hold: past it each is held to its share (PROTOCOL.md §13).
+    public var clientOutputTotalBytes = 64 << 20
     /// A lost worker's routing is kept this long for its late messages, then forgotten (µs).
     public var lostWorkerKeepMicros: Int64 = 300_000_000
     /// The journal's directory (A5, docs/DEPLOY.md "State directory"); nil runs without one (ephemeral:

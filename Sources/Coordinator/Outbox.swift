@@ -12,9 +12,15 @@ struct Outbox {
         var requestID: UInt32
     }
 
+    /// Bytes of one EVENT message (a single larger event, a big result, goes alone).
+    static let eventMessageBytes = 64 << 10
+
     private var dispatches: [UInt64: [WireDispatchRecord]] = [:]
     private var cancels: [UInt64: [WireCancelRecord]] = [:]
-    private var events: [UInt64: [WireEvent]] = [:]
+    /// This pass's events, each once; every watcher's list names them by index (one event goes to every
+    /// watcher of it: thousands of copies were most of a pass's memory with thousands of watchers).
+    private var eventTable: [WireEvent] = []
+    private var events: [UInt64: [Int32]] = [:]
 
     mutating func dispatch(_ record: WireDispatchRecord, to worker: UInt64) {
         dispatches[worker, default: []].append(record)
@@ -30,8 +36,10 @@ struct Outbox {
         cancels[worker, default: []].append(r)
     }
 
-    mutating func event(_ event: WireEvent, to watcher: UInt64) {
-        events[watcher, default: []].append(event)
+    /// `sameAsLast`: it is the event this pass last took (told to the next of its watchers).
+    mutating func event(_ event: WireEvent, to watcher: UInt64, sameAsLast: Bool = false) {
+        if !sameAsLast || eventTable.isEmpty { eventTable.append(event) }
+        events[watcher, default: []].append(Int32(eventTable.count - 1))
     }
 
     /// Empties the outbox into messages within the protocol's limits (`Batcher` cuts them).
@@ -44,14 +52,21 @@ struct Outbox {
         for (w, var records) in cancels {
             while let m = Batcher.message(draining: &records) { out.append(Batch(peer: .worker(w), message: m, requestID: 0)) }
         }
-        for (c, var list) in events {
+        for (c, indices) in events {
+            var list = indices.map { eventTable[Int($0)] }
             for i in list.indices { list[i].sequence = nextSequence(c) }
             let request = watchRequestID(c)
-            while let m = Batcher.message(draining: &list) { out.append(Batch(peer: .client(c), message: m, requestID: request)) }
+            // Smaller messages than the protocol allows: libzmq holds a peer's messages by count
+            // (OutputBacklog.socketHighWaterMark), so their size is what bounds its bytes.
+            while !list.isEmpty {
+                let part = Batcher.drain(&list, maxBytes: Self.eventMessageBytes)
+                out.append(Batch(peer: .client(c), message: WireEvent.message(part, sentUs: 0), requestID: request))
+            }
         }
         dispatches.removeAll(keepingCapacity: true)
         cancels.removeAll(keepingCapacity: true)
         events.removeAll(keepingCapacity: true)
+        eventTable.removeAll(keepingCapacity: eventTable.capacity < 1 << 16)
         return out
     }
 }

@@ -249,6 +249,15 @@ function b64text(b64) {
 const TOKEN_KEY = "opqueue-token";
 let tokenPrompt = null;   // the one open token question, shared by every request that got 401
 
+const LIVE_PROTOCOL = "opqueue-live";
+
+/** The token as a subprotocol may carry it: base64url of its UTF-8 bytes, unpadded. */
+function base64url(text) {
+  let bin = "";
+  for (const b of new TextEncoder().encode(text)) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
 function authHeaders() {
   const t = sessionStorage.getItem(TOKEN_KEY);
   return t ? { Authorization: `Bearer ${t}` } : {};
@@ -328,11 +337,12 @@ function setConn(state, text) {
 function connectLive() {
   clearTimeout(live.timer);
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
-  // A browser cannot set headers on a WebSocket: the token (if any) travels as a query parameter.
+  // A browser cannot set headers on a WebSocket: the token (if any) travels as a second subprotocol,
+  // "bearer.BASE64URL(token)", next to "opqueue-live", which the server answers (docs/HTTP.md "Access").
   const token = sessionStorage.getItem(TOKEN_KEY);
-  const url = `${proto}//${location.host}/api/live${token ? `?token=${encodeURIComponent(token)}` : ""}`;
+  const protocols = token ? [LIVE_PROTOCOL, `bearer.${base64url(token)}`] : [LIVE_PROTOCOL];
   let ws;
-  try { ws = new WebSocket(url); } catch (_) { scheduleReconnect(); return; }
+  try { ws = new WebSocket(`${proto}//${location.host}/api/live`, protocols); } catch (_) { scheduleReconnect(); return; }
   live.ws = ws;
   ws.onopen = () => { live.backoffMs = 500; live.pollOk = false; setConn("live", "live"); };
   ws.onmessage = (ev) => {

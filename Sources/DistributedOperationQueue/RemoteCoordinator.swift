@@ -218,6 +218,8 @@ final class Engine: Sendable {
         // the WATCH again (its events count from 1) and what is unfinished is re-read, as events of the
         // outage are lost.
         var losses = 0
+        // Streams the coordinator ended as too slow (made again at once): events were lost, re-read.
+        var restarts = 0
         while true {
             let (list, stopped) = state.withLock { $0.takeCommands() }
             for command in list { command(connection) }
@@ -230,6 +232,11 @@ final class Engine: Sendable {
                     losses = link.losses
                     lastSequence = 0
                 }
+                let restarted = connection.watchRestarts != restarts
+                if restarted {
+                    restarts = connection.watchRestarts
+                    lastSequence = 0
+                }
                 if !events.isEmpty {
                     lastHeard = .now
                     var gap = false
@@ -238,8 +245,8 @@ final class Engine: Sendable {
                         lastSequence = e.sequence
                     }
                     apply(events, connection)
-                    if gap || reconnected { resync(connection, afterReconnect: reconnected) }
-                } else if reconnected || (link.isUp && ContinuousClock.now - lastHeard > .seconds(2)) {
+                    if gap || reconnected || restarted { resync(connection, afterReconnect: reconnected) }
+                } else if reconnected || restarted || (link.isUp && ContinuousClock.now - lastHeard > .seconds(2)) {
                     // Also a safety net for lost events. Not while the coordinator is away: nothing would answer.
                     lastHeard = .now
                     resync(connection, afterReconnect: reconnected)

@@ -13,8 +13,10 @@ public struct HTTPSideConfig: Sendable {
     public var port: UInt16
     /// Required off loopback: every request must carry `Authorization: Bearer TOKEN`.
     public var token: String?
-    public init(host: String, port: UInt16, token: String? = nil) {
-        self.host = host; self.port = port; self.token = token
+    /// Names besides the bind address a request's `Host` may give (`--http-allow-host`).
+    public var allowedHosts: [String]
+    public init(host: String, port: UInt16, token: String? = nil, allowedHosts: [String] = []) {
+        self.host = host; self.port = port; self.token = token; self.allowedHosts = allowedHosts
     }
 
     /// "HOST:PORT" (or "[v6]:PORT"); nil when it is not one.
@@ -42,7 +44,8 @@ public final class HTTPSide: Sendable {
         self.logger = logger
         reader = try CoordinatorReader(endpoint: endpoint, context: context)
         metrics = MetricsExport(board: board)
-        routes = Routes(reader: reader, metrics: metrics, token: config.token)
+        routes = Routes(reader: reader, metrics: metrics,
+                        access: HTTPAccess(bindHost: config.host, allowedHosts: config.allowedHosts, token: config.token))
         let address: any SocketAddress = config.host.contains(":")
             ? try sockaddr_in6.inet6(ip6: config.host, port: config.port)
             : try sockaddr_in.inet(ip4: config.host == "localhost" ? "127.0.0.1" : config.host, port: config.port)
@@ -57,7 +60,7 @@ public final class HTTPSide: Sendable {
         let server = self.server
         let routes = self.routes
         let run = Task {
-            await server.appendRoute("GET /api/live", to: .webSocket(LiveFeed(routes: routes)))
+            // One handler for every path, the WebSocket included: it checks access before anything.
             await server.appendRoute("*", to: routes)
             do { try await server.run() } catch {
                 outcome.settle(.failure(error))

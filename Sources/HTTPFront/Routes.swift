@@ -8,16 +8,26 @@ import WireProtocol
 struct Routes: HTTPHandler {
     let reader: CoordinatorReader
     let metrics: MetricsExport
-    let token: String?
+    /// Host, Origin and token checks, before any route (the WebSocket included).
+    let access: HTTPAccess
 
     func handleRequest(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let path = request.path
+        let webSocket = path == "/api/live"
+        // Every route, and first: a Host that is not us is a page of another site (DNS rebinding).
+        if let refusal = access.refusal(host: request.headers[.host], origin: request.headers[HTTPHeader("Origin")],
+                                        authorization: request.headers[.authorization],
+                                        protocols: request.headers[Self.protocolHeader],
+                                        webSocket: webSocket, needsToken: !Self.holdsNoData(path)) {
+            return Self.error(refusal)
+        }
         guard request.method == .GET || request.method == .HEAD else {
             return Self.error(.methodNotAllowed, "the HTTP side is read-only: use opctl to change state", code: "METHOD")
         }
-        if let problem = authorization(request) { return problem }
+        if webSocket { return try await live(request) }
         let q = request.query
         do {
-            switch request.path {
+            switch path {
             case "/metrics":
                 return HTTPResponse(statusCode: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                                     body: Data(metrics.render().utf8))
@@ -35,11 +45,11 @@ struct Routes: HTTPHandler {
                 return Self.json(JSONText.of(try await logs(id, attempt: attempt)))
             case "/healthz": return HTTPResponse(statusCode: .ok, body: Data("ok\n".utf8))
             default:
-                if let page = Pages.file(request.path) {
+                if let page = Pages.file(path) {
                     return HTTPResponse(statusCode: .ok, headers: [.contentType: page.contentType, .cacheControl: "no-cache"],
                                         body: Data(page.body.utf8))
                 }
-                return Self.error(.notFound, "no such page: \(request.path)", code: "NOT_FOUND")
+                return Self.error(.notFound, "no such page: \(path)", code: "NOT_FOUND")
             }
         } catch let e as ClientError {
             return Self.error(e)
@@ -48,23 +58,33 @@ struct Routes: HTTPHandler {
         }
     }
 
-    /// Off loopback a token is set and every request must carry it (the WebSocket may pass it as
-    /// `?token=`, since browsers cannot set headers on one).
-    func authorization(_ request: HTTPRequest) -> HTTPResponse? {
-        guard let token else { return nil }
-        let given = request.headers[.authorization].flatMap { h in h.hasPrefix("Bearer ") ? String(h.dropFirst(7)) : nil }
-            ?? request.query["token"]
-        if let given, Self.same(given, token) { return nil }
-        return Self.error(.unauthorized, given == nil ? "this dashboard needs a token: send Authorization: Bearer TOKEN"
-                                                      : "wrong token", code: "UNAUTHORIZED")
+    static let protocolHeader = HTTPHeader("Sec-WebSocket-Protocol")
+
+    /// The page's own files and /healthz: a browser must load the page before it can ask for the token.
+    static func holdsNoData(_ path: String) -> Bool { path == "/healthz" || Pages.file(path) != nil }
+
+    /// `/api/live`: the WebSocket handshake (access already checked), answering the page's subprotocol.
+    func live(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var response = try await WebSocketHTTPHandler.webSocket(LiveFeed(routes: self)).handleRequest(request)
+        if response.statusCode == .switchingProtocols,
+           HTTPAccess.offered(request.headers[Self.protocolHeader]).contains(HTTPAccess.liveProtocol) {
+            // A browser that offered subprotocols fails the connection unless one is chosen; never the token.
+            response.headers[Self.protocolHeader] = HTTPAccess.liveProtocol
+        }
+        return response
     }
 
-    /// Compares without stopping at the first difference (no timing hint about the token).
-    static func same(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        var diff = x.count ^ y.count
-        for i in 0..<min(x.count, y.count) { diff |= Int(x[i] ^ y[i]) }
-        return diff == 0
+    static func error(_ refusal: HTTPAccess.Refusal) -> HTTPResponse {
+        switch refusal {
+        case .foreignHost(let host):
+            error(.misdirectedRequest, "Host '\(host.prefix(100))' is not this server: open it by its address, or start opcoord with --http-allow-host NAME",
+                  code: "MISDIRECTED")
+        case .foreignOrigin(let origin):
+            error(.forbidden, "a WebSocket from another origin ('\(origin.prefix(100))') is refused", code: "FORBIDDEN")
+        case .token(let given):
+            error(.unauthorized, given ? "wrong token" : "this dashboard needs a token: send Authorization: Bearer TOKEN",
+                  code: "UNAUTHORIZED")
+        }
     }
 
     // MARK: answers

@@ -27,6 +27,9 @@ public final class CoordinatorConnection {
     private var watchSettings: WireWatch?
     /// Events that arrived while waiting for a reply.
     private var pendingEvents: [WireEvent] = []
+    /// Times the coordinator ended our WATCH stream as too slow and it was made again at once (its
+    /// events count from 1 again): events in between are lost, so a watcher re-reads what it shows.
+    public private(set) var watchRestarts = 0
     /// Requests sent and not answered yet, with the link's counters when they were sent: a loss after
     /// that means their reply cannot come.
     private var outstanding: [UInt32: Sent] = [:]
@@ -299,7 +302,9 @@ public final class CoordinatorConnection {
             if monitorReady, try pumpMonitor() { return .linkChanged }
             if let frames = try socket.receiveMultipart(flags: .dontWait) {
                 switch WireCodec.decode(frames) {
-                case .success(let envelope): return .message(envelope)
+                case .success(let envelope):
+                    if isSlowStreamNotice(envelope) { watchRestarts += 1; resubscribe(); continue }
+                    return .message(envelope)
                 case .failure(let error): try undecodable(frames, error)
                 }
                 continue
@@ -411,6 +416,14 @@ public final class CoordinatorConnection {
     private func reopen() throws {
         close()
         (socket, monitor, poller) = try Self.open(context, endpoint, curve)
+    }
+
+    /// The coordinator ended our WATCH stream because we read it too slowly (PROTOCOL.md §13): an ERROR
+    /// BUSY `watch too slow: resubscribe` with the stream's request id, once its ACK came.
+    private func isSlowStreamNotice(_ envelope: Envelope) -> Bool {
+        guard let id = watchRequest, envelope.requestID == id, outstanding[id] == nil,
+              case .error(let e) = envelope.message, e.code == .busy, e.message == WireLimits.watchTooSlow else { return false }
+        return true
     }
 
     /// The coordinator on the other end of a new connection knows no subscription of ours.

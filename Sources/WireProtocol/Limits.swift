@@ -6,6 +6,9 @@ public enum WireLimits {
     public static let headerSize = 8
     /// Largest body frame accepted (16 MiB).
     public static let maxBodySize = 16 << 20
+    /// The ERROR (BUSY, with the WATCH's request id) that ends a stream the client did not read fast
+    /// enough (§13): the client makes the WATCH again and re-reads what it shows (PROTOCOL.md §5.22).
+    public static let watchTooSlow = "watch too slow: resubscribe"
     /// Largest frame of any kind; transports set ZMQ_MAXMSGSIZE to at least this.
     public static let maxFrameSize = maxBodySize
     /// What every opqueue socket sets as ZMQ_MAXMSGSIZE: the largest frame plus slack, so an oversized

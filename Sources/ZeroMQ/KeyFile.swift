@@ -7,7 +7,9 @@ import Darwin
 /// Key files (docs/DEPLOY.md "Keys"): the secret key at PATH (mode 0600: the 40-character Z85 secret on
 /// one line, `#` comment lines allowed), the public key at PATH.pub (the 40-character Z85 key on one line,
 /// ready to paste into an allow file). Loading refuses what ssh refuses: a missing file, a secret key
-/// readable by others, a file that holds no key — each with what to do about it.
+/// readable by others, a file that holds no key — each with what to do about it. The same reader guards
+/// every file that grants access (`ProtectedFile`): secret keys and the HTTP token must be private, the
+/// allow file must not be writable by anyone but its owner.
 public enum KeyFile {
     /// Writes a new key pair to `path` and `path.pub`; refuses to overwrite either.
     @discardableResult
@@ -28,31 +30,33 @@ public enum KeyFile {
 
     /// The key pair whose secret half is in `path`.
     public static func loadSecret(_ path: String) throws(KeyFileError) -> CurveKeyPair {
-        guard let line = keyLine(try privateContents(of: path)) else { throw .malformed(path, "no key in it") }
+        // `opctl keys new` writes NAME and NAME.pub: the .pub one is public (mode 644), never the secret.
+        if path.hasSuffix(".pub") { throw .publicKeyGiven(path) }
+        guard let line = keyLine(try contents(of: path, as: .secretKey)) else { throw .malformed(path, "no key in it") }
         do { return try CurveKeyPair(secretZ85: line) } catch { throw .malformed(path, "\(error)") }
     }
 
     /// A secret token (the HTTP side's): the first non-comment line of a private file (mode 0600, like a
     /// secret key), at least 16 characters.
     public static func loadToken(_ path: String) throws(KeyFileError) -> String {
-        guard let line = keyLine(try privateContents(of: path)), line.utf8.count >= 16 else {
-            throw .malformed(path, "no token of at least 16 characters in it")
-        }
+        guard let line = keyLine(try contents(of: path, as: .token)) else { throw .noToken(path, length: 0) }
+        guard line.utf8.count >= 16 else { throw .noToken(path, length: line.utf8.count) }
         return line
     }
 
-    /// The text of a file only its owner may read (a secret key, a token): a regular file, mode 0600 or
-    /// stricter, else the error says what to fix.
-    static func privateContents(of path: String) throws(KeyFileError) -> String {
+    /// The text of a file that grants access, if its permissions protect it: a regular file that only
+    /// its owner may write (an allow file), and for secrets (a key, a token) only its owner may read
+    /// (mode 0600 or stricter); else the error says what to fix.
+    public static func contents(of path: String, as kind: ProtectedFile) throws(KeyFileError) -> String {
         var st = stat()
         guard stat(path, &st) == 0 else {
-            if errno == ENOENT { throw .missing(path) }
-            throw .unusable(path, String(cString: strerror(errno)))
+            if errno == ENOENT { throw kind == .secretKey ? .missing(path) : .unusable(path, "it does not exist", kind: kind) }
+            throw .unusable(path, String(cString: strerror(errno)), kind: kind)
         }
-        guard (st.st_mode & S_IFMT) == S_IFREG else { throw .unusable(path, "not a regular file") }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { throw .unusable(path, "not a regular file", kind: kind) }
         let mode = st.st_mode & 0o777
-        if mode & 0o077 != 0 { throw .loosePermissions(path, mode: UInt32(mode)) }
-        return try contents(of: path)
+        if mode & kind.forbiddenModeBits != 0 { throw .loosePermissions(path, mode: UInt32(mode), kind: kind) }
+        return try contents(of: path, limit: kind.maxBytes, kind: kind)
     }
 
     /// A public key given as its 40 Z85 characters, or as the path of a file holding them (a `.pub`).
@@ -64,7 +68,9 @@ public enum KeyFile {
             if given.utf8.count == 40, let key = try? CurvePublicKey(z85: given) { return key }
             throw .malformed(given, "neither a public key (40 Z85 characters) nor a readable file holding one")
         }
-        guard let line = keyLine(try contents(of: given)) else { throw .malformed(given, "no key in it") }
+        guard let line = keyLine(try contents(of: given, limit: ProtectedFile.secretKey.maxBytes, kind: .publicKey)) else {
+            throw .malformed(given, "no key in it")
+        }
         do { return try CurvePublicKey(z85: line) } catch { throw .malformed(given, "\(error)") }
     }
 
@@ -77,20 +83,20 @@ public enum KeyFile {
         return nil
     }
 
-    private static func contents(of path: String) throws(KeyFileError) -> String {
+    private static func contents(of path: String, limit: Int, kind: ProtectedFile) throws(KeyFileError) -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .unusable(path, String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw .unusable(path, String(cString: strerror(errno)), kind: kind) }
         defer { close(fd) }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while bytes.count <= 64 << 10 {
+        while bytes.count <= limit {
             let n = read(fd, &buffer, buffer.count)
             if n < 0, errno == EINTR { continue }
-            guard n >= 0 else { throw .unusable(path, String(cString: strerror(errno))) }
+            guard n >= 0 else { throw .unusable(path, String(cString: strerror(errno)), kind: kind) }
             if n == 0 { return String(decoding: bytes, as: UTF8.self) }
             bytes += buffer[0..<n]
         }
-        throw .malformed(path, "larger than a key file can be")
+        throw .unusable(path, "larger than \(kind.noun) can be (\(limit >> 10) KiB)", kind: kind)
     }
 
     private static func store(_ text: String, at path: String, mode: mode_t) throws(KeyFileError) {
@@ -120,23 +126,77 @@ public enum KeyFile {
 /// Why a key file cannot be used, with what to do about it.
 public enum KeyFileError: Error, Sendable, Equatable, CustomStringConvertible {
     case missing(String)
-    case loosePermissions(String, mode: UInt32)
+    case loosePermissions(String, mode: UInt32, kind: ProtectedFile = .secretKey)
     case malformed(String, String)
     case exists(String)
-    case unusable(String, String)
+    case unusable(String, String, kind: ProtectedFile = .secretKey)
+    /// A `.pub` file given where the secret key is wanted.
+    case publicKeyGiven(String)
+    /// A token file whose first line is missing or shorter than 16 characters (`length`).
+    case noToken(String, length: Int)
 
     public var description: String {
         switch self {
         case .missing(let p):
             "key file '\(p)' does not exist: create a key pair with 'opctl keys new \(p)'"
-        case .loosePermissions(let p, let mode):
-            "permissions \(String(mode, radix: 8)) for key file '\(p)' are too open: a secret key must be readable by its owner only (chmod 600 '\(p)')"
+        case .loosePermissions(let p, let mode, let kind):
+            "permissions \(String(mode, radix: 8)) for \(kind.noun) '\(p)' are too open: \(kind.rule) (\(kind.fix) '\(p)')"
         case .malformed(let p, let why):
             "'\(p)' does not hold a CURVE key (\(why)); key files are made by 'opctl keys new PATH'"
         case .exists(let p):
             "'\(p)' already exists: remove it first or choose another path (an existing key is never overwritten)"
-        case .unusable(let p, let why):
-            "cannot use key file '\(p)': \(why)"
+        case .unusable(let p, let why, let kind):
+            "cannot use \(kind.noun) '\(p)': \(why)"
+        case .publicKeyGiven(let p):
+            "'\(p)' is a public key: give the secret key, the file without .pub ('\(p.dropLast(4))')"
+        case .noToken(let p, let length):
+            length == 0
+                ? "token file '\(p)' holds no token: put one line of at least 16 characters in it (e.g. openssl rand -hex 32 > '\(p)')"
+                : "token file '\(p)' holds a token of \(length) characters: a token needs at least 16 (e.g. openssl rand -hex 32 > '\(p)')"
         }
     }
+}
+
+/// A file that grants access, and what protects it from other local users.
+public enum ProtectedFile: Sendable, Equatable {
+    /// A CURVE secret key: nobody else may read or write it.
+    case secretKey
+    /// The HTTP side's bearer token: nobody else may read or write it.
+    case token
+    /// The allow file (public keys and roles): anyone may read it, only its owner may change it, since
+    /// whoever can write it can add an admin key.
+    case allowFile
+    /// A public key (`.pub`): no rule, read only.
+    case publicKey
+
+    var noun: String {
+        switch self {
+        case .secretKey: "key file"
+        case .token: "token file"
+        case .allowFile: "allow file"
+        case .publicKey: "public key file"
+        }
+    }
+
+    var forbiddenModeBits: mode_t {
+        switch self {
+        case .secretKey, .token: 0o077
+        case .allowFile: 0o022
+        case .publicKey: 0
+        }
+    }
+
+    var rule: String {
+        switch self {
+        case .secretKey: "a secret key must be readable by its owner only"
+        case .token: "a token must be readable by its owner only"
+        case .allowFile: "anyone who can write an allow file can add a key with any role, so only its owner may write it"
+        case .publicKey: ""
+        }
+    }
+
+    var fix: String { self == .allowFile ? "chmod go-w" : "chmod 600" }
+
+    /// Larger than this is not such a file (an allow file may list many thousands of keys).
+    var maxBytes: Int { self == .allowFile ? 16 << 20 : 64 << 10 }
 }

@@ -62,6 +62,9 @@ struct OpCoord: ParsableCommand {
     @Option(help: "Forget a client that has been silent this long and is owed no reply (e.g. 60s); it is a new client if it speaks again.")
     var clientIdle: String = "60s"
 
+    @Option(help: "Bytes the coordinator holds for one client that does not read what it is sent (beyond the socket's 16 messages); past it the client's WATCH stream is ended with 'watch too slow: resubscribe'. All slow clients together hold at most 8 times this.")
+    var clientOutputBytes: Int = 8 << 20
+
     @Option(help: "Directory of the journal and snapshots (default: $XDG_STATE_HOME/opqueue/<endpoint>, else ~/.local/state/opqueue/<endpoint>).")
     var stateDir: String?
 
@@ -90,7 +93,13 @@ struct OpCoord: ParsableCommand {
     @Option(help: "File holding the token every HTTP request must carry (Authorization: Bearer TOKEN); required when --http is off loopback. Mode 0600.")
     var httpTokenFile: String?
 
+    @Option(help: ArgumentHelp("A name the HTTP side may be reached by besides its address (repeatable): requests whose Host names anything else are refused (421), so a foreign site cannot read it through DNS rebinding.",
+                               valueName: "NAME"))
+    var httpAllowHost: [String] = []
+
     func validate() throws {
+        // First: a bind that cannot work is not a matter of keys.
+        if let problem = EndpointScope.bindProblem(bind) { throw ValidationError("--bind: \(problem)") }
         if (key == nil) != (allow == nil) {
             throw ValidationError("--key and --allow go together: the key proves who the coordinator is, the allow file says who may connect")
         }
@@ -118,6 +127,10 @@ struct OpCoord: ParsableCommand {
                     """)
             }
         }
+        for name in httpAllowHost where name.isEmpty || name.contains(where: { $0 == "/" || $0 == " " || $0 == ":" && !name.hasPrefix("[") }) {
+            throw ValidationError("--http-allow-host '\(name)' is not a host name: give a name such as head.example.org (no scheme, no port)")
+        }
+        if !httpAllowHost.isEmpty && http == "off" { throw ValidationError("--http-allow-host is for the HTTP side; --http off has none") }
         if httpTokenFile != nil && http == "off" { throw ValidationError("--http-token-file protects the HTTP side; --http off has none") }
         guard snapshotBytes >= 1 else { throw ValidationError("--snapshot-bytes must be ≥ 1") }
         // The default directory is named after the endpoint; with a port chosen at random it would be
@@ -134,6 +147,7 @@ struct OpCoord: ParsableCommand {
         // A run evicted as it finishes could not be read at all: its waiters and watchers ask for the
         // results after the FINISHED they were told of.
         guard kept >= 1_000_000 else { throw ValidationError("--retain must be at least 1s, so a finished run can still be read") }
+        guard clientOutputBytes >= 64 << 10 else { throw ValidationError("--client-output-bytes must be at least 65536 (64 KiB)") }
         guard logStoreBytes >= 0 else { throw ValidationError("--log-store-bytes must be ≥ 0") }
         guard retainRuns >= 1 else { throw ValidationError("--retain-runs must be ≥ 1, so a finished run can still be read") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
@@ -157,6 +171,8 @@ struct OpCoord: ParsableCommand {
         config.retainRuns = retainRuns
         config.logStoreBytes = logStoreBytes
         config.clientIdleMicros = RetentionPeriod.micros(clientIdle)!
+        config.clientOutputBytes = clientOutputBytes
+        config.clientOutputTotalBytes = clientOutputBytes.multipliedReportingOverflow(by: 8).overflow ? .max : clientOutputBytes * 8
         config.stateDirectory = ephemeral ? nil : (stateDir ?? Self.defaultStateDirectory(bind: bind))
         config.salvage = salvage
         config.snapshotMinBytes = snapshotBytes
@@ -216,7 +232,7 @@ extension OpCoord {
         let address = http ?? Self.defaultHTTP
         let (host, port) = HTTPSideConfig.parse(address)!
         do {
-            let side = try HTTPSide(config: HTTPSideConfig(host: host, port: port, token: token), board: board,
+            let side = try HTTPSide(config: HTTPSideConfig(host: host, port: port, token: token, allowedHosts: httpAllowHost), board: board,
                                     endpoint: inproc, context: server.zmqContext, logger: logger)
             let bound = try side.start()
             logger.info("dashboard and /metrics on http://\(bound)/\(token == nil ? "" : " (token required)")")

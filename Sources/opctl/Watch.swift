@@ -177,12 +177,21 @@ struct WatchSession {
 
     /// Reads events until `until` (at least those already here).
     mutating func readEvents(until: ContinuousClock.Instant) throws {
+        let restarts = conn.watchRestarts
         repeat {
             let left = until - .now
             let events = try conn.nextEvents(timeout: max(.zero, left))
+            if !events.isEmpty {
+                if !tty { for e in events { plain.record(e) } }
+                for n in model.record(events, at: t()) { announce(n) }
+            }
+            // The coordinator ended the stream as too slow (the connection made it again): events were
+            // lost, so ask for a fresh snapshot now rather than at the next interval.
+            if conn.watchRestarts != restarts {
+                if !tty { printError("opctl: the coordinator ended this watch as too slow (\(WireLimits.watchTooSlow)); watching again") }
+                break
+            }
             if events.isEmpty { break }
-            if !tty { for e in events { plain.record(e) } }
-            for n in model.record(events, at: t()) { announce(n) }
         } while conn.link.isUp
     }
 

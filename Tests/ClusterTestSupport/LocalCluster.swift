@@ -81,7 +81,9 @@ public final class LocalCluster: @unchecked Sendable {
             let k = dir.appendingPathComponent("keys")
             try FileManager.default.createDirectory(at: k, withIntermediateDirectories: true)
             try KeyFile.create(at: k.appendingPathComponent("coordinator.key").path)
-            _ = FileManager.default.createFile(atPath: k.appendingPathComponent("allow.txt").path, contents: nil)
+            // Only its owner may write an allow file (opcoord refuses it otherwise), whatever the umask.
+            _ = FileManager.default.createFile(atPath: k.appendingPathComponent("allow.txt").path, contents: nil,
+                                               attributes: [.posixPermissions: 0o644])
             keysDirectory = k
             try Self.addKey("admin", roles: "admin", scopes: [], in: k)
             try Self.addKey("worker", roles: "worker", scopes: [], in: k)
@@ -214,6 +216,7 @@ public final class LocalCluster: @unchecked Sendable {
         let tmp = allowFile + ".new"
         let write = {
             try (kept.joined(separator: "\n") + "\n").write(toFile: tmp, atomically: false, encoding: .utf8)
+            chmod(tmp, 0o644)
             guard rename(tmp, allowFile) == 0 else { throw ClusterError("rename failed: \(errno)") }
         }
         if waitForReload { try awaitingReload(write) } else { try write() }

@@ -1,7 +1,10 @@
 @testable import Coordinator
+import Foundation
+import Logging
 @testable import SchedulerCore
 import Testing
 import WireProtocol
+import ZeroMQ
 
 /// The allow file's grammar and what each role and scope permits (PROTOCOL.md §12). Pure: no sockets.
 struct AllowListTests {
@@ -174,5 +177,43 @@ struct RequestAccessTests {
         for m in all {
             #expect(denial(m, admin) == nil, "\(m.command)")
         }
+    }
+}
+
+/// Issue 23 (8): an allow file others may write grants nothing: refused at start, and a reload keeps the
+/// previous list (and logs why) until its mode is fixed.
+struct AllowFilePermissionTests {
+    @Test func aWritableByOthersAllowFileIsRefusedAtStartAndOnReload() throws {
+        guard libzmqHas("curve") else { return }
+        let dir = NSTemporaryDirectory() + "opq-allow-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/allow.txt"
+        try "\(AllowListTests.keyA) alice view\n".write(toFile: path, atomically: false, encoding: .utf8)
+        chmod(path, 0o666)
+        let keys = try CurveKeyPair.generate()
+        let logger = Logger(label: "test")
+        #expect {
+            _ = try AccessControl(keys: keys, allowPath: path, logger: logger)
+        } throws: { e in
+            "\(e)".contains("allow file '\(path)'") && "\(e)".contains("chmod go-w '\(path)'")
+        }
+        chmod(path, 0o644)
+        let access = try AccessControl(keys: keys, allowPath: path, logger: logger)
+        #expect(access.current().list.count == 1)
+
+        // Someone else adds an admin key to a file they could write: not taken.
+        let h = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try h.seekToEnd()
+        try h.write(contentsOf: Data("\(AllowListTests.keyB) mallory admin\n".utf8))
+        try h.close()
+        chmod(path, 0o646)
+        access.reload()
+        #expect(access.current().list.count == 1 && access.current().list.principal(key: AllowListTests.keyB) == nil)
+        #expect(access.reloadIfChanged() == false, "the refused version is not retried every poll")
+        // Fixing the mode is a change the poll sees: no SIGHUP needed.
+        chmod(path, 0o644)
+        #expect(access.reloadIfChanged())
+        #expect(access.current().list.principal(key: AllowListTests.keyB)?.name == "mallory")
     }
 }

@@ -43,6 +43,62 @@ struct KeyFileTests {
         #expect(throws: KeyFileError.self) { try KeyFile.loadPublic("tooshort") }
     }
 
+    /// Issue 23 (9): a .pub given as the secret key, and a token file without a token, are named for
+    /// what they are, not as a permission problem or a "CURVE key".
+    @Test func aPublicKeyOrAnEmptyTokenIsCalledWhatItIs() throws {
+        guard libzmqHas("curve") else { return }
+        let path = tempPath("w.key")
+        try KeyFile.create(at: path)
+        #expect(throws: KeyFileError.publicKeyGiven(path + ".pub")) { try KeyFile.loadSecret(path + ".pub") }
+        let said = KeyFileError.publicKeyGiven(path + ".pub").description
+        #expect(said.contains("is a public key") && said.contains("'\(path)'"), "\(said)")
+
+        let token = tempPath("token")
+        FileManager.default.createFile(atPath: token, contents: nil, attributes: [.posixPermissions: 0o600])
+        #expect(throws: KeyFileError.noToken(token, length: 0)) { try KeyFile.loadToken(token) }
+        let empty = KeyFileError.noToken(token, length: 0).description
+        #expect(empty.contains("token file") && !empty.contains("CURVE"), "\(empty)")
+        try "short\n".write(toFile: token, atomically: false, encoding: .utf8)
+        #expect(throws: KeyFileError.noToken(token, length: 5)) { try KeyFile.loadToken(token) }
+        try "0123456789abcdef0123\n".write(toFile: token, atomically: false, encoding: .utf8)
+        #expect(try KeyFile.loadToken(token) == "0123456789abcdef0123")
+        chmod(token, 0o640)
+        #expect(throws: KeyFileError.loosePermissions(token, mode: 0o640, kind: .token)) { try KeyFile.loadToken(token) }
+        let loose = KeyFileError.loosePermissions(token, mode: 0o640, kind: .token).description
+        #expect(loose.contains("token file") && loose.contains("chmod 600"), "\(loose)")
+    }
+
+    /// Issue 23 (8): the allow file may be read by anyone but written by its owner only.
+    @Test func anAllowFileOthersMayWriteIsRefusedWithTheFix() throws {
+        let path = tempPath("allow.txt")
+        try "# nobody\n".write(toFile: path, atomically: false, encoding: .utf8)
+        for mode: mode_t in [0o644, 0o600, 0o444] {
+            chmod(path, mode)
+            #expect(try KeyFile.contents(of: path, as: .allowFile) == "# nobody\n", "mode \(String(mode, radix: 8))")
+        }
+        for mode: mode_t in [0o666, 0o664, 0o646, 0o620] {
+            chmod(path, mode)
+            #expect(throws: KeyFileError.loosePermissions(path, mode: UInt32(mode), kind: .allowFile)) {
+                try KeyFile.contents(of: path, as: .allowFile)
+            }
+        }
+        let said = KeyFileError.loosePermissions(path, mode: 0o666, kind: .allowFile).description
+        #expect(said.contains("allow file") && said.contains("chmod go-w '\(path)'"), "\(said)")
+    }
+
+    /// Issue 23 (9): a bind endpoint libzmq would wrap or misreport is refused with what is wrong.
+    @Test func bindEndpointsAreCheckedBeforeLibzmqSeesThem() {
+        for e in ["tcp://127.0.0.1:7600", "tcp://0.0.0.0:*", "tcp://[::1]:65535", "tcp://eth0:1", "ipc:///tmp/x", "inproc://a"] {
+            #expect(EndpointScope.bindProblem(e) == nil, "\(e)")
+        }
+        #expect(EndpointScope.bindProblem("tcp://127.0.0.1:99999")?.contains("port 99999 in tcp://127.0.0.1:99999 is out of range") == true)
+        #expect(EndpointScope.bindProblem("tcp://127.0.0.1:0")?.contains("out of range") == true)
+        #expect(EndpointScope.bindProblem("tcp://127.0.0.1:http")?.contains("'http' in tcp://127.0.0.1:http is not a port") == true)
+        #expect(EndpointScope.bindProblem("tcp://127.0.0.1")?.contains("has no port") == true)
+        #expect(EndpointScope.bindProblem("garbage://")?.contains("unknown transport 'garbage'") == true)
+        #expect(EndpointScope.bindProblem("127.0.0.1:7600")?.contains("is not an endpoint") == true)
+    }
+
     @Test func endpointsOnlyThisMachineReachesAreLoopback() {
         for e in ["tcp://127.0.0.1:7600", "tcp://127.1.2.3:*", "tcp://localhost:1", "tcp://[::1]:7600", "ipc:///tmp/x", "inproc://a"] {
             #expect(EndpointScope.isLoopback(e), "\(e)")

@@ -24,14 +24,16 @@ public final class AccessControl: Sendable {
         var limiter = LogLimiter()
     }
 
-    /// What identifies one version of the file on disk.
+    /// What identifies one version of the file on disk. The mode is part of it: a file refused for its
+    /// permissions is read again once they are fixed (`chmod go-w`), without a SIGHUP.
     struct FileStamp: Equatable {
-        var inode: UInt64, size: Int64, mtimeNanos: Int64
+        var inode: UInt64, size: Int64, mtimeNanos: Int64, mode: UInt32
         static func of(_ path: String) -> FileStamp? {
             var st = stat()
             guard stat(path, &st) == 0 else { return nil }
             return FileStamp(inode: UInt64(st.st_ino), size: Int64(st.st_size),
-                             mtimeNanos: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec))
+                             mtimeNanos: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec),
+                             mode: UInt32(st.st_mode))
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import OpModel
+import ZeroMQ
 
 /// What one key may do (docs/DEPLOY.md "Keys and roles"; PROTOCOL.md §12).
 public enum AccessRole: String, Sendable, CaseIterable, Comparable {
@@ -104,11 +105,12 @@ public struct AllowList: Sendable, Equatable {
         return list
     }
 
-    /// Reads and parses `path`.
+    /// Reads and parses `path`, through the reader that guards key files: a file others may write is
+    /// refused (whoever can write it can add an admin key).
     public static func load(_ path: String) throws(AllowListError) -> AllowList {
         let text: String
-        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
-            throw AllowListError(source: path, line: 0, message: "cannot read it: \((error as NSError).localizedDescription)")
+        do { text = try KeyFile.contents(of: path, as: .allowFile) } catch {
+            throw AllowListError(source: path, line: 0, message: error.description, whole: true)
         }
         return try parse(text, source: path)
     }
@@ -121,5 +123,12 @@ public struct AllowListError: Error, Sendable, Equatable, CustomStringConvertibl
     public var source: String
     public var line: Int
     public var message: String
-    public var description: String { line > 0 ? "\(source) line \(line): \(message)" : "\(source): \(message)" }
+    /// The message names the file itself (a permission or read problem).
+    public var whole = false
+    public init(source: String, line: Int, message: String, whole: Bool = false) {
+        self.source = source; self.line = line; self.message = message; self.whole = whole
+    }
+    public var description: String {
+        whole ? message : line > 0 ? "\(source) line \(line): \(message)" : "\(source): \(message)"
+    }
 }

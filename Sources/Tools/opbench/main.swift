@@ -6,7 +6,7 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let json = arguments.contains("--json")
 let quick = arguments.contains("--quick")
 let peers = arguments.contains("--peers")
-let suites = ["core", "wire", "worker", "e2e", "history", "recovery", "all"]
+let suites = ["core", "wire", "worker", "e2e", "history", "recovery", "slow-readers", "all"]
 guard let suite = arguments.first, suites.contains(suite) else {
     FileHandle.standardError.write(Data("usage: opbench \(suites.joined(separator: "|")) [--json] [--quick] [--peers]\n".utf8))
     exit(2)
@@ -33,4 +33,8 @@ if suite == "history" {
 // Not part of `all`: a coordinator killed with a million live operations in its journal.
 if suite == "recovery" {
     BenchReport.emit(runRecoveryBench(quick: quick), json: json)
+}
+// Not part of `all`: thousands of clients that never read, and a well-behaved one beside them.
+if suite == "slow-readers" {
+    BenchReport.emit(runSlowReadersBench(quick: quick), json: json)
 }
