@@ -193,6 +193,26 @@ struct TypedOperationTests {
         await #expect(throws: RemoteOperationError.self) { try await op.value }
     }
 
+    /// `OpWorker.main` takes opworker's whole command line: `--allow-kinds` limits the typed kinds too.
+    @Test func theOneLineWorkerTakesOpworkersOptions() async throws {
+        let limited = try TypedCluster(workerArgs: ["--allow-kinds", "Square,noop", "--tags", "typed"])
+        let info = try #require(try limited.local.workerList().first { $0.name == TypedCluster.workerName })
+        #expect(info.kinds.sorted() == ["Square", "noop"] && info.tags == ["typed"])
+        let warnings = Collected<String>()
+        limited.coordinator.warningHandler = { warnings.append($0) }
+        let q = limited.queue("limited")
+        #expect(try await q.addOperation(Square(n: 3)).value == 9)
+        let refused = try q.addOperation(Resize(side: 20))
+        #expect(warnings.values.count == 1 && warnings.values.first?.contains("no connected worker offers kind 'Resize'") == true)
+        refused.cancel()
+        // A bad command line: the usage error, and a non-zero exit.
+        let log = limited.local.dir.appendingPathComponent("bad.log")
+        let bad = try LocalCluster.launch("typed-test-worker", ["--slots", "0"], log: log)
+        try limited.waitUntil("the worker with a bad command line to exit") { !bad.isRunning }
+        #expect(bad.terminationStatus != 0)
+        #expect(try String(contentsOf: log, encoding: .utf8).contains("--slots must be ≥ 1"))
+    }
+
     @Test func progressOfTheOperationAndOfTheQueue() async throws {
         let q = cluster.queue("progress")
         let nap = try q.addOperation(Nap(milliseconds: 1_500))
