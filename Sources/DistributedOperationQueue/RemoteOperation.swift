@@ -247,7 +247,7 @@ public class RemoteOperation: @unchecked Sendable, CustomStringConvertible {
 
     /// `waitUntilFinished()` that throws `CancellationError` when the waiting task is cancelled (the
     /// operation goes on: only `cancel()` cancels it).
-    func waitUntilFinishedOrTaskCancelled() async throws {
+    nonisolated(nonsending) func waitUntilFinishedOrTaskCancelled() async throws {
         let key = Atomic<UInt64>(0)       // 0: no wait kept (yet)
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in

@@ -59,7 +59,9 @@ public final class TypedRemoteOperation<Op: DistributedOperation>: RemoteOperati
     /// `undecodableOutput` / `undecodableInput` (the two sides' versions of the type differ),
     /// `outputTooLarge`. Cancelling the task that awaits it ends only the wait (`CancellationError`);
     /// the operation goes on — `cancel()` cancels it.
-    public var value: Op.Output {
+    /// `nonisolated(nonsending)`: it runs on the caller's actor, so reading a finished operation's value
+    /// from the main actor costs no hop to the global executor and back.
+    public nonisolated(nonsending) var value: Op.Output {
         get async throws {
             if !fields.withLock({ $0.finishedDelivered }) { try await waitUntilFinishedOrTaskCancelled() }
             return try decodedOutcome()

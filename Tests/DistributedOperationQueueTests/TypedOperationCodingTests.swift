@@ -50,7 +50,7 @@ import WireProtocol
     @Test func valueRoundTrips() async throws {
         #expect(try await roundTrip(Square(n: 12), servedBy: Square.self) == 144)
         #expect(try await roundTrip(Resize(side: 32), servedBy: Resize.self) == "32x32")
-        let bytes = try await run(Huge.self, payload: TypedRemoteOperation(Huge(bytes: 3)).payload).result ?? []
+        let bytes = await run(Huge.self, payload: TypedRemoteOperation(Huge(bytes: 3)).payload).result ?? []
         #expect(try finished(Huge(bytes: 3), .succeeded(bytes)).decodedOutcome() == Data([7, 7, 7]))
     }
 

@@ -11,11 +11,12 @@ final class TypedCluster: @unchecked Sendable {
     /// The coordinator's id of that worker (what `lastRun.worker` and `.failed(worker:)` name).
     let workerID: String
 
-    init() throws {
+    /// `workerArgs`: more options for the typed worker (opworker's, e.g. `--allow-kinds`).
+    init(workerArgs: [String] = []) throws {
         let local = try LocalCluster(heartbeatMs: 200)
         self.local = local
         do {
-            workers.append(try Self.startTypedWorker(Self.workerName, in: local))
+            workers.append(try Self.startTypedWorker(Self.workerName, in: local, extraArgs: workerArgs))
             workerID = try local.workerList().first { $0.name == Self.workerName }?.workerID ?? ""
             coordinator = try RemoteCoordinator(endpoint: local.endpoint, timeout: .seconds(5), fetchResults: false)
         } catch {

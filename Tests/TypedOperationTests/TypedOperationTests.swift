@@ -193,6 +193,46 @@ struct TypedOperationTests {
         await #expect(throws: RemoteOperationError.self) { try await op.value }
     }
 
+    /// `OpWorker.main` takes opworker's whole command line: `--allow-kinds` limits the typed kinds too.
+    @Test func theOneLineWorkerTakesOpworkersOptions() async throws {
+        let limited = try TypedCluster(workerArgs: ["--allow-kinds", "Square,noop", "--tags", "typed"])
+        let info = try #require(try limited.local.workerList().first { $0.name == TypedCluster.workerName })
+        #expect(info.kinds.sorted() == ["Square", "noop"] && info.tags == ["typed"])
+        let warnings = Collected<String>()
+        limited.coordinator.warningHandler = { warnings.append($0) }
+        let q = limited.queue("limited")
+        #expect(try await q.addOperation(Square(n: 3)).value == 9)
+        let refused = try q.addOperation(Resize(side: 20))
+        #expect(warnings.values.count == 1 && warnings.values.first?.contains("no connected worker offers kind 'Resize'") == true)
+        refused.cancel()
+        // A bad command line: the usage error, and a non-zero exit.
+        let log = limited.local.dir.appendingPathComponent("bad.log")
+        let bad = try LocalCluster.launch("typed-test-worker", ["--slots", "0"], log: log)
+        try limited.waitUntil("the worker with a bad command line to exit") { !bad.isRunning }
+        #expect(bad.terminationStatus != 0)
+        #expect(try String(contentsOf: log, encoding: .utf8).contains("--slots must be ≥ 1"))
+    }
+
+    /// The wire form is enough for another language: a Python worker (examples/python/worker.py plus
+    /// two typed kinds, Tests/Fixtures/typed/typed_worker.py) serves `Square` and `Resize`, and the
+    /// client gets values and the typed error as from a Swift worker.
+    @Test func pythonWorkerServesTypedKinds() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let local = try LocalCluster(heartbeatMs: 200)
+        defer { local.stop() }
+        let python = try LocalCluster.launch(
+            executable: "/usr/bin/python3",
+            [root.appendingPathComponent("Tests/Fixtures/typed/typed_worker.py").path, local.endpoint, "--name", "py", "--slots", "2", "--seconds", "60"],
+            log: local.dir.appendingPathComponent("py.log"), env: ["PYTHONPATH": root.appendingPathComponent("examples/python").path])
+        defer { kill(python.processIdentifier, SIGKILL); python.waitUntilExit() }
+        try local.waitUntil("the Python worker registered", timeout: 20) { try local.workerList().contains { $0.name == "py" } }
+        let remote = try RemoteCoordinator(endpoint: local.endpoint, timeout: .seconds(5))
+        let q = RemoteOperationQueue(name: "python", coordinator: remote)
+        #expect(try await q.addOperation(Square(n: 7)).value == 49)
+        #expect(try await q.addOperation(Resize(side: 32)).value == "32x32")
+        await #expect(throws: ResizeError.tooSmall(side: 8)) { _ = try await q.addOperation(Resize(side: 8)).value }
+    }
+
     @Test func progressOfTheOperationAndOfTheQueue() async throws {
         let q = cluster.queue("progress")
         let nap = try q.addOperation(Nap(milliseconds: 1_500))
