@@ -22,6 +22,7 @@ final class CoordinatorLoop {
     /// Messages for peers whose pipe is full, and each client's budget (SlowReaders.swift).
     var backlog: OutputBacklog
     var nextBacklogTry: Int64 = 0
+    private var nextEventFlush: Int64 = 0
     /// The last event made for a watcher: the core publishes one event to every watcher in a row.
     var lastPublished: (event: OpEvent, withResult: Bool, wire: WireEvent)?
     var slowStreamsEnded = 0, droppedSinceTrim = 0, clientsAtTrim = 0
@@ -128,7 +129,7 @@ final class CoordinatorLoop {
         while !stopRequested() {
             now = CoordinatorClock.nowMicros()
             let waitUntil = min(nextTick, clientBook.nextDeadline ?? .max, workerLinks.nextSweep, now + 1_000_000,
-                                backlog.isEmpty ? .max : nextBacklogTry)
+                                backlog.isEmpty ? .max : nextBacklogTry, outbox.eventWatchers == 0 ? .max : nextEventFlush)
             try poller.poll(timeout: .microseconds(max(0, waitUntil - now)))
             // Stamp what this wake-up handles with the time it arrived, not when the loop went to sleep.
             now = CoordinatorClock.nowMicros()
@@ -436,9 +437,15 @@ final class CoordinatorLoop {
 
     // MARK: outbound
 
+    /// With more watchers than this, their events leave at most every `eventInterval` µs (coalesced),
+    /// not in every pass: the cost of a pass is one message per watcher.
+    static let eventFanOut = 64, eventInterval: Int64 = 10_000
+
     private func flush() {
+        let eventsDue = outbox.eventWatchers <= Self.eventFanOut || now >= nextEventFlush
+        if eventsDue && outbox.eventWatchers > 0 { nextEventFlush = now + Self.eventInterval }
         let batches = outbox.drain(watchRequestID: { clientBook.stream(of: $0)?.requestID ?? 0 },
-                                   nextSequence: { clientBook.nextSequence(of: $0) })
+                                   nextSequence: { clientBook.nextSequence(of: $0) }, withEvents: eventsDue)
         clientBook.passEnded()
         for b in batches {
             switch b.peer {

@@ -44,7 +44,12 @@ struct Outbox {
 
     /// Empties the outbox into messages within the protocol's limits (`Batcher` cuts them).
     /// `nextSequence` numbers each watcher's events; `watchRequestID` is the WATCH request they answer.
-    mutating func drain(watchRequestID: (UInt64) -> UInt32, nextSequence: (UInt64) -> UInt64) -> [Batch] {
+    /// Watchers with events waiting.
+    var eventWatchers: Int { events.count }
+
+    /// `withEvents` false: the events wait for a later drain (the loop sends events to many watchers at
+    /// most every few ms: one message per watcher per pass was what thousands of watchers cost).
+    mutating func drain(watchRequestID: (UInt64) -> UInt32, nextSequence: (UInt64) -> UInt64, withEvents: Bool = true) -> [Batch] {
         var out: [Batch] = []
         for (w, var records) in dispatches {
             while let m = Batcher.message(draining: &records) { out.append(Batch(peer: .worker(w), message: m, requestID: 0)) }
@@ -52,6 +57,9 @@ struct Outbox {
         for (w, var records) in cancels {
             while let m = Batcher.message(draining: &records) { out.append(Batch(peer: .worker(w), message: m, requestID: 0)) }
         }
+        dispatches.removeAll(keepingCapacity: true)
+        cancels.removeAll(keepingCapacity: true)
+        guard withEvents else { return out }
         for (c, indices) in events {
             var list = indices.map { eventTable[Int($0)] }
             for i in list.indices { list[i].sequence = nextSequence(c) }
@@ -63,8 +71,6 @@ struct Outbox {
                 out.append(Batch(peer: .client(c), message: WireEvent.message(part, sentUs: 0), requestID: request))
             }
         }
-        dispatches.removeAll(keepingCapacity: true)
-        cancels.removeAll(keepingCapacity: true)
         events.removeAll(keepingCapacity: true)
         eventTable.removeAll(keepingCapacity: eventTable.capacity < 1 << 16)
         return out

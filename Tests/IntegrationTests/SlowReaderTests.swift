@@ -123,4 +123,52 @@ struct SlowReaderTests {
         try waitUntil("the client to count the restart", timeout: 10) { seen.withLock { $0.restarts == 1 && $0.events == 1 } }
         #expect(failure.withLock { $0 } == nil)
     }
+
+    /// With more than 64 watchers their events are coalesced (at most every 10 ms): each still gets every
+    /// event once, numbered without a gap, and exactly one FINISHED per operation.
+    @Test func manyWatchersEachGetEveryEventOnceInOrder() throws {
+        let c = try LocalCluster()
+        defer { c.stop() }
+        try c.startWorker("w", slots: 4)
+        let context = try Context(ioThreads: 1, maxSockets: 256)
+        var watchers: [Socket] = []
+        defer { for w in watchers { w.close() } }
+        for _ in 0..<70 {
+            let s = try Socket(context, type: .dealer)
+            try s.set(.linger, 0)
+            try s.connect(c.endpoint)
+            _ = try s.sendMultipart(WireCodec.encode(.watch(WireWatch()), requestID: 5))
+            watchers.append(s)
+        }
+        for s in watchers {
+            let p = Poller()
+            _ = p.add(s)
+            try p.poll(timeout: .seconds(10))
+            guard let f = try s.receiveMultipart(flags: .dontWait), case .success(let e) = WireCodec.decode(f), case .ack = e.message else {
+                throw ClusterError("a watcher got no ACK")
+            }
+        }
+        let ids = (0..<50).map { "m\($0)" }
+        _ = try c.submit(ids.map { op($0) }, run: "many")
+        #expect(try c.wait(ids.map { "many/\($0)" }, timeout: 30).finished)
+        for (k, s) in watchers.enumerated() {
+            var sequences: [UInt64] = []
+            var finished: [String: Int] = [:]
+            let p = Poller()
+            _ = p.add(s)
+            try c.waitUntil("watcher \(k) to see every op finish", timeout: 20) {
+                try p.poll(timeout: .milliseconds(50))
+                while let f = try s.receiveMultipart(flags: .dontWait) {
+                    guard case .success(let e) = WireCodec.decode(f), case .event(let m) = e.message else { continue }
+                    for ev in m.events {
+                        sequences.append(ev.sequence)
+                        if ev.state == .finished { finished[ev.opID, default: 0] += 1 }
+                    }
+                }
+                return finished.count == ids.count
+            }
+            #expect(sequences == Array(1...UInt64(sequences.count)), "watcher \(k): numbered without a gap")
+            #expect(finished.values.allSatisfy { $0 == 1 }, "watcher \(k): one FINISHED per op")
+        }
+    }
 }
