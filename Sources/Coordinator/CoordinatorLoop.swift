@@ -23,8 +23,6 @@ final class CoordinatorLoop {
     var backlog: OutputBacklog
     var nextBacklogTry: Int64 = 0
     private var nextEventFlush: Int64 = 0
-    /// The last event made for a watcher: the core publishes one event to every watcher in a row.
-    var lastPublished: (event: OpEvent, withResult: Bool, wire: WireEvent)?
     var slowStreamsEnded = 0, droppedSinceTrim = 0, clientsAtTrim = 0
     private var nextMemoryCheck: Int64 = 0
     private var actions: [Action] = []
@@ -410,11 +408,23 @@ final class CoordinatorLoop {
             outbox.cancel(op: op, attempt: attempt, reason: reason, on: w)
         case .reply(let ref, let reply):
             deliver(reply, to: ref)
-        case .publish(let watcher, let event):
-            guard let stream = clientBook.stream(of: watcher) else { return }
-            if case .progress = event.transition, !stream.progress { return }   // only on request (WATCH `progress`)
-            let (wire, repeated) = publishedEventOnce(event, withResult: stream.withResults)
-            outbox.event(wire, to: watcher, sameAsLast: repeated)
+        case .publish(let watchers, let event):
+            // Made once per form (with or without the result) for every watcher the core names.
+            let isProgress = if case .progress = event.transition { true } else { false }
+            var made: (plain: Int32?, withResults: Int32?) = (nil, nil)
+            for watcher in watchers {
+                guard let stream = clientBook.stream(of: watcher) else { continue }
+                if isProgress && !stream.progress { continue }   // only on request (WATCH `progress`)
+                let index: Int32
+                if stream.withResults {
+                    index = made.withResults ?? outbox.add(publishedEvent(event, withResult: true))
+                    made.withResults = index
+                } else {
+                    index = made.plain ?? outbox.add(publishedEvent(event, withResult: false))
+                    made.plain = index
+                }
+                outbox.event(index, to: watcher)
+            }
         case .journal(let record):
             journalBatch.add(JournalEntry(at: now, record: record))
         case .scheduleTick(let at):

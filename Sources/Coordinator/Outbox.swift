@@ -36,10 +36,14 @@ struct Outbox {
         cancels[worker, default: []].append(r)
     }
 
-    /// `sameAsLast`: it is the event this pass last took (told to the next of its watchers).
-    mutating func event(_ event: WireEvent, to watcher: UInt64, sameAsLast: Bool = false) {
-        if !sameAsLast || eventTable.isEmpty { eventTable.append(event) }
-        events[watcher, default: []].append(Int32(eventTable.count - 1))
+    /// Keeps an event for this pass; `event(_:to:)` tells it to each of its watchers.
+    mutating func add(_ event: WireEvent) -> Int32 {
+        eventTable.append(event)
+        return Int32(eventTable.count - 1)
+    }
+
+    mutating func event(_ index: Int32, to watcher: UInt64) {
+        events[watcher, default: []].append(index)
     }
 
     /// Empties the outbox into messages within the protocol's limits (`Batcher` cuts them).

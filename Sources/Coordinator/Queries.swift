@@ -305,16 +305,6 @@ extension CoordinatorLoop {
         return r
     }
 
-    /// `publishedEvent`, made once for the watchers the core tells of one event in a row (with many
-    /// watchers this was most of what an event cost: names and ids made again for each).
-    /// `repeated`: the same as the last one made (the outbox keeps it once).
-    func publishedEventOnce(_ e: OpEvent, withResult: Bool) -> (event: WireEvent, repeated: Bool) {
-        if let last = lastPublished, last.withResult == withResult, last.event == e { return (last.wire, true) }
-        let w = publishedEvent(e, withResult: withResult)
-        lastPublished = (e, withResult, w)
-        return (w, false)
-    }
-
     func publishedEvent(_ e: OpEvent, withResult: Bool) -> WireEvent {
         var w = WireEvent()
         (w.run, w.opID) = core.runAndOp(of: e.op)

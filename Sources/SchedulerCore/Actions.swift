@@ -186,7 +186,9 @@ public enum Action: Sendable, Equatable {
     case dispatch(Dispatch)
     case cancelOnWorker(worker: UInt64, op: String, part: Int, attempt: Int, reason: String)
     case reply(ClientRef, Reply)
-    case publish(watcher: UInt64, OpEvent)
+    /// An event for every watcher named (those whose filters match it; one action per group of watchers
+    /// with the same filters).
+    case publish(watchers: [UInt64], OpEvent)
     case journal(JournalRecord)
     /// Call `handle(tick)` at (or after) this time.
     case scheduleTick(at: Int64)

@@ -73,7 +73,7 @@ extension Scheduler {
         rememberEvicted(r.name, finishedAt: r.finishedAt, evictedAt: now)
         runIndex[r.name] = nil
         for k in r.submissionKeys { submissionKeys[k] = nil }
-        for w in watchers.indices where watchers[w].run == slot { watchers[w].run = -2 }   // matches nothing now
+        for g in watchers.indices where watchers[g].run == slot { watchers[g].run = -2 }   // matches nothing now
         runs[Int(slot)] = nil
         freeRunSlots.append(slot)
     }

@@ -58,7 +58,8 @@ public struct Scheduler: Sendable {
     var waits: [Int32: WaitRecord] = [:]
     var nextWait: Int32 = 0
     var opWaiters: [Int32: [Int32]] = [:]
-    var watchers: [(client: UInt64, queue: Int32, run: Int32)] = []   // filters: -1 = all
+    /// Watchers grouped by their filters (Waits.swift): an event is published once per group.
+    var watchers: [WatchGroup] = []
 
     var runs: [RunState?] = []
     var runIndex: [String: Int32] = [:]
@@ -131,7 +132,7 @@ public struct Scheduler: Sendable {
         case .waitQueue(let ref, let q): waitQueue(ref, q, &out)
         case .waitRun(let ref, let run): waitRun(ref, run, &out)
         case .watch(let ref, let q, let run): watch(ref, q, run, &out)
-        case .unwatch(let c): watchers.removeAll { $0.client == c }
+        case .unwatch(let c): unwatch(c)
         case .workerJoined(let hello): workerJoined(hello, &out)
         case .credit(let w, let n): creditGrant(w, n)
         case .heartbeat(let w): _ = liveWorker(w)

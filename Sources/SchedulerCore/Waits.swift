@@ -87,19 +87,37 @@ extension Scheduler {
             guard let r = runIndex[runName] else { out.append(.reply(ref, .error(.notFound("\(runFailure(runName))")))); return }
             runFilter = r
         }
-        watchers.removeAll { $0.client == ref.client }
-        watchers.append((ref.client, filter, runFilter))
+        unwatch(ref.client)
+        if let g = watchers.firstIndex(where: { $0.queue == filter && $0.run == runFilter }) {
+            watchers[g].clients.append(ref.client)
+        } else {
+            watchers.append(WatchGroup(queue: filter, run: runFilter, clients: [ref.client]))
+        }
         out.append(.reply(ref, .ok))
     }
 
-    /// `at`: when it happened (default: this input's time).
+    mutating func unwatch(_ client: UInt64) {
+        for g in watchers.indices { watchers[g].clients.removeAll { $0 == client } }
+        watchers.removeAll { $0.clients.isEmpty }
+    }
+
+    /// `at`: when it happened (default: this input's time). One action per group of watchers with the
+    /// same filters, naming them all: thousands of watchers of every queue cost one action per event,
+    /// not thousands (the group's list is shared, not copied).
     func publish(_ op: Int32, _ t: OpEvent.Transition, at: Int64? = nil, _ out: inout [Action]) {
         let q = queueOf(op)
         let ev = OpEvent(op: ops.ids[Int(op)], queue: queues[Int(q)].name, at: at ?? now, transition: t)
         let r = ops.hot[Int(op)].run
         // run -1: any run; -2: an evicted run's (matches nothing).
-        for w in watchers where (w.queue < 0 || w.queue == q) && (w.run == -1 || w.run == r) {
-            out.append(.publish(watcher: w.client, ev))
+        for g in watchers where (g.queue < 0 || g.queue == q) && (g.run == -1 || g.run == r) {
+            out.append(.publish(watchers: g.clients, ev))
         }
     }
+}
+
+/// Watchers with the same filters (queue, run: -1 = any; run -2 = an evicted run's, matching nothing).
+struct WatchGroup {
+    var queue: Int32
+    var run: Int32
+    var clients: [UInt64]
 }

@@ -105,8 +105,8 @@ struct EventMessageSizeTests {
             var e = WireEvent()
             e.opID = "op\(i)"
             e.state = .ready
-            outbox.event(e, to: 7)
-            if i == 1_000 { outbox.event(big, to: 7) }
+            outbox.event(outbox.add(e), to: 7)
+            if i == 1_000 { outbox.event(outbox.add(big), to: 7) }
         }
         var sequence: UInt64 = 0
         let batches = outbox.drain(watchRequestID: { _ in 9 }, nextSequence: { _ in sequence += 1; return sequence })
@@ -129,10 +129,11 @@ struct EventMessageSizeTests {
         a.opID = "a"
         var b = WireEvent()
         b.opID = "b"
-        outbox.event(a, to: 1)
-        outbox.event(a, to: 2, sameAsLast: true)
-        outbox.event(a, to: 3, sameAsLast: true)
-        outbox.event(b, to: 1)
+        let ia = outbox.add(a)
+        outbox.event(ia, to: 1)
+        outbox.event(ia, to: 2)
+        outbox.event(ia, to: 3)
+        outbox.event(outbox.add(b), to: 1)
         var next: [UInt64: UInt64] = [1: 10]
         let batches = outbox.drain(watchRequestID: { _ in 0 }, nextSequence: { c in next[c, default: 0] += 1; return next[c]! })
         var got: [UInt64: [String]] = [:]

@@ -286,7 +286,7 @@ func config(retainRuns: Int = 10_000, retainMicros: Int64 = 24 * 3_600_000_000, 
         let w = ClientRef(client: 5, request: 1)
         #expect(reply(w, h.send(.watch(w, queue: nil, run: "r1"))) == .ok)
         var events: [OpEvent] = []
-        func collect(_ out: [Action]) { for a in out { if case .publish(5, let e) = a { events.append(e) } } }
+        func collect(_ out: [Action]) { for a in out { if case .publish(let ws, let e) = a, ws.contains(5) { events.append(e) } } }
         let out = h.send(.workerJoined(WorkerHello(worker: 1, name: "w1", slots: 2, kinds: ["noop"])))
         collect(out)
         for d in dispatches(out) { collect(h.finish(d)) }
@@ -307,7 +307,7 @@ func config(retainRuns: Int = 10_000, retainMicros: Int64 = 24 * 3_600_000_000, 
         var heard: [String] = []
         let (_, d) = h.submit([op("c")], run: "r2")
         #expect(d.map(\.op) == ["r2/c"])
-        for a in h.finish(d[0]) { if case .publish(5, let e) = a { heard.append(e.op) } }
+        for a in h.finish(d[0]) { if case .publish(let ws, let e) = a, ws.contains(5) { heard.append(e.op) } }
         #expect(heard == [])
     }
 

@@ -240,8 +240,8 @@ struct Simulation {
             if finished[i] > 1 { fail("\(id) finished twice") }
             running[specs[i].queue, default: []].remove(id)
             ready[specs[i].queue, default: []].remove(id)
-        case .publish(let watcher, let ev):
-            if watcher == 10 {
+        case .publish(let watchers, let ev):
+            if watchers.contains(10) {
                 // A watch scoped to a run sees that run's events only.
                 if let k = watchedRun, specIndex[ev.op].map({ runOf[$0] }) != k {
                     fail("watcher of \(plans[k].name) got an event of \(ev.op)")
