@@ -168,7 +168,8 @@ public final class JournalStore: @unchecked Sendable {
     // MARK: Recovery (loop thread, once, before appending)
 
     /// Reads the directory back: the entries to replay, in order, and notes on what was repaired.
-    /// Throws `JournalError.corrupt` on damage (see the format above); `salvage` keeps what is before it.
+    /// Throws `JournalError.corrupt` on damage and `JournalError.lost` on missing acknowledged records (see
+    /// the format above); `salvage` keeps what is before either and reports the loss in `loss`.
     public func recover(salvage: Bool = false) throws -> JournalRecovery {
         var entries: [JournalEntry] = []
         var report = try recover(salvage: salvage, forEach: { entries.append($0) })

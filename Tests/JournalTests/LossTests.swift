@@ -118,6 +118,26 @@ struct LossTests {
         store.close()
     }
 
+    @Test func aMarkThatLagsIsNoAlarmAndAnUnreadableOneIsSaid() throws {
+        // After a power loss the unsynced mark may point at an earlier commit: what follows it is kept.
+        let f = try OneSegment()
+        markDurable(f.dir.state, segment: f.segment, offset: f.spans[3].offset)
+        let store = try JournalStore(directory: f.dir.state, options: noSync)
+        let recovery = try store.recover()
+        #expect(recovery.entries == f.entries && recovery.loss == nil && recovery.notes.isEmpty, "\(recovery.notes)")
+        store.close()
+        // A damaged mark cannot tell a torn write from loss: the start goes on and says so.
+        var mark = readFile(f.dir.state + "/" + JournalFormat.markName)
+        mark[20] ^= 1
+        writeFile(f.dir.state + "/" + JournalFormat.markName, mark)
+        writeFile(f.path, Array(readFile(f.path).dropLast(5)))
+        let again = try JournalStore(directory: f.dir.state, options: noSync)
+        let next = try again.recover()
+        #expect(next.entries == Array(f.entries.dropLast()))
+        #expect(next.notes.count == 2 && next.notes[0].contains("DURABLE is unreadable (CRC mismatch)"), "\(next.notes)")
+        again.close()
+    }
+
     @Test func salvageGoesOnAndSaysWhatWasLost() throws {
         let f = try OneSegment()
         let cut = f.spans[f.spans.count / 2].offset
@@ -157,6 +177,12 @@ struct LossTests {
         let second = recordSpans(bytes)[1]
         bytes[second.offset + JournalFormat.frameHeaderSize + 3] ^= 0x40
         writeFile(path, bytes)
+        // Without salvage: corruption at the record, with what it costs.
+        let refused = try JournalStore(directory: dir.state, options: noSync)
+        let error = try #require(throws: JournalError.self) { try refused.recover() }
+        guard case .corrupt(let file, let offset, let reason) = error else { Issue.record("\(error)"); return }
+        #expect(file == path && offset == second.offset && reason.hasSuffix("(2 acknowledged records from here on)"), "\(reason)")
+        refused.close()
         let again = try JournalStore(directory: dir.state, options: noSync)
         let recovery = try again.recover(salvage: true)
         let loss = try #require(recovery.loss)
