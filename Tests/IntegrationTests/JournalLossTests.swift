@@ -4,10 +4,10 @@ import Testing
 import WireProtocol
 
 /// Issue 25, finding 4, through a real opcoord: acknowledged records missing from the newest segment
-/// (cut mid-file, or its last 32 KB zeroed from a record boundary) stop the start, naming the segment,
+/// (cut mid-file, its last 32 KB zeroed from a record boundary, cut back to its header) stop the start, naming the segment,
 /// the offset and how many records; `--salvage` goes on and logs the loss and the runs it may have hit.
 @Suite(.serialized) struct JournalLossTests {
-    enum Damage: String, CaseIterable { case truncatedMidFile, last32KBZeroed }
+    enum Damage: String, CaseIterable { case truncatedMidFile, last32KBZeroed, cutBackToItsHeader }
 
     /// Offsets of the records of a version 2 segment (32-byte header; frames: u32 length, u32 ~length, u32 CRC).
     private func recordOffsets(_ bytes: [UInt8]) -> [Int] {
@@ -55,6 +55,10 @@ import WireProtocol
                 offset = records[first]
                 lostRecords = records.count - first
                 try Data(bytes[..<offset] + [UInt8](repeating: 0, count: bytes.count - offset)).write(to: URL(fileURLWithPath: damaged))
+            case .cutBackToItsHeader:
+                offset = 32
+                lostRecords = records.count
+                try Data(bytes[..<offset]).write(to: URL(fileURLWithPath: damaged))
             }
         }
         try c.waitUntil("opcoord refuses the journal", timeout: 20) { !c.coordinator.isRunning }
