@@ -36,10 +36,23 @@ extension CoordinatorLoop {
             ignored.removeAll(keepingCapacity: true)
         })
         for note in recovery.notes { logger.warning("journal: \(note)") }
+        if let loss = recovery.loss { logLoss(loss, core, logger) }
         let took = ContinuousClock.now - started
         let counts = core.runCounts
         logger.info("state directory \(dir): \(recovery.snapshotEntries) snapshot and \(recovery.tailEntries) journal records replayed in \(took) (\(recovery.bytesRead) bytes): \(core.totalOperations) operations in \(counts.retained) runs")
         return (core, store)
+    }
+
+    /// Salvage went on without acknowledged records: name the runs they touched, as far as known, and
+    /// when the bytes are gone, the runs that are candidates (those still unfinished after replay).
+    private static func logLoss(_ loss: JournalLoss, _ core: Scheduler, _ logger: Logger) {
+        if loss.complete {
+            logger.error("journal: salvage gave up acknowledged records; damaged runs: \(loss.runs.isEmpty ? "none named" : loss.runs.joined(separator: ", ")); lost operation ids: \(loss.operations.joined(separator: ", "))")
+            return
+        }
+        let unfinished = (try? core.runInfos(limit: 10_000).get().runs.filter { $0.unfinished > 0 }.map(\.name)) ?? []
+        let known = loss.runs.isEmpty ? "" : "runs known to be damaged: \(loss.runs.joined(separator: ", ")); "
+        logger.error("journal: salvage gave up acknowledged records whose content is (partly) gone: \(known)runs that may have lost operations (unfinished after replay): \(unfinished.isEmpty ? "none" : unfinished.joined(separator: ", ")); runs submitted only in the lost records are gone entirely — check with their submitters")
     }
 
     /// Hands this pass's records to the journal's writer (one group commit may take several passes'),

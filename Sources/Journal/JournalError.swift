@@ -10,6 +10,9 @@ public enum JournalError: Error, Equatable, CustomStringConvertible {
     /// A damaged record, file header or missing segment. `file` is the path, `offset` the byte where the
     /// damaged record (or header: 0) starts.
     case corrupt(file: String, offset: Int, reason: String)
+    /// Records that were durable and acknowledged to clients are missing (not a torn write: see
+    /// `JournalLoss`). Nothing was changed.
+    case lost(JournalLoss)
 
     public var description: String {
         switch self {
@@ -22,6 +25,10 @@ public enum JournalError: Error, Equatable, CustomStringConvertible {
         case .corrupt(let file, let offset, let reason):
             return "journal file \(file) is damaged at offset \(offset): \(reason). Start with --salvage to recover the records "
                 + "before it; the rest is moved to \(parentDirectory(of: file))/salvaged-<timestamp>/"
+        case .lost(let loss):
+            return "journal file \(loss.file) has lost acknowledged records (not a torn write: clients were told of them): \(loss). "
+                + "Restore the state directory from a backup, or start with --salvage to go on without them "
+                + "(what follows is moved to \(parentDirectory(of: loss.file))/salvaged-<timestamp>/ and the loss is logged)"
         }
     }
 }

@@ -4,8 +4,13 @@
 enum JournalFormat {
     static let segmentMagic: [UInt8] = Array("OPQJRNL1".utf8)
     static let snapshotMagic: [UInt8] = Array("OPQSNAP1".utf8)
-    static let fileVersion: UInt32 = 1
+    /// Segments are written in version 2 (a 32-byte header that also counts the records before the
+    /// segment); version 1 segments (16-byte header) are still read. Snapshots are version 1.
+    static let segmentVersion: UInt32 = 2
+    static let snapshotVersion: UInt32 = 1
+    /// The version 1 header, and the common part of every header.
     static let fileHeaderSize = 16
+    static let segmentHeaderSize = 32
     static let frameHeaderSize = 12
     /// No record comes near this (a SUBMIT is at most 16 MiB on the wire); the bound keeps a length in u32.
     static let maxPayload = 1 << 30
@@ -15,7 +20,13 @@ enum JournalFormat {
         var magic: [UInt8] { self == .segment ? segmentMagic : snapshotMagic }
         var prefix: String { self == .segment ? "journal-" : "snapshot-" }
         var suffix: String { self == .segment ? ".log" : ".snap" }
+        var version: UInt32 { self == .segment ? segmentVersion : snapshotVersion }
     }
+
+    /// The durable mark: where the last acknowledged group commit ended (format in JournalStore.swift).
+    static let markName = "DURABLE"
+    static let markMagic: [UInt8] = Array("OPQMARK1".utf8)
+    static let markSize = 40
 
     /// `journal-00000007.log`, `snapshot-00000007.snap` (8 digits, more once past 99,999,999).
     static func name(_ kind: Kind, _ number: Int) -> String {
@@ -31,11 +42,26 @@ enum JournalFormat {
         return Int(digits)
     }
 
-    static func header(_ kind: Kind, _ number: Int) -> [UInt8] {
+    /// The header of file `number`; a segment's also says how many records the journal held before it.
+    static func header(_ kind: Kind, _ number: Int, recordsBefore: UInt64 = 0) -> [UInt8] {
         var h = kind.magic
-        appendLE(fileVersion, &h)
+        appendLE(kind.version, &h)
         appendLE(UInt32(truncatingIfNeeded: number), &h)
+        if kind == .segment {
+            appendLE64(recordsBefore, &h)
+            appendLE64(0, &h)  // reserved
+        }
         return h
+    }
+
+    /// Where a file's records start: after its header (whose version `headerProblem` has checked).
+    static func recordsStart(_ file: UnsafeRawBufferPointer, _ kind: Kind) -> Int {
+        kind == .segment && file.count >= fileHeaderSize && loadLE(file, 8) == 2 ? segmentHeaderSize : fileHeaderSize
+    }
+
+    /// The records written before this segment (version 2), nil for a version 1 segment.
+    static func recordsBefore(_ file: UnsafeRawBufferPointer) -> UInt64? {
+        recordsStart(file, .segment) == segmentHeaderSize ? loadLE64(file, 16) : nil
     }
 
     /// Why `file` does not start with the header of file `number` of this kind, or nil if it does.
@@ -47,8 +73,12 @@ enum JournalFormat {
             return "bad magic (expected \(String(decoding: kind.magic, as: UTF8.self)))"
         }
         let version = loadLE(file, 8)
-        guard version == fileVersion else {
-            return "format version \(version) (this build reads version \(fileVersion))"
+        guard version >= 1 && version <= kind.version else {
+            return "format version \(version) (this build reads versions 1 to \(kind.version))"
+        }
+        let size = recordsStart(file, kind)
+        guard file.count >= size else {
+            return "file is \(file.count) bytes, shorter than its \(size)-byte version \(version) header"
         }
         let stored = loadLE(file, 12)
         guard stored == UInt32(truncatingIfNeeded: number) else {
@@ -121,6 +151,14 @@ enum JournalFormat {
     @inline(__always)
     static func loadLE(_ p: UnsafeRawBufferPointer, _ offset: Int) -> UInt32 {
         UInt32(littleEndian: p.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    }
+
+    static func loadLE64(_ p: UnsafeRawBufferPointer, _ offset: Int) -> UInt64 {
+        UInt64(littleEndian: p.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
+
+    static func appendLE64(_ v: UInt64, _ out: inout [UInt8]) {
+        withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) }
     }
 
     static func appendLE(_ v: UInt32, _ out: inout [UInt8]) {

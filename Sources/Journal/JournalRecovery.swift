@@ -1,4 +1,5 @@
 import Glibc
+import SchedulerCore
 
 /// What `JournalStore.recover` found. Replay `entries` (or what `forEach` was given) in order: the
 /// snapshot's, then every later segment's.
@@ -17,6 +18,60 @@ public struct JournalRecovery: Sendable {
     public var segments: [Int] = []
     public var bytesRead = 0
     public var duration: Duration = .zero
+    /// Acknowledged records that are missing (only with salvage: without it recovery throws
+    /// `JournalError.lost`). The caller marks the runs they touched as damaged.
+    public var loss: JournalLoss?
+}
+
+/// Acknowledged records that recovery found missing: the durable mark (or the next segment's header)
+/// says they were written and synced before clients were told, but the segment ends short of them.
+public struct JournalLoss: Sendable, Equatable, CustomStringConvertible {
+    /// The segment they were in (its path) and the offset where what was recovered of it ends.
+    public var file: String
+    public var offset: Int
+    /// How many records and bytes are missing (nil: not known, e.g. a version 1 segment).
+    public var records: UInt64?
+    public var bytes: Int?
+    /// What the check found, in words.
+    public var reason: String
+    /// Of the lost records still readable (set aside by salvage): the runs they submitted to or whose
+    /// operations they named, and the operations they submitted, finished, cancelled or reprioritised.
+    /// Empty when the bytes are gone (truncated, zeroed).
+    public var runs: [String] = []
+    public var operations: [String] = []
+    /// Whether `runs` and `operations` are everything the lost records touched.
+    public var complete = false
+
+    public init(file: String, offset: Int, records: UInt64?, bytes: Int?, complete: Bool = false, reason: String) {
+        self.file = file
+        self.offset = offset
+        self.records = records
+        self.bytes = bytes
+        self.complete = complete
+        self.reason = reason
+    }
+
+    public var description: String {
+        var parts: [String] = []
+        if let records { parts.append("\(records) acknowledged record\(records == 1 ? "" : "s")") }
+        if let bytes { parts.append("\(bytes) bytes") }
+        var text = "\(lastComponent(of: file)) lost \(parts.isEmpty ? "acknowledged records" : parts.joined(separator: ", ")) after offset \(offset): \(reason)"
+        if complete {
+            text += runs.isEmpty ? "; they touched no named run" : "; runs they touched: \(Self.list(runs))"
+            if !operations.isEmpty { text += "; operations they named (\(operations.count)): \(Self.list(operations))" }
+        } else {
+            if !runs.isEmpty || !operations.isEmpty {
+                text += "; of what could still be read, runs touched: \(runs.isEmpty ? "none named" : Self.list(runs))"
+                    + (operations.isEmpty ? "" : ", operations (\(operations.count)): \(Self.list(operations))")
+            }
+            text += "; \(runs.isEmpty && operations.isEmpty ? "the bytes are gone, so which" : "beyond that, which") runs and operations they touched is not known"
+        }
+        return text
+    }
+
+    static func list(_ names: [String], limit: Int = 20) -> String {
+        names.count <= limit ? names.joined(separator: ", ") : names.prefix(limit).joined(separator: ", ") + ", … (\(names.count - limit) more)"
+    }
 }
 
 /// One recovery pass over a state directory (rules in JournalStore.swift). Reads the snapshot and
@@ -32,6 +87,8 @@ struct Recoverer {
         var nextSegment: Int
         var journalBytes: Int
         var snapshotBytes: Int
+        /// Records in the kept segments and before them, as the version 2 headers count them.
+        var records: UInt64
     }
 
     /// Where salvage cuts the journal: everything from here on is set aside.
@@ -40,6 +97,9 @@ struct Recoverer {
         case damaged(JournalFormat.Kind, number: Int, offset: Int, reason: String)
         /// This segment is missing.
         case missing(segment: Int)
+        /// Acknowledged records after `offset` of this segment are missing (the file may go on with
+        /// bytes that are not records: cut there).
+        case lost(segment: Int, offset: Int)
     }
 
     private func path(_ kind: JournalFormat.Kind, _ n: Int) -> String { directory + "/" + JournalFormat.name(kind, n) }
@@ -52,6 +112,14 @@ struct Recoverer {
         let segments = names.compactMap { JournalFormat.number(of: $0, .segment) }.sorted()
         let snapshots = names.compactMap { JournalFormat.number(of: $0, .snapshot) }.sorted(by: >)
         let present = Set(segments)
+        var mark: DurableMark?
+        switch try DurableMark.read(directory) {
+        case .success(let m)?: mark = m
+        case .failure(let problem)?:
+            report.notes.append("\(JournalFormat.markName) is unreadable (\(problem.reason)): a short newest segment cannot be told from a torn write this time")
+        case nil: break
+        }
+        var loss: JournalLoss?
         var cut: Cut?
         var damagedSnapshots: [(number: Int, offset: Int, reason: String)] = []
 
@@ -119,32 +187,78 @@ struct Recoverer {
         // Replay the segments. Only the newest may end in an interrupted write.
         var kept: [(number: Int, size: Int)] = []
         var torn: (number: Int, offset: Int, bytes: Int)?
+        // Records counted as the version 2 headers count them: before the segment, and read in it.
+        var records: UInt64?
         for n in tail {
             let file = try MappedFile(path(.segment, n))
             report.bytesRead += file.bytes.count
             var problem: (offset: Int, reason: String)?
+            var found: JournalLoss?
             if let bad = JournalFormat.headerProblem(file.bytes, .segment, n) {
                 problem = (0, "bad file header: \(bad)")
             } else {
-                let end = try JournalFormat.scan(file.bytes, from: JournalFormat.fileHeaderSize) { _, payload in
-                    let entry: JournalEntry
-                    do throws(JournalCodecError) { entry = try JournalCodec.decode(payload) } catch { return error.description }
-                    try deliver(entry)
-                    report.tailEntries += 1
-                    return nil
+                // A version 2 header counts the records before it: fewer before it than expected means
+                // the end of the previous segment was lost (cut short, or cut back to its header).
+                let before = JournalFormat.recordsBefore(file.bytes)
+                if let before, let expected = records, let last = kept.last, before != expected {
+                    let previous = path(.segment, last.number)
+                    if before > expected {
+                        found = JournalLoss(file: previous, offset: last.size, records: before - expected, bytes: nil,
+                                            reason: "\(JournalFormat.name(.segment, n)) says \(before) records were durable before it, its predecessor ends after record \(expected)")
+                    } else {
+                        problem = (0, "the header says \(before) records come before this segment, but the segments before it hold \(expected)")
+                    }
                 }
-                switch end {
-                case .clean:
-                    kept.append((n, file.bytes.count))
-                case .torn(let offset) where n == segments.last:
-                    torn = (n, offset, file.bytes.count - offset)
-                    kept.append((n, offset))
-                case .torn(let offset):
-                    problem = (offset, tornDescription(file.bytes, offset)
-                        + " (an interrupted write can only be at the end of the newest segment, and this is not it)")
-                case .corrupt(let offset, let reason):
-                    problem = (offset, reason)
+                if found == nil && problem == nil {
+                    records = before
+                    var read: UInt64 = 0
+                    let end = try JournalFormat.scan(file.bytes, from: JournalFormat.recordsStart(file.bytes, .segment)) { _, payload in
+                        let entry: JournalEntry
+                        do throws(JournalCodecError) { entry = try JournalCodec.decode(payload) } catch { return error.description }
+                        try deliver(entry)
+                        report.tailEntries += 1
+                        read += 1
+                        return nil
+                    }
+                    records = records.map { $0 + read }
+                    // Where the good records end, and whether what follows may be an interrupted write.
+                    let goodEnd: Int
+                    switch end {
+                    case .clean:
+                        goodEnd = file.bytes.count
+                    case .torn(let offset):
+                        goodEnd = offset
+                        if n != segments.last {
+                            problem = (offset, tornDescription(file.bytes, offset)
+                                + " (an interrupted write can only be at the end of the newest segment, and this is not it)")
+                        }
+                    case .corrupt(let offset, let reason):
+                        goodEnd = offset
+                        problem = (offset, reason)
+                    }
+                    // The durable mark says where acknowledged records reach: short of it is loss.
+                    if let mark, mark.segment == n, goodEnd < mark.offset, let damaged = problem {
+                        // Damage inside what was acknowledged: corruption, and say what it costs.
+                        let missing = records.map { mark.records > $0 ? " (\(mark.records - $0) acknowledged records from here on)" : "" } ?? ""
+                        problem = (damaged.offset, damaged.reason + missing)
+                    } else if let mark, mark.segment == n, goodEnd < mark.offset {
+                        let missing = records.map { mark.records > $0 ? mark.records - $0 : 0 }
+                        found = JournalLoss(file: file.path, offset: goodEnd, records: missing, bytes: mark.offset - goodEnd,
+                                            complete: file.bytes.count >= mark.offset, reason: "\(JournalFormat.markName) says acknowledged records reach offset \(mark.offset), "
+                                                + (goodEnd == file.bytes.count ? "but the file ends at \(goodEnd)" : "but from \(goodEnd) on there are no records (\(tornDescription(file.bytes, goodEnd)))"))
+                    } else if problem == nil {
+                        kept.append((n, goodEnd))
+                        if goodEnd < file.bytes.count { torn = (n, goodEnd, file.bytes.count - goodEnd) }
+                    }
+                    if found != nil { kept.append((n, goodEnd)) }
                 }
+            }
+            if let found {
+                guard salvage else { throw JournalError.lost(found) }
+                let at = found.file == file.path ? (n, found.offset) : (kept.last!.number, kept.last!.size)
+                loss = found
+                cut = .lost(segment: at.0, offset: at.1)
+                break
             }
             if let problem {
                 guard salvage else { throw JournalError.corrupt(file: file.path, offset: problem.offset, reason: problem.reason) }
@@ -153,7 +267,43 @@ struct Recoverer {
                 break
             }
         }
+        // The newest segments missing altogether: the mark points past every segment there is.
+        let lastKept = kept.last?.number ?? base
+        if cut == nil, let mark, mark.segment > lastKept, mark.segment > base {
+            let missing = records.map { mark.records > $0 ? mark.records - $0 : 0 }
+            let where_ = kept.last.map { (path(.segment, $0.number), $0.size) } ?? (path(.segment, base + 1), 0)
+            let found = JournalLoss(file: where_.0, offset: where_.1, records: missing, bytes: nil,
+                                    reason: "\(JournalFormat.markName) says acknowledged records reach offset \(mark.offset) of \(JournalFormat.name(.segment, mark.segment)), which is missing")
+            guard salvage else { throw JournalError.lost(found) }
+            loss = found
+            cut = .lost(segment: lastKept, offset: kept.last?.size ?? 0)
+        }
         report.segments = kept.map(\.number)
+        // Salvage gives records up: say which, as far as they can still be read.
+        if let cut {
+            var at: (segment: Int, offset: Int)?
+            switch cut {
+            case .lost(let n, let offset): at = (n, offset)
+            case .damaged(.segment, let n, let offset, let reason):
+                at = (n, offset)
+                let missing = mark.flatMap { m in records.map { m.records > $0 ? m.records - $0 : 0 } }
+                loss = JournalLoss(file: path(.segment, n), offset: offset, records: missing, bytes: nil, complete: true,
+                                   reason: "the record at offset \(offset) is damaged (\(reason))")
+            case .missing(let n):
+                at = (n, 0)
+                loss = JournalLoss(file: path(.segment, n), offset: 0, records: nil, bytes: nil,
+                                   reason: "\(JournalFormat.name(.segment, n)) is missing")
+            case .damaged(.snapshot, _, _, _): break
+            }
+            if let at, var found = loss {
+                let summary = lostSummary(segment: at.segment, from: at.offset, later: segments.filter { $0 > at.segment })
+                found.runs = summary.runs
+                found.operations = summary.operations
+                found.complete = found.complete && summary.complete
+                loss = found
+            }
+        }
+        report.loss = loss
 
         // Everything read back: now change the directory.
         var salvageDirectory: String?
@@ -178,14 +328,34 @@ struct Recoverer {
         if let cut {
             try setAside(cut, segments: segments, base: base, into: try salvaged(), notes: &report.notes)
         }
+        if let loss {
+            report.notes.append("ACKNOWLEDGED RECORDS LOST: \(loss); started anyway (--salvage)")
+        }
         removeLeftovers(names: names, base: base, notes: &report.notes)
+        // The mark now points at what was kept: the next recovery checks against that, not the loss.
+        let total = records ?? UInt64(report.tailEntries)
+        try writeMark(kept.last.map { DurableMark(segment: $0.number, offset: $0.size, records: total) })
         if salvageDirectory != nil || torn != nil { FileSystem.syncDirectory(directory) }
 
         report.duration = clock.now - started
         // A segment moved aside or missing leaves its number free: the kept ones end just before it.
         let last = max(base, kept.last?.number ?? 0)
         return Result(report: report, nextSegment: last + 1, journalBytes: kept.reduce(0) { $0 + $1.size },
-                      snapshotBytes: cutSnapshotSize(cut) ?? snapshotBytes)
+                      snapshotBytes: cutSnapshotSize(cut) ?? snapshotBytes, records: total)
+    }
+
+    /// Replaces the durable mark (synced: it describes the directory as recovery left it); nil removes it.
+    private func writeMark(_ mark: DurableMark?) throws {
+        let file = directory + "/" + JournalFormat.markName
+        guard let mark else {
+            unlink(file)
+            return
+        }
+        let fd = try FileSystem.open(file, O_WRONLY | O_CREAT | O_TRUNC)
+        defer { close(fd) }
+        let e = mark.write(to: fd)
+        guard e == 0 else { throw JournalError.io(path: file, operation: "write", errno: e) }
+        guard fsync(fd) == 0 else { throw JournalError.io(path: file, operation: "fsync", errno: errno) }
     }
 
     private func cutSnapshotSize(_ cut: Cut?) -> Int? {
@@ -244,6 +414,15 @@ struct Recoverer {
         case .missing(let n):
             notes.append("\(JournalFormat.name(.segment, n)) is missing: kept the segments before it")
             firstLater = n + 1
+        case .lost(let n, let offset):
+            let name = JournalFormat.name(.segment, n)
+            let file = path(.segment, n)
+            if let size = FileSystem.size(file), size > offset {
+                try FileSystem.copy(file, into + "/" + name)
+                try FileSystem.truncate(file, to: offset)
+                notes.append("\(name): kept the records before offset \(offset); the \(size - offset) bytes from there on were cut off (\(into)/\(name) is a copy of the whole file as it was)")
+            }
+            firstLater = n + 1
         }
         let later = segments.filter { $0 >= firstLater }
         for n in later { try FileSystem.rename(path(.segment, n), into + "/" + JournalFormat.name(.segment, n)) }
@@ -275,5 +454,53 @@ struct Recoverer {
             notes.append("removed \(removed.count) file\(removed.count == 1 ? "" : "s") left by an interrupted snapshot or segment switch: \(removed.sorted().joined(separator: ", "))")
             FileSystem.syncDirectory(directory)
         }
+    }
+}
+
+extension Recoverer {
+    /// What the records past a salvage cut touched, as far as they can still be read: from `offset` of
+    /// segment `n` to its end (a damaged record is skipped when its length can be trusted), then every
+    /// later segment. `complete`: every byte read as a record (nothing skipped, nothing unreadable).
+    func lostSummary(segment n: Int, from offset: Int, later: [Int]) -> (runs: [String], operations: [String], complete: Bool) {
+        var runs: [String] = [], operations: [String] = []
+        var seenRuns = Set<String>(), seenOps = Set<String>()
+        var complete = true
+        func op(_ id: String) {
+            guard seenOps.insert(id).inserted else { return }
+            operations.append(id)
+            if let run = RunNames.split(id)?.run, seenRuns.insert(String(run)).inserted { runs.append(String(run)) }
+        }
+        func walk(_ bytes: UnsafeRawBufferPointer, from start: Int) {
+            var at = start
+            while at < bytes.count {
+                let left = bytes.count - at
+                guard left >= JournalFormat.frameHeaderSize, !JournalFormat.isZero(bytes, from: at) else { complete = false; return }
+                let length = Int(JournalFormat.loadLE(bytes, at))
+                guard JournalFormat.loadLE(bytes, at) ^ JournalFormat.loadLE(bytes, at + 4) == 0xFFFF_FFFF,
+                      length <= left - JournalFormat.frameHeaderSize else { complete = false; return }
+                let payload = UnsafeRawBufferPointer(rebasing: bytes[(at + JournalFormat.frameHeaderSize)..<(at + JournalFormat.frameHeaderSize + length)])
+                at += JournalFormat.frameHeaderSize + length
+                guard CRC32C.checksum(payload) == JournalFormat.loadLE(bytes, at - length - 4),
+                      let entry = try? JournalCodec.decode(payload) else { complete = false; continue }
+                switch entry.record {
+                case .submitted(let run, _, let ops, _, _):
+                    if seenRuns.insert(run).inserted { runs.append(run) }
+                    for o in ops { op(o.id) }
+                case .finished(let id, _, _): op(id)
+                case .cancelRequested(let ids, _, _): ids.forEach(op)
+                case .priorityChanged(let id, _, _): op(id)
+                default: break
+                }
+            }
+        }
+        if let file = try? MappedFile(path(.segment, n)), offset < file.bytes.count { walk(file.bytes, from: offset) }
+        for m in later {
+            guard let file = try? MappedFile(path(.segment, m)), JournalFormat.headerProblem(file.bytes, .segment, m) == nil else {
+                complete = false
+                continue
+            }
+            walk(file.bytes, from: JournalFormat.recordsStart(file.bytes, .segment))
+        }
+        return (runs, operations, complete)
     }
 }

@@ -1,19 +1,24 @@
-// # The coordinator's journal: on-disk format, version 1
+// # The coordinator's journal: on-disk format (segments version 2, reading version 1 too)
 //
 // A state directory (created with mode 0700 if missing) holds:
 //
 //   LOCK                     flock(LOCK_EX | LOCK_NB) by the opcoord using the directory; holds its pid
+//   DURABLE                  the durable mark: where the last acknowledged group commit ended (below)
 //   journal-NNNNNNNN.log     segments: records in the order the core made them. NNNNNNNN is the segment
 //                            number, 8 decimal digits (more past 99,999,999), increasing by one, no gaps
 //   snapshot-NNNNNNNN.snap   a snapshot: records that rebuild the state as of the end of segment N
 //   *.tmp                    a segment or snapshot being created (removed at recovery)
 //   salvaged-<unix time>/    what a --salvage recovery set aside
 //
-// Every segment and snapshot starts with a 16-byte header:
+// Every segment and snapshot starts with a header:
 //
 //   offset 0   8 bytes   magic "OPQJRNL1" (segment) or "OPQSNAP1" (snapshot)
-//   offset 8   u32 LE    format version, 1
+//   offset 8   u32 LE    format version: segments 2 (1 is still read), snapshots 1
 //   offset 12  u32 LE    file number (the N of its name)
+//   version 2 segments only (the header is 32 bytes; version 1 and snapshots: 16):
+//   offset 16  u64 LE    records the journal had written before this segment (counted on across
+//                        segments, snapshots and restarts; recovery checks one segment against the next)
+//   offset 24  u64 LE    reserved, 0
 //
 // followed by records, each framed as:
 //
@@ -23,10 +28,24 @@
 //   offset 8   u32 LE    CRC-32C (Castagnoli) of the payload
 //   offset 12  L bytes   payload: one JournalEntry (JournalCodec.swift: version byte 1, time, record)
 //
+// The durable mark, DURABLE, 40 bytes, rewritten in place (one pwrite, not synced) after every group
+// commit's fdatasync and before its batches are acknowledged; written and synced by recovery:
+//
+//   offset 0   8 bytes   magic "OPQMARK1"
+//   offset 8   u32 LE    version, 1
+//   offset 12  u32 LE    segment number the commit went to
+//   offset 16  u64 LE    offset in that segment where the commit's records end
+//   offset 24  u64 LE    records written in all by then (as the segment headers count them)
+//   offset 32  u32 LE    CRC-32C of bytes 0..<32
+//   offset 36  u32       0
+//
+// It is written after the data it points past is durable, so it can lag after a power loss (recovery
+// then under-reports), never lead. A directory without it (written before version 2) recovers as before.
+//
 // Writing. A segment or snapshot is created under a .tmp name, its header (a snapshot: all of it) written
 // and synced, then renamed into place and the directory synced, so a file with a final name always has
 // its header. Records are appended to the newest segment only; a group commit is one write and one
-// fdatasync, after which its batches are acknowledged. A failed write or fdatasync truncates the segment
+// fdatasync, then the mark, after which its batches are acknowledged. A failed write or fdatasync truncates the segment
 // back to its last durable size before the next attempt. The writer moves on to the next segment when
 // the current one exceeds `segmentBytes`, and at a snapshot request. After recovery writing starts in a
 // new segment (last + 1), so a truncated file is never appended to.
@@ -39,9 +58,15 @@
 //  - The segments after snapshot N must be N+1, N+2, … (1, 2, … without a snapshot).
 //  - File by file, record by record: fewer than 12 bytes left, a consistent length pair whose payload
 //    runs past the end of the file, or nothing but zero bytes left is a torn tail — a write cut short by
-//    a crash before it was acknowledged. It is allowed only at the end of the newest segment: the file is
-//    truncated there (ftruncate + fsync) and a note says so ("journal-00000007.log: torn tail of 37 bytes
-//    at offset 81920 truncated").
+//    a crash before it was acknowledged. It is allowed only at the end of the newest segment, and only
+//    past the durable mark: the file is truncated there (ftruncate + fsync) and a note says so
+//    ("journal-00000007.log: torn tail of 37 bytes at offset 81920 truncated").
+//  - Loss of acknowledged records is not a torn tail: the segment the mark names ends (or its records
+//    stop: zeros, a cut record, a damaged one) before the mark's offset; a version 2 segment's header
+//    counts more records before it than the segments before it hold (one was cut short or back to its
+//    header); the mark names a segment after every one there is. Recovery stops with
+//    `JournalError.lost(JournalLoss)`: the segment, the offset where its records end, how many records
+//    (and bytes, where known) are missing, and changes nothing.
 //  - Anything else is corruption: a bad file header, an inconsistent length pair, a CRC mismatch, a
 //    payload that does not decode, a torn tail anywhere else (snapshots included), a missing segment.
 //    Recovery stops with `JournalError.corrupt(file:offset:reason:)`, naming the file and the offset of
@@ -49,9 +74,11 @@
 //  - A damaged newest snapshot is passed over (and moved to salvaged-<unix time>/) if the previous
 //    snapshot — or, with none, the start of the journal — and every segment after it are still there;
 //    otherwise it is corruption.
-//  - With salvage, recovery keeps everything before the first damaged record or missing segment,
+//  - With salvage, recovery keeps everything before the first damaged record, missing segment or loss,
 //    truncates that file there (a copy of the whole file goes to salvaged-<unix time>/), moves every
-//    later segment there too, and says exactly what in notes.
+//    later segment there too, and says exactly what in notes; `JournalRecovery.loss` says what was given
+//    up, with the runs and operation ids of the lost records that can still be read. The mark is then
+//    rewritten to what was kept, so the next start neither refuses nor reports the loss again.
 //  - Leftovers of an interrupted snapshot or segment switch (segments and snapshots the replayed snapshot
 //    covers, *.tmp files) are removed.
 
@@ -141,7 +168,8 @@ public final class JournalStore: @unchecked Sendable {
     // MARK: Recovery (loop thread, once, before appending)
 
     /// Reads the directory back: the entries to replay, in order, and notes on what was repaired.
-    /// Throws `JournalError.corrupt` on damage (see the format above); `salvage` keeps what is before it.
+    /// Throws `JournalError.corrupt` on damage and `JournalError.lost` on missing acknowledged records (see
+    /// the format above); `salvage` keeps what is before either and reports the loss in `loss`.
     public func recover(salvage: Bool = false) throws -> JournalRecovery {
         var entries: [JournalEntry] = []
         var report = try recover(salvage: salvage, forEach: { entries.append($0) })
@@ -156,7 +184,7 @@ public final class JournalStore: @unchecked Sendable {
         precondition(!writer.isStarted, "JournalStore.recover() called twice")
         let result = try Recoverer(directory: directory, salvage: salvage).run(body)
         try writer.start(nextSegment: result.nextSegment, journalBytes: result.journalBytes,
-                         lastSnapshotBytes: result.snapshotBytes)
+                         lastSnapshotBytes: result.snapshotBytes, records: result.records)
         return result.report
     }
 
@@ -181,7 +209,7 @@ public final class JournalStore: @unchecked Sendable {
         if let failure { throw failure }
         let result = try pipeline.result()
         try writer.start(nextSegment: result.nextSegment, journalBytes: result.journalBytes,
-                         lastSnapshotBytes: result.snapshotBytes)
+                         lastSnapshotBytes: result.snapshotBytes, records: result.records)
         return result.report
     }
 
@@ -194,7 +222,7 @@ public final class JournalStore: @unchecked Sendable {
     /// wait up to `options.lazyCommit` for more (see there).
     @discardableResult
     public func append(_ batch: JournalBatch, urgent: Bool = true) -> UInt64 {
-        writer.append(batch.bytes, urgent: urgent)
+        writer.append(batch.bytes, records: batch.count, urgent: urgent)
     }
 
     /// Someone now waits for what was appended: write it without waiting for more.

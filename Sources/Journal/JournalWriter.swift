@@ -24,7 +24,7 @@ public enum JournalHealth: Sendable, Equatable, CustomStringConvertible {
 /// the published values (`durableSequence`, `health`, …) — any thread.
 final class JournalWriter: @unchecked Sendable {
     private enum Item {
-        case batch([UInt8], sequence: UInt64)
+        case batch([UInt8], records: Int, sequence: UInt64)
         /// Close the current segment here and snapshot the state as of its end.
         case snapshot(@Sendable () -> [JournalEntry])
     }
@@ -88,6 +88,11 @@ final class JournalWriter: @unchecked Sendable {
     private var failing = false
     private var retryAt: UInt64 = 0
     private var writeBuffer: [UInt8] = []
+    /// Records durable in all segments so far (counted on from what recovery found); the next segment's
+    /// header and the durable mark carry it.
+    private var recordsWritten: UInt64 = 0
+    /// The durable mark's file (`DURABLE`), rewritten after every group commit; -1 if it cannot be opened.
+    private var markFD: Int32 = -1
 
     init(directory: String, options: JournalOptions, wake: @escaping @Sendable () -> Void) {
         self.directory = directory
@@ -112,8 +117,10 @@ final class JournalWriter: @unchecked Sendable {
     // MARK: Loop thread
 
     /// Starts the writer thread; appends go to segment `nextSegment` (created at once).
-    func start(nextSegment: Int, journalBytes: Int, lastSnapshotBytes: Int) throws(JournalError) {
+    func start(nextSegment: Int, journalBytes: Int, lastSnapshotBytes: Int, records: UInt64) throws(JournalError) {
         segment = nextSegment
+        recordsWritten = records
+        markFD = Glibc.open(directory + "/" + JournalFormat.markName, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         sizes.withLock { $0 = Sizes(journalBytes: journalBytes, snapshotPoint: 0, lastSnapshotBytes: lastSnapshotBytes) }
         switch startThread(name: "journal-writer", { [self] in run() }) {
         case .success(let thread):
@@ -126,13 +133,13 @@ final class JournalWriter: @unchecked Sendable {
         }
     }
 
-    func append(_ bytes: [UInt8], urgent: Bool) -> UInt64 {
+    func append(_ bytes: [UInt8], records: Int, urgent: Bool) -> UInt64 {
         bufferedBytes.add(bytes.count, ordering: .relaxed)
         return monitor.withLock {
             precondition(started && !stopping && !abandoned, "JournalStore.append before recover() or after close()")
             lastSequence += 1
             if queued.isEmpty { queuedSince = monotonicNanos(); queuedBytes = 0 }
-            queued.append(.batch(bytes, sequence: lastSequence))
+            queued.append(.batch(bytes, records: records, sequence: lastSequence))
             queuedBytes += bytes.count
             if urgent { self.urgent = true }
             monitor.broadcast()
@@ -209,6 +216,8 @@ final class JournalWriter: @unchecked Sendable {
         }
         if fd >= 0 { close(fd) }
         fd = -1
+        if markFD >= 0 { close(markFD) }
+        markFD = -1
         monitor.withLock {
             writerExited = true
             monitor.broadcast()
@@ -234,16 +243,24 @@ final class JournalWriter: @unchecked Sendable {
                 if needsRotation { try rotate() }
                 writeBuffer.removeAll(keepingCapacity: true)
                 var count = 0
+                var records = 0
                 var last: UInt64 = 0
-                while count < unwritten.count, case .batch(let bytes, let sequence) = unwritten[count] {
+                while count < unwritten.count, case .batch(let bytes, let batchRecords, let sequence) = unwritten[count] {
                     // A group stops where the segment is full (the next goes to a new one) or at the cap.
                     if count > 0 && (segmentSize + writeBuffer.count >= options.segmentBytes
                                      || writeBuffer.count + bytes.count > Self.maxWriteBytes) { break }
                     writeBuffer.append(contentsOf: bytes)
                     last = sequence
+                    records += batchRecords
                     count += 1
                 }
-                if !writeBuffer.isEmpty { try writeAndSync() }
+                if !writeBuffer.isEmpty {
+                    try writeAndSync()
+                    // Durable: say so in the mark before anyone is told (recovery then knows that a
+                    // shorter segment lost acknowledged records). Advisory: a failure only weakens that.
+                    recordsWritten += UInt64(records)
+                    if markFD >= 0 { _ = DurableMark(segment: segment, offset: segmentSize, records: recordsWritten).write(to: markFD) }
+                }
                 unwritten.removeFirst(count)
                 let written = writeBuffer.count
                 sizes.withLock { $0.journalBytes += written }
@@ -336,7 +353,7 @@ final class JournalWriter: @unchecked Sendable {
                 unlink(created)
             }
         }
-        let header = JournalFormat.header(.segment, n)
+        let header = JournalFormat.header(.segment, n, recordsBefore: recordsWritten)
         let e = header.withUnsafeBytes { FileSystem.writeAll(newFD, $0, at: 0) }
         guard e == 0 else { throw Failure(reason: "write \(tmp): \(errnoText(e))") }
         if options.fsync && fdatasync(newFD) != 0 { throw Failure(reason: "fdatasync \(tmp): \(errnoText(errno))") }

@@ -75,7 +75,7 @@ struct OpCoord: ParsableCommand {
                                visibility: .hidden))
     var snapshotBytes: Int = 64 << 20
 
-    @Flag(help: "If the journal is damaged, recover the records before the damage and move the rest aside (state-dir/salvaged-<time>/) instead of refusing to start.")
+    @Flag(help: "If the journal is damaged or has lost acknowledged records, recover the records before the damage and move the rest aside (state-dir/salvaged-<time>/) instead of refusing to start; what was lost is logged (ACKNOWLEDGED RECORDS LOST) with the runs it touched, as far as known.")
     var salvage = false
 
     @Option(help: "Secret key file of the coordinator (from 'opctl keys new PATH'); turns on CURVE. Needs --allow.")

@@ -96,7 +96,7 @@ func onDiskEntries(_ directory: String) -> [JournalEntry]? {
     for n in segmentNumbers(directory) {
         let bytes = readFile(directory + "/" + JournalFormat.name(.segment, n))
         let end = bytes.withUnsafeBytes { raw in
-            JournalFormat.scan(raw, from: JournalFormat.fileHeaderSize) { _, payload in
+            JournalFormat.scan(raw, from: recordsStart(raw)) { _, payload in
                 guard let e = try? JournalCodec.decode(payload) else { return "undecodable" }
                 entries.append(e)
                 return nil

@@ -44,13 +44,16 @@ struct RecoveryTests {
         let original = f.bytes(newest)
         let spans = recordSpans(original)
         var rng = SplitMix64(seed: 12)
-        var cuts = (0..<48).map { _ in JournalFormat.fileHeaderSize + rng.int(original.count - JournalFormat.fileHeaderSize) }
-        cuts += [JournalFormat.fileHeaderSize, spans.last!.offset + 5]  // just the header; inside a frame header
+        let start = recordsStart(original)
+        var cuts = (0..<48).map { _ in start + rng.int(original.count - start) }
+        cuts += [start, spans.last!.offset + 5]  // just the header; inside a frame header
         for cut in cuts {
             restoreFiles(f.path, f.files)
             writeFile(f.path + "/" + f.name(newest), Array(original[..<cut]))
             let complete = spans.filter { $0.offset + $0.length <= cut }
-            let end = complete.last.map { $0.offset + $0.length } ?? JournalFormat.fileHeaderSize
+            let end = complete.last.map { $0.offset + $0.length } ?? start
+            // A torn write is one never acknowledged: the last durable commit ended before it.
+            markDurable(f.path, segment: newest, offset: end)
 
             let store = try JournalStore(directory: f.path, options: noSync)
             let recovery = try store.recover()
@@ -100,7 +103,7 @@ struct RecoveryTests {
         let spans = recordSpans(original)
         var rng = SplitMix64(seed: inNewestSegment ? 23 : 24)
         for _ in 0..<50 {
-            let at = JournalFormat.fileHeaderSize + rng.int(original.count - JournalFormat.fileHeaderSize)
+            let at = recordsStart(original) + rng.int(original.count - recordsStart(original))
             let record = spans.firstIndex { at < $0.offset + $0.length }!
             var bytes = original
             bytes[at] ^= UInt8(1 + rng.int(255))

@@ -83,7 +83,7 @@ func snapshotNumbers(_ directory: String) -> [Int] {
 func recordSpans(_ bytes: [UInt8]) -> [(offset: Int, length: Int)] {
     var spans: [(Int, Int)] = []
     let end = bytes.withUnsafeBytes { raw in
-        JournalFormat.scan(raw, from: JournalFormat.fileHeaderSize) { offset, payload in
+        JournalFormat.scan(raw, from: recordsStart(raw)) { offset, payload in
             spans.append((offset, JournalFormat.frameHeaderSize + payload.count))
             return nil
         }
@@ -111,3 +111,20 @@ func appendRandom(_ store: JournalStore, _ random: inout RandomEntries, batches:
 }
 
 let noSync = JournalOptions(segmentBytes: 2048, retryInterval: .milliseconds(50), fsync: false)
+
+/// Where the records of a segment or snapshot file start (a version 2 segment's header is longer).
+func recordsStart(_ raw: UnsafeRawBufferPointer) -> Int {
+    JournalFormat.recordsStart(raw, raw.prefix(8).elementsEqual(JournalFormat.segmentMagic) ? .segment : .snapshot)
+}
+
+func recordsStart(_ bytes: [UInt8]) -> Int { bytes.withUnsafeBytes { recordsStart($0) } }
+
+/// Rewrites the durable mark as if the last acknowledged group commit had ended at `offset` of segment
+/// `n` (what the writer leaves when a later commit's write is cut short by a crash).
+func markDurable(_ directory: String, segment n: Int, offset: Int) {
+    let bytes = readFile(directory + "/" + JournalFormat.name(.segment, n))
+    let before = bytes.withUnsafeBytes { JournalFormat.recordsBefore($0) } ?? 0
+    let records = recordSpans(Array(bytes[..<offset])).count
+    writeFile(directory + "/" + JournalFormat.markName,
+              DurableMark(segment: n, offset: offset, records: before + UInt64(records)).encoded())
+}
