@@ -462,7 +462,7 @@ final class CoordinatorLoop {
             case .worker(let w): send(b.message, toWorker: w)
             case .client(let c):
                 guard let r = peers.routing(ofClient: c) else { continue }
-                if !sendToClient(b.message, to: r, requestID: b.requestID) { unwatch(c) }
+                if !sendToClient(b.message, body: b.body, to: r, requestID: b.requestID) { unwatch(c) }
             }
         }
     }
@@ -476,9 +476,10 @@ final class CoordinatorLoop {
     /// Returns false when the peer is gone (ROUTER_MANDATORY says so). A peer whose pipe is full, or
     /// that has messages waiting, gets it queued behind them (`hold`).
     @discardableResult
-    func send(_ message: Message, to routing: [UInt8], requestID: UInt32 = 0) -> Bool {
+    func send(_ message: Message, body: [UInt8]? = nil, to routing: [UInt8], requestID: UInt32 = 0) -> Bool {
         if case .event = message, backlog.discardsEvents(for: routing) { return true }   // its stream ended as too slow
-        let frames = [routing] + WireCodec.encode(message, requestID: requestID)
+        let frames = body.map { [routing, Header(command: message.command, requestID: requestID).bytes, $0] }
+            ?? [routing] + WireCodec.encode(message, requestID: requestID)
         if backlog.holds(routing) { return hold(frames, message, to: routing) }
         do {
             if try socket.sendMultipart(frames, flags: .dontWait) { return true }

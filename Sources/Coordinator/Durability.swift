@@ -83,12 +83,13 @@ extension CoordinatorLoop {
     /// show are held for the disk, and acknowledgements of changes wait for it). Returns false when the
     /// peer is gone (known only for messages sent now).
     @discardableResult
-    func sendToClient(_ message: Message, to routing: [UInt8], requestID: UInt32) -> Bool {
-        guard let journal else { return send(message, to: routing, requestID: requestID) }
+    /// `body`: the message's encoded body when the caller has it (EVENT, Outbox.EventBody).
+    func sendToClient(_ message: Message, body: [UInt8]? = nil, to routing: [UInt8], requestID: UInt32) -> Bool {
+        guard let journal else { return send(message, body: body, to: routing, requestID: requestID) }
         let tag = gate.tag(batchHasRecords: !journalBatch.isEmpty)
-        if !journalHealthy && !isAcknowledgement(message) { return send(message, to: routing, requestID: requestID) }
-        if gate.mayPass(tag, durable: journal.durableSequence) { return send(message, to: routing, requestID: requestID) }
-        gate.hold(DurabilityGate.Held(tag: tag, routing: routing, message: message, requestID: requestID))
+        if !journalHealthy && !isAcknowledgement(message) { return send(message, body: body, to: routing, requestID: requestID) }
+        if gate.mayPass(tag, durable: journal.durableSequence) { return send(message, body: body, to: routing, requestID: requestID) }
+        gate.hold(DurabilityGate.Held(tag: tag, routing: routing, message: message, requestID: requestID, body: body))
         releaseDurable()
         return true
     }
@@ -104,12 +105,12 @@ extension CoordinatorLoop {
     /// Sends the held messages that are durable now; while some still wait, asks the writer for a wake-up.
     func releaseDurable() {
         guard let journal, !gate.isEmpty else { return }
-        for h in gate.release(durable: journal.durableSequence) { send(h.message, to: h.routing, requestID: h.requestID) }
+        for h in gate.release(durable: journal.durableSequence) { send(h.message, body: h.body, to: h.routing, requestID: h.requestID) }
         guard !gate.isEmpty else { return }
         durabilityWake.wanted.store(true, ordering: .releasing)
         journal.hurry()
         // Once more: a sync that ended before the flag was set woke nobody.
-        for h in gate.release(durable: journal.durableSequence) { send(h.message, to: h.routing, requestID: h.requestID) }
+        for h in gate.release(durable: journal.durableSequence) { send(h.message, body: h.body, to: h.routing, requestID: h.requestID) }
     }
 
     /// Logs the journal going bad and coming back; while it is bad, changes are refused (`journalRefusal`).

@@ -15,6 +15,8 @@ struct DurabilityGate {
         var routing: [UInt8]
         var message: Message
         var requestID: UInt32
+        /// Its encoded body, when it was made as bytes (EVENT).
+        var body: [UInt8]? = nil
     }
 
     private(set) var appended: UInt64 = 0

@@ -10,6 +10,9 @@ struct Outbox {
         var peer: Peer
         var message: Message
         var requestID: UInt32
+        /// EVENT messages come as their body, assembled from events encoded once (`eventBodies`); their
+        /// `message` is an empty EVENT that only says what they are.
+        var body: [UInt8]? = nil
     }
 
     /// Bytes of one EVENT message (a single larger event, a big result, goes alone).
@@ -64,19 +67,65 @@ struct Outbox {
         dispatches.removeAll(keepingCapacity: true)
         cancels.removeAll(keepingCapacity: true)
         guard withEvents else { return out }
+        // Each event is encoded once, without its sequence number; each watcher's EVENT bodies are its
+        // events' bytes, each behind its own number. Thousands of watchers of every queue get the same
+        // events: encoding them per watcher was most of what a watcher cost.
+        let encoded = eventTable.map { EventBody(event: $0) }
+        let placeholder = Message.event(WireEvents())
         for (c, indices) in events {
-            var list = indices.map { eventTable[Int($0)] }
-            for i in list.indices { list[i].sequence = nextSequence(c) }
             let request = watchRequestID(c)
-            // Smaller messages than the protocol allows: libzmq holds a peer's messages by count
-            // (OutputBacklog.socketHighWaterMark), so their size is what bounds its bytes.
-            while !list.isEmpty {
-                let part = Batcher.drain(&list, maxBytes: Self.eventMessageBytes)
-                out.append(Batch(peer: .client(c), message: WireEvent.message(part, sentUs: 0), requestID: request))
+            var body: [UInt8] = []
+            for i in indices {
+                let e = encoded[Int(i)]
+                // Smaller messages than the protocol allows: libzmq holds a peer's messages by count
+                // (OutputBacklog.socketHighWaterMark), so their size is what bounds its bytes.
+                if !body.isEmpty && body.count + e.bytes.count + 24 > Self.eventMessageBytes {
+                    out.append(Batch(peer: .client(c), message: placeholder, requestID: request, body: body))
+                    body = []
+                }
+                e.append(sequence: nextSequence(c), to: &body)
             }
+            if !body.isEmpty { out.append(Batch(peer: .client(c), message: placeholder, requestID: request, body: body)) }
         }
         events.removeAll(keepingCapacity: true)
         eventTable.removeAll(keepingCapacity: eventTable.capacity < 1 << 16)
         return out
+    }
+}
+
+/// One event's bytes without its `sequence` (field 1), to be written as an entry of `Events.events`
+/// (field 1) behind a sequence number: the same bytes protobuf writes (fields in number order, so the
+/// sequence first), built with a copy instead of an encode per watcher.
+struct EventBody {
+    let bytes: [UInt8]
+
+    init(event: WireEvent) {
+        var e = event
+        e.sequence = 0   // not written (proto3 default); each watcher's number goes in front
+        // An Events of this one event is [0x0A, its length as a varint, the event]: keep the event.
+        let whole = WireCodec.body(of: .event(WireEvents.with { $0.events = [e] }))
+        var start = 1
+        while whole[start] & 0x80 != 0 { start += 1 }
+        bytes = Array(whole[(start + 1)...])
+    }
+
+    func append(sequence: UInt64, to out: inout [UInt8]) {
+        out.append(0x0A)                                               // Events.events, length-delimited
+        appendVarint(UInt64(1 + Self.varintSize(sequence) + bytes.count), to: &out)
+        out.append(0x08)                                               // Event.sequence, varint
+        appendVarint(sequence, to: &out)
+        out.append(contentsOf: bytes)
+    }
+
+    static func varintSize(_ v: UInt64) -> Int {
+        var n = 1, v = v
+        while v >= 0x80 { v >>= 7; n += 1 }
+        return n
+    }
+
+    private func appendVarint(_ v: UInt64, to out: inout [UInt8]) {
+        var v = v
+        while v >= 0x80 { out.append(UInt8(v & 0x7F) | 0x80); v >>= 7 }
+        out.append(UInt8(v))
     }
 }

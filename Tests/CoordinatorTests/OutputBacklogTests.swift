@@ -112,9 +112,9 @@ struct EventMessageSizeTests {
         let batches = outbox.drain(watchRequestID: { _ in 9 }, nextSequence: { _ in sequence += 1; return sequence })
         var seen: [UInt64] = []
         for b in batches {
-            guard case .event(let m) = b.message else { Issue.record("not an EVENT"); continue }
+            guard let m = Self.events(b) else { Issue.record("not an EVENT"); continue }
             #expect(b.requestID == 9)
-            let bytes = WireCodec.body(of: b.message).count
+            let bytes = b.body?.count ?? 0
             #expect(bytes <= Outbox.eventMessageBytes || m.events.count == 1, "\(bytes) bytes in \(m.events.count) events")
             seen += m.events.map(\.sequence)
         }
@@ -122,13 +122,45 @@ struct EventMessageSizeTests {
         #expect(seen == Array(1...2_001), "every event once, in order, numbered")
     }
 
+    /// An EVENT batch's events, decoded from the body the outbox assembled (as a client decodes them).
+    static func events(_ b: Outbox.Batch) -> WireEvents? {
+        guard case .event = b.message, let body = b.body,
+              case .success(let envelope) = WireCodec.decode([Header(command: .event, requestID: b.requestID).bytes, body]),
+              case .event(let m) = envelope.message else { return nil }
+        return m
+    }
+
+    /// The bytes assembled from events encoded once are exactly what protobuf writes for the same
+    /// events (fields in number order: the sequence first), whatever the sequence's size.
+    @Test func anAssembledEventBodyIsTheEncodingOfTheSameEvents() {
+        var e = WireEvent()
+        e.opID = "r-1/a"
+        e.run = "r-1"
+        e.state = .finished
+        e.outcome.result = .succeeded(Data(repeating: 7, count: 300))
+        e.workerID = "w3"
+        e.timestampUs = 1_700_000_000_000_000
+        let body = EventBody(event: e)
+        for sequence: UInt64 in [1, 127, 128, 300, 1 << 40] {
+            var assembled: [UInt8] = []
+            body.append(sequence: sequence, to: &assembled)
+            body.append(sequence: sequence + 1, to: &assembled)
+            var a = e, b = e
+            a.sequence = sequence
+            b.sequence = sequence + 1
+            #expect(assembled == WireCodec.body(of: .event(WireEvents.with { $0.events = [a, b] })), "sequence \(sequence)")
+        }
+    }
+
     /// One event to many watchers is kept once; each watcher's copy still gets its own numbers.
     @Test func anEventToManyWatchersIsKeptOnceAndNumberedPerWatcher() {
         var outbox = Outbox()
         var a = WireEvent()
         a.opID = "a"
+        a.state = .ready
         var b = WireEvent()
         b.opID = "b"
+        b.state = .ready
         let ia = outbox.add(a)
         outbox.event(ia, to: 1)
         outbox.event(ia, to: 2)
@@ -138,7 +170,7 @@ struct EventMessageSizeTests {
         let batches = outbox.drain(watchRequestID: { _ in 0 }, nextSequence: { c in next[c, default: 0] += 1; return next[c]! })
         var got: [UInt64: [String]] = [:]
         for batch in batches {
-            guard case .client(let c) = batch.peer, case .event(let m) = batch.message else { continue }
+            guard case .client(let c) = batch.peer, let m = Self.events(batch) else { continue }
             got[c, default: []] += m.events.map { "\($0.opID)#\($0.sequence)" }
         }
         #expect(got == [1: ["a#11", "b#12"], 2: ["a#1"], 3: ["a#1"]])
