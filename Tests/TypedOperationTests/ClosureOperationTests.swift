@@ -1,0 +1,189 @@
+import ClusterTestSupport
+import DistributedOperationQueue
+import Foundation
+import Testing
+import TypedTestOperations
+
+/// Closures that run in the client's process as members of the graph (`LocalOperation`,
+/// `queue.addOperation { … }`), against a real coordinator and typed worker. Sleeps inside closures
+/// stand for work; every wait is bounded (`waitUntilFinished(timeout:)`, the suite's time limit).
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct ClosureOperationTests {
+    let cluster: TypedCluster
+    init() throws { cluster = try TypedCluster() }
+
+    struct Oops: Error, Equatable, CustomStringConvertible {
+        let code: Int
+        var description: String { "oops \(code)" }
+    }
+
+    @Test func closureAfterRemoteGetsItsOutput() async throws {
+        let q = cluster.queue("closure-after")
+        let square = TypedRemoteOperation(Square(n: 7))
+        let seen = Collected<Int>()
+        let closure = LocalOperation { context in seen.append(try context.output(of: Square.self)) }
+        try closure.addDependency(square)
+        // The closure is added first: it waits in the client for its dependency, like any operation.
+        try q.addOperation(closure)
+        try q.addOperation(square)
+        #expect(closure.waitUntilFinished(timeout: .seconds(20)))
+        #expect(seen.values == [49])
+        #expect(closure.outcome == .succeeded([]))
+        #expect(closure.kind == LocalOperation.kind && closure.kind.hasPrefix("local-closure@"))
+        // It ran on this client's embedded worker, not on the typed worker.
+        #expect(!closure.lastRun.worker.isEmpty && closure.lastRun.worker != cluster.workerID)
+        #expect(square.lastRun.worker == cluster.workerID)
+    }
+
+    @Test func remoteAfterClosureStartsOnceItHasFinished() async throws {
+        let q = cluster.queue("closure-before")
+        let closureEnd = Collected<Date>()
+        let closure = LocalOperation {
+            try await Task.sleep(for: .milliseconds(300))
+            closureEnd.append(Date())
+        }
+        let nap = TypedRemoteOperation(Nap(milliseconds: 10))
+        try nap.addDependency(closure)
+        let dispatched = Collected<(at: Date, closureFinished: Bool)>()
+        let watch = Task {
+            for await s in nap.stateChanges where s.state >= .dispatched {
+                dispatched.append((Date(), closure.isFinished))
+                break
+            }
+        }
+        try q.addOperations([nap, closure], waitUntilFinished: false)
+        try await nap.value
+        await watch.value
+        let end = try #require(closureEnd.values.first)
+        let start = try #require(dispatched.values.first)
+        #expect(start.closureFinished)
+        #expect(start.at >= end)
+        #expect(nap.lastRun.worker == cluster.workerID)
+    }
+
+    @Test func closureCancelledBeforeItRunsNeverRuns() async throws {
+        let q = cluster.queue("closure-cancel")
+        let gate = TypedRemoteOperation(Nap(milliseconds: 5000))
+        let ran = Collected<Bool>()
+        let closure = LocalOperation { ran.append(true) }
+        try closure.addDependency(gate)
+        try q.addOperations([gate, closure], waitUntilFinished: false)
+        closure.cancel()
+        #expect(closure.waitUntilFinished(timeout: .seconds(10)))
+        #expect(closure.isCancelled)
+        guard case .cancelled? = closure.outcome else { Issue.record("outcome \(String(describing: closure.outcome))"); return }
+        gate.cancel()
+        #expect(gate.waitUntilFinished(timeout: .seconds(10)))
+        #expect(ran.values.isEmpty)
+        // Cancelled before it was added: it finishes here and never starts the embedded worker's work.
+        let early = LocalOperation { ran.append(true) }
+        early.cancel()
+        try q.addOperation(early)
+        #expect(early.waitUntilFinished(timeout: .seconds(5)))
+        #expect(early.isCancelled && ran.values.isEmpty)
+    }
+
+    @Test func runningClosureSeesCancellation() async throws {
+        let q = cluster.queue("closure-running-cancel")
+        let started = Collected<Bool>()
+        let sawCancel = Collected<Bool>()
+        let closure = try q.addOperation { context in
+            started.append(true)
+            while !context.isCancelled { try? await Task.sleep(for: .milliseconds(5)) }
+            sawCancel.append(Task.isCancelled)
+        }
+        try cluster.waitUntil("the closure started") { !started.values.isEmpty }
+        closure.cancel()
+        #expect(closure.waitUntilFinished(timeout: .seconds(10)))
+        #expect(sawCancel.values == [true])
+        guard case .cancelled? = closure.outcome else { Issue.record("outcome \(String(describing: closure.outcome))"); return }
+    }
+
+    @Test func completionBlockRunsAfterTheClosure() async throws {
+        let q = cluster.queue("closure-completion")
+        let events = Collected<String>()
+        let closure = LocalOperation { events.append("ran") }
+        closure.completionBlock = { events.append("completion") }
+        try q.addOperation(closure)
+        #expect(closure.waitUntilFinished(timeout: .seconds(20)))
+        #expect(events.values == ["ran", "completion"])
+    }
+
+    @Test func waitUntilAllOperationsAreFinishedCoversClosures() async throws {
+        let q = cluster.queue("closure-wait-all")
+        let done = Collected<Int>()
+        let square = try q.addOperation(Square(n: 3))
+        for i in 0..<6 {
+            let c = LocalOperation(name: "c\(i)") {
+                try await Task.sleep(for: .milliseconds(100))
+                done.append(i)
+            }
+            try c.addDependency(square)
+            try q.addOperation(c)
+        }
+        try q.addOperation { done.append(99) }
+        #expect(q.waitUntilAllOperationsAreFinished(timeout: .seconds(30)))
+        #expect(done.values.sorted() == [0, 1, 2, 3, 4, 5, 99])
+        #expect(q.operationCount == 0)
+        await q.waitUntilAllOperationsAreFinished()
+    }
+
+    @Test func thrownErrorIsTheFailure() async throws {
+        let q = cluster.queue("closure-throws")
+        let closure = LocalOperation { throw Oops(code: 7) }
+        // A remote operation that needs it to succeed is cancelled by the dependency policy (A2).
+        let after = TypedRemoteOperation(Square(n: 2), dependencyPolicy: .succeeded)
+        try after.addDependency(closure)
+        try q.addOperations([closure, after], waitUntilFinished: false)
+        #expect(closure.waitUntilFinished(timeout: .seconds(20)))
+        #expect(closure.outcome?.message?.contains("oops 7") == true)
+        #expect(closure.error as? Oops == Oops(code: 7))
+        do {
+            _ = try await after.value
+            Issue.record("no error")
+        } catch RemoteOperationError.cancelled(let reason) {
+            #expect(!reason.isEmpty)
+        }
+    }
+}
+
+/// With keys, a client's closures need its key to have the `worker` role (their embedded worker
+/// registers with it); without, adding one throws why, at once.
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct ClosureKeyTests {
+    func client(_ local: LocalCluster, key: String) throws -> RemoteCoordinator {
+        let keys = try ClientKeys.resolve(key: local.keyPath(key), coordinatorKey: local.coordinatorPublicKey)
+        return try RemoteCoordinator(endpoint: local.endpoint, timeout: .seconds(5), curve: keys)
+    }
+
+    @Test func keyWithoutWorkerRoleIsToldWhy() throws {
+        let local = try LocalCluster(keys: true)
+        defer { local.stop() }
+        try local.addKey("alice", roles: "submit")
+        let coordinator = try client(local, key: "alice")
+        defer { coordinator.close() }
+        let q = RemoteOperationQueue(name: "k", coordinator: coordinator)
+        let start = ContinuousClock.now
+        #expect {
+            try q.addOperation { }
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("lacks the 'worker' role") && text.contains("closures")
+        }
+        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(q.operationCount == 0)
+    }
+
+    @Test func keyWithWorkerRoleRunsClosures() throws {
+        let local = try LocalCluster(keys: true)
+        defer { local.stop() }
+        try local.addKey("bob", roles: "submit,worker")
+        let coordinator = try client(local, key: "bob")
+        defer { coordinator.close() }
+        let q = RemoteOperationQueue(name: "k", coordinator: coordinator)
+        let ran = Collected<Bool>()
+        let op = try q.addOperation { ran.append(true) }
+        #expect(op.waitUntilFinished(timeout: .seconds(20)))
+        #expect(ran.values == [true] && op.outcome == .succeeded([]))
+    }
+}
