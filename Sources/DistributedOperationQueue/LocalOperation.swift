@@ -85,7 +85,7 @@ extension RemoteOperationQueue {
 enum ClosureTable {
     static let kind: String = {
         let random = String(UInt32.random(in: .min ... .max), radix: 16)
-        return "local-closure@\(ProcessInfo.processInfo.hostName):\(getpid())#\(random)"
+        return "local-closure@\(ProcessInfo.processInfo.hostName.prefix(64)):\(getpid())#\(random)"
     }()
 
     private struct Entry { weak var op: LocalOperation? }

@@ -37,28 +37,20 @@ struct ClosureOperationTests {
 
     @Test func remoteAfterClosureStartsOnceItHasFinished() async throws {
         let q = cluster.queue("closure-before")
-        let closureEnd = Collected<Date>()
+        let closureEnd = Collected<Double>()
         let closure = LocalOperation {
             try await Task.sleep(for: .milliseconds(300))
-            closureEnd.append(Date())
+            closureEnd.append(Date().timeIntervalSince1970)
         }
-        let nap = TypedRemoteOperation(Nap(milliseconds: 10))
-        try nap.addDependency(closure)
-        let dispatched = Collected<(at: Date, closureFinished: Bool)>()
-        let watch = Task {
-            for await s in nap.stateChanges where s.state >= .dispatched {
-                dispatched.append((Date(), closure.isFinished))
-                break
-            }
-        }
-        try q.addOperations([nap, closure], waitUntilFinished: false)
-        try await nap.value
-        await watch.value
+        // The same machine's wall clock, read by the remote operation when it runs.
+        let clock = TypedRemoteOperation(ShellOperation("date +%s.%N"))
+        try clock.addDependency(closure)
+        try await q.addOperations([clock, closure], waitUntilFinished: false)
+        let remoteStart = try #require(Double(try await clock.value.trimmed))
         let end = try #require(closureEnd.values.first)
-        let start = try #require(dispatched.values.first)
-        #expect(start.closureFinished)
-        #expect(start.at >= end)
-        #expect(nap.lastRun.worker == cluster.workerID)
+        #expect(closure.isFinished && closure.outcome == .succeeded([]))
+        #expect(remoteStart >= end)
+        #expect(clock.lastRun.worker == cluster.workerID)
     }
 
     @Test func closureCancelledBeforeItRunsNeverRuns() async throws {
@@ -67,7 +59,7 @@ struct ClosureOperationTests {
         let ran = Collected<Bool>()
         let closure = LocalOperation { ran.append(true) }
         try closure.addDependency(gate)
-        try q.addOperations([gate, closure], waitUntilFinished: false)
+        try await q.addOperations([gate, closure], waitUntilFinished: false)
         closure.cancel()
         #expect(closure.waitUntilFinished(timeout: .seconds(10)))
         #expect(closure.isCancelled)
@@ -128,13 +120,35 @@ struct ClosureOperationTests {
         await q.waitUntilAllOperationsAreFinished()
     }
 
+    /// `close()` cancels the closures that have not run (their process cannot run them any more), which
+    /// and the embedded worker leaves.
+    @Test func closeCancelsClosuresThatHaveNotRun() async throws {
+        let other = try RemoteCoordinator(endpoint: cluster.local.endpoint, timeout: .seconds(5))
+        let q = RemoteOperationQueue(name: "closure-close", coordinator: other)
+        let gate = TypedRemoteOperation(Nap(milliseconds: 30_000))
+        let ran = Collected<Bool>()
+        let closure = LocalOperation { ran.append(true) }
+        try closure.addDependency(gate)
+        try await q.addOperations([gate, closure], waitUntilFinished: false)
+        let why = try cluster.local.why(closure.id)
+        #expect(why.waitingOn.contains { $0.hasSuffix(gate.id) })
+        other.close()
+        try cluster.waitUntil("the closure is cancelled on the coordinator") {
+            try cluster.local.status([closure.id])[closure.id]?.state == .finished
+        }
+        let record = try #require(try cluster.local.status([closure.id])[closure.id])
+        #expect(record.cancelled && record.error.contains("closed its connection"))
+        #expect(ran.values.isEmpty)
+        #expect(!(try cluster.local.workerList()).contains { $0.kinds.contains(LocalOperation.kind) })
+    }
+
     @Test func thrownErrorIsTheFailure() async throws {
         let q = cluster.queue("closure-throws")
         let closure = LocalOperation { throw Oops(code: 7) }
         // A remote operation that needs it to succeed is cancelled by the dependency policy (A2).
         let after = TypedRemoteOperation(Square(n: 2), dependencyPolicy: .succeeded)
         try after.addDependency(closure)
-        try q.addOperations([closure, after], waitUntilFinished: false)
+        try await q.addOperations([closure, after], waitUntilFinished: false)
         #expect(closure.waitUntilFinished(timeout: .seconds(20)))
         #expect(closure.outcome?.message?.contains("oops 7") == true)
         #expect(closure.error as? Oops == Oops(code: 7))
@@ -159,7 +173,7 @@ struct ClosureKeyTests {
     @Test func keyWithoutWorkerRoleIsToldWhy() throws {
         let local = try LocalCluster(keys: true)
         defer { local.stop() }
-        try local.addKey("alice", roles: "submit")
+        try local.addKey("alice", roles: "submit", scopes: ["*"])
         let coordinator = try client(local, key: "alice")
         defer { coordinator.close() }
         let q = RemoteOperationQueue(name: "k", coordinator: coordinator)
@@ -177,7 +191,7 @@ struct ClosureKeyTests {
     @Test func keyWithWorkerRoleRunsClosures() throws {
         let local = try LocalCluster(keys: true)
         defer { local.stop() }
-        try local.addKey("bob", roles: "submit,worker")
+        try local.addKey("bob", roles: "submit,worker", scopes: ["*"])
         let coordinator = try client(local, key: "bob")
         defer { coordinator.close() }
         let q = RemoteOperationQueue(name: "k", coordinator: coordinator)
