@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import OpClient
 import WireProtocol
 import WorkerAgent
@@ -26,7 +27,9 @@ final class ClosureHost: Sendable {
     private let state = StateLock(State())
     /// Closures run at once in this process (the embedded worker's slots). Set before the first closure.
     let slots: StateLock<Int>
-    let workerName = "closures of \(ProcessInfo.processInfo.hostName):\(getpid())"
+    /// Shown by `opctl workers`; numbered, as each coordinator connection of the process has its own.
+    let workerName = "closures of \(ProcessInfo.processInfo.hostName.prefix(64)):\(getpid()) #\(ClosureHost.counter.wrappingAdd(1, ordering: .relaxed).newValue)"
+    private static let counter = Atomic<Int>(0)
 
     init(engine: Engine, curve: CurveClientKeys?) {
         self.engine = engine
@@ -63,12 +66,12 @@ final class ClosureHost: Sendable {
         }
     }
 
-    /// Whether the coordinator lists a worker offering this process's closure kind.
+    /// Whether the coordinator lists this embedded worker.
     private func listed() throws -> Bool {
-        let kind = ClosureTable.kind
+        let name = workerName
         return try engine.perform { connection in
             guard case .workersReply(let r) = try connection.request(.workers) else { return false }
-            return r.workers.contains { $0.kinds.contains(kind) }
+            return r.workers.contains { $0.name == name }
         }
     }
 
