@@ -53,6 +53,26 @@ struct ClosureOperationTests {
         #expect(clock.lastRun.worker == cluster.workerID)
     }
 
+    /// Closures are scheduled by the coordinator like any operation: on a suspended serial queue they
+    /// wait, and once it resumes they run by `queuePriority`, with a remote operation among them.
+    @Test func closuresRunByPriorityOnASerialQueue() async throws {
+        let q = cluster.queue("closure-priority")
+        try q.setMaxConcurrentOperationCount(1)
+        try q.setSuspended(true)
+        let order = Collected<String>()
+        let low = LocalOperation(name: "low", queuePriority: .low) { order.append("low") }
+        let high = LocalOperation(name: "high", queuePriority: .veryHigh) { order.append("veryHigh") }
+        let normal = LocalOperation(name: "normal") { order.append("normal") }
+        let remote = TypedRemoteOperation(Square(n: 1), queuePriority: .high)
+        let afterRemote = LocalOperation(name: "after-remote", queuePriority: .high) { order.append("high, after the remote one") }
+        try afterRemote.addDependency(remote)
+        try await q.addOperations([low, normal, high, remote, afterRemote])
+        #expect(order.values.isEmpty)
+        try q.setSuspended(false)
+        #expect(q.waitUntilAllOperationsAreFinished(timeout: .seconds(20)))
+        #expect(order.values == ["veryHigh", "high, after the remote one", "normal", "low"])
+    }
+
     @Test func closureCancelledBeforeItRunsNeverRuns() async throws {
         let q = cluster.queue("closure-cancel")
         let gate = TypedRemoteOperation(Nap(milliseconds: 5000))
