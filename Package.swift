@@ -183,6 +183,9 @@ var targets: [Target] = [
     .target(name: "TypedTestOperations", dependencies: ["DistributedOperationQueue"], path: "Tests/TypedTestOperations"),
     .executableTarget(name: "typed-test-worker", dependencies: ["DistributedOperationWorker", "TypedTestOperations"],
                       path: "Tests/TypedTestWorker"),
+    // A client whose closures outlive it (killed by ClosureProcessGoneTests).
+    .executableTarget(name: "closure-test-client", dependencies: ["DistributedOperationQueue", "TypedTestOperations"],
+                      path: "Tests/ClosureTestClient"),
     .testTarget(name: "TypedOperationTests", dependencies: [
         "ClusterTestSupport", "DistributedOperationQueue", "DistributedOperationWorker", "TypedTestOperations", "OpClient", "WireProtocol",
     ]),

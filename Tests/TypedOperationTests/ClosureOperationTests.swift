@@ -3,6 +3,7 @@ import DistributedOperationQueue
 import Foundation
 import Testing
 import TypedTestOperations
+import WireProtocol
 
 /// Closures that run in the client's process as members of the graph (`LocalOperation`,
 /// `queue.addOperation { … }`), against a real coordinator and typed worker. Sleeps inside closures
@@ -219,5 +220,40 @@ struct ClosureKeyTests {
         let op = try q.addOperation { ran.append(true) }
         #expect(op.waitUntilFinished(timeout: .seconds(20)))
         #expect(ran.values == [true] && op.outcome == .succeeded([]))
+    }
+}
+
+/// A client process that dies without closing: its running closure fails ("worker lost", never re-run),
+/// and `opctl why` for the one still waiting names the kind with that process's host and pid.
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct ClosureProcessGoneTests {
+    @Test func closuresOfAProcessThatDied() throws {
+        let cluster = try TypedCluster()
+        let log = cluster.local.dir.appendingPathComponent("closure-client.log")
+        let client = try LocalCluster.launch("closure-test-client", [cluster.local.endpoint], log: log)
+        defer { if client.isRunning { client.terminate() } }
+        var ids: [String] = []
+        try cluster.waitUntil("the client's closure runs") {
+            guard client.isRunning else { throw ClusterError("closure-test-client exited: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")") }
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("IDS ") }) else { return false }
+            ids = line.split(separator: " ").dropFirst().map(String.init)
+            return true
+        }
+        let (waiting, running, gate) = (ids[0], ids[1], ids[2])
+        let pid = client.processIdentifier
+        kill(pid, SIGKILL)
+        client.waitUntilExit()
+        try cluster.waitUntil("the running closure fails") { try cluster.local.status([running])[running]?.state == .finished }
+        let record = try #require(try cluster.local.status([running])[running])
+        #expect(!record.cancelled && record.error.contains("worker lost"))
+        // The waiting one stays: nothing else offers its kind. WHY says which process it belonged to.
+        let why = try cluster.local.why(waiting)
+        #expect(why.state != .finished)
+        #expect(why.waitingOn.count == 1 && why.waitingOn[0].hasSuffix(gate))
+        try cluster.local.ack(.cancelOps({ var c = WireCancelOps(); c.opIds = [gate]; c.run = why.run; return c }()))
+        try cluster.waitUntil("the gate is cancelled and the closure is ready") { try cluster.local.why(waiting).waitingOn.isEmpty }
+        let reasons = try cluster.local.why(waiting).reasons.joined(separator: "\n")
+        #expect(reasons.contains("needs kind 'local-closure@") && reasons.contains(":\(pid)#"))
     }
 }
