@@ -83,7 +83,11 @@ var targets: [Target] = [
     .target(name: "Journal", dependencies: ["SchedulerCore"]),
     // The Swift API (OperationQueue's vocabulary); a library product, so no unsafe flags below it.
     // Typed operations' `main` runs on a worker with WorkerRuntime's context, so the API depends on it.
-    .target(name: "DistributedOperationQueue", dependencies: ["OpClient", "OpSpec", "WireProtocol", "ZeroMQ", "WorkerRuntime"]),
+    // Closures (`LocalOperation`) run in the client on an embedded worker, so it depends on WorkerAgent too.
+    .target(name: "DistributedOperationQueue", dependencies: [
+        "OpClient", "OpSpec", "WireProtocol", "ZeroMQ", "WorkerRuntime", "WorkerAgent",
+        .product(name: "Logging", package: "swift-log"),
+    ]),
     // `OpWorker.main(operations:)`: opworker's command line plus typed operations, for worker executables.
     .target(name: "DistributedOperationWorker", dependencies: [
         "DistributedOperationQueue", "WorkerAgent", "WorkerRuntime",
@@ -179,6 +183,9 @@ var targets: [Target] = [
     .target(name: "TypedTestOperations", dependencies: ["DistributedOperationQueue"], path: "Tests/TypedTestOperations"),
     .executableTarget(name: "typed-test-worker", dependencies: ["DistributedOperationWorker", "TypedTestOperations"],
                       path: "Tests/TypedTestWorker"),
+    // A client whose closures outlive it (killed by ClosureProcessGoneTests).
+    .executableTarget(name: "closure-test-client", dependencies: ["DistributedOperationQueue", "TypedTestOperations"],
+                      path: "Tests/ClosureTestClient"),
     .testTarget(name: "TypedOperationTests", dependencies: [
         "ClusterTestSupport", "DistributedOperationQueue", "DistributedOperationWorker", "TypedTestOperations", "OpClient", "WireProtocol",
     ]),

@@ -16,6 +16,8 @@ import WireProtocol
 /// and from async code.
 public final class RemoteCoordinator: Sendable {
     let engine: Engine
+    /// The embedded worker of this client's closures (`LocalOperation`), started by the first one.
+    let closureHost: ClosureHost
     private let warningSink = Mutex<@Sendable (String) -> Void>(RemoteCoordinator.standardErrorWarning)
 
     /// Where warnings go: that typed operations were added that no connected worker offers the kind of
@@ -47,6 +49,7 @@ public final class RemoteCoordinator: Sendable {
                 fetchResults: Bool = true, curve: CurveClientKeys? = nil) throws {
         let keys = try curve ?? ClientKeys.resolve(key: nil, coordinatorKey: nil)
         engine = Engine(endpoint: endpoint, fetchResults: fetchResults)
+        closureHost = ClosureHost(engine: engine, curve: keys)
         engine.start(timeout: timeout, curve: keys)
         try engine.waitStarted()
     }
@@ -59,18 +62,47 @@ public final class RemoteCoordinator: Sendable {
         let engine = Engine(endpoint: endpoint, fetchResults: fetchResults)
         engine.start(timeout: timeout, curve: keys)
         try await engine.started()
-        return RemoteCoordinator(engine: engine)
+        return RemoteCoordinator(engine: engine, curve: keys)
     }
 
     /// Around an engine (started, or never started: then every request throws `closed`; tests use that).
-    init(engine: Engine) { self.engine = engine }
+    init(engine: Engine, curve: CurveClientKeys? = nil) {
+        self.engine = engine
+        closureHost = ClosureHost(engine: engine, curve: curve)
+    }
 
-    deinit { engine.stop() }
+    deinit {
+        closureHost.stop()
+        engine.stop()
+    }
+
+    /// How many of this client's closures (`LocalOperation`) run at once: the slots of the embedded
+    /// worker that runs them. Default: the number of cores, at most 4. Takes effect when the first
+    /// closure is added (which starts that worker).
+    public var closureSlots: Int {
+        get { closureHost.slots.withLock { $0 } }
+        set { closureHost.slots.withLock { $0 = max(1, newValue) } }
+    }
 
     public var endpoint: String { engine.endpoint }
 
-    /// Stops the background thread; later requests throw `RemoteOperationError.closed`.
-    public func close() { engine.stop() }
+    /// Stops the background thread; later requests throw `RemoteOperationError.closed`. This client's
+    /// closures that have not finished are cancelled first ("cancelled: the process of this closure closed
+    /// its connection"): nothing else could run them.
+    public func close() {
+        if closureHost.isStarted {
+            let ids = ClosureTable.unfinished(on: engine).map(\.id)
+            if !ids.isEmpty {
+                var c = WireCancelOps()
+                c.opIds = ids
+                c.run = engine.run
+                c.reason = "the process of this closure closed its connection"
+                try? engine.ack(.cancelOps(c))
+            }
+            closureHost.stop()
+        }
+        engine.stop()
+    }
 }
 
 /// The background thread and the state shared with it (one `EngineState` under one lock).

@@ -6,7 +6,7 @@ import WireProtocol
 
 /// An operation that runs on a worker: Foundation's `Operation`, with a handler kind and a payload in
 /// place of `main()`. Configure it, set its dependencies, add it to a `RemoteOperationQueue`; its state
-/// follows the coordinator's events. Not `open`: its one subclass is `TypedRemoteOperation`.
+/// follows the coordinator's events. Not `open`: its subclasses are `TypedRemoteOperation` and `LocalOperation`.
 public class RemoteOperation: @unchecked Sendable, CustomStringConvertible {
     /// The life cycle (S1); cancellation is the separate `isCancelled` flag. `dispatched`: sent to a
     /// worker, waiting there for a slot; `executing`: its handler runs.
@@ -58,6 +58,9 @@ public class RemoteOperation: @unchecked Sendable, CustomStringConvertible {
     /// Fetch the result when it succeeds whatever the coordinator's `fetchResults` says (a typed
     /// operation with an output: true; with `Void`: false); nil = as the coordinator says.
     let wantsResult: Bool?
+    /// A closure of this process (`LocalOperation`): run by this client's embedded worker, never re-run
+    /// on worker loss (sent with `loss_retries` 0).
+    let runsInProcess: Bool
 
     /// Everything that changes, under the operation's one lock (OperationState.swift).
     let fields = StateLock(OperationState())
@@ -87,8 +90,9 @@ public class RemoteOperation: @unchecked Sendable, CustomStringConvertible {
     init(kind: String, payload: [UInt8], name: String?, id: String?, queuePriority: OperationPriority,
          qualityOfService: OperationQoS?, parts: Int, dependencyPolicy: DependencyPolicy, retries: Int,
          timeout: Double?, requiredTags: [String], barrier: Bool, retryDelay: Double? = nil, retryDelayMax: Double? = nil,
-         wantsResult: Bool? = nil) {
+         wantsResult: Bool? = nil, runsInProcess: Bool = false) {
         self.wantsResult = wantsResult
+        self.runsInProcess = runsInProcess
         self.retryDelay = retryDelay.map { max(0, $0) }
         self.retryDelayMax = retryDelayMax.map { max(0, $0) }
         self.id = id ?? Self.generatedID()

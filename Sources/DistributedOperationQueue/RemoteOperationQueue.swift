@@ -168,9 +168,11 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
         var seen = Set<ObjectIdentifier>()
         // Claim every operation (so a concurrent add of the same one fails), or none.
         var claimed: [RemoteOperation] = []
+        var closures = false
         func unclaim() { for o in claimed { o.fields.withLock { $0.unclaim() } } }
         for op in ops {
             if let e = op.addError { unclaim(); throw e }
+            if op.runsInProcess { closures = true }
             let error: RemoteOperationError? = op.fields.withLock { f in
                 if f.snapshot.state != .finished, f.queue == nil, !seen.insert(ObjectIdentifier(op)).inserted {
                     return .alreadyAdded(f.name ?? op.id, queue: name)
@@ -179,6 +181,10 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
             }
             if let error { unclaim(); throw error }
             claimed.append(op)
+        }
+        // The first closure starts this client's embedded worker (and says why when it cannot register).
+        if closures {
+            do { try coordinator.closureHost.ensureRegistered() } catch { unclaim(); throw error }
         }
         // Cancelled before being added: finished at once, never sent (S4); dependents do not wait for them.
         let cancelled = Set(ops.filter { $0.isCancelled }.map(ObjectIdentifier.init))
@@ -266,6 +272,7 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
             if let d = op.retryDelayMax { w.retryDelayMaxUs = Microseconds.from(seconds: d) }
             w.requires = op.requiredTags
             w.barrier = op.isBarrier
+            if op.runsInProcess { w.lossRetries = 0 }
             for d in deps where !skipping.contains(ObjectIdentifier(d)) && !d.isLocal {
                 w.after.append(d.id)
             }
