@@ -68,6 +68,9 @@ private func loopUnderSubmit(_ cluster: E2ECluster, metrics: String, ops: Int, w
     kill(sim.processIdentifier, SIGTERM)
     sim.waitUntilExit()
     E2EChildren.remove(sim.processIdentifier)
+    // What held the loop longest: the coordinator's own lines (rate-limited there).
+    let held = cluster.coordinatorLog(1).split(separator: "\n").filter { $0.contains("loop held") }
+    for line in held.sorted(by: { heldMs($0) > heldMs($1) }).prefix(8) { print("opcoord: \(line)") }
     let gaps = (try? JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: gapFile)))) as? [String: Double] ?? [:]
     let longestMs = (seen.longest * 1e4).rounded() / 10
     let lost = seen.workersLost
@@ -133,4 +136,10 @@ private func freeLoopbackPort() throws -> Int {
     }
     guard bound else { throw E2EError("bind: \(errno)") }
     return Int(UInt16(bigEndian: addr.sin_port))
+}
+
+/// The N of a "loop held N ms" log line (0 if none).
+private func heldMs(_ line: Substring) -> Int {
+    guard let r = line.range(of: "loop held ") else { return 0 }
+    return Int(line[r.upperBound...].prefix { $0.isNumber }) ?? 0
 }
