@@ -16,6 +16,9 @@ extension CoordinatorLoop {
                                  appendOwnRunOnly: principal.map { !$0.roles.contains(.admin) } ?? false)
             let (ops, unknownPriorities) = WireCoreMapping.operations(s.operations)
             feed(.submit(ref, ops: ops, queues: s.queues.map(queueSpec), run: run, key: key, unknownPriorities: unknownPriorities))
+            if config.testStallAfterSubmitMicros > 0, s.run.hasPrefix("stall") {
+                usleep(UInt32(clamping: config.testStallAfterSubmitMicros))
+            }
         case .cancelOps(let c):
             var reason = c.reason.isEmpty ? "cancelled by client" : c.reason
             if let p = principal { reason = c.reason.isEmpty ? "cancelled by \(p.name)" : "\(c.reason) (cancelled by \(p.name))" }

@@ -33,6 +33,11 @@ final class CoordinatorLoop {
     var clientBook = ClientBook()
     /// Heartbeats to idle workers, clock offsets, HELLO details, lost sessions.
     var workerLinks: WorkerLinks
+    /// How long the loop holds without reading its socket (LoopPulse.swift): passes over budget, the
+    /// longest for /metrics, and the coordinator's own pauses, which are not counted as workers' silence.
+    var pulse = LoopPulse(now: CoordinatorClock.nowMicros())
+    /// The last message handled and its size in operations (a SUBMIT's), for the over-budget log line.
+    private var lastInput: (command: Command, ops: Int)?
     /// Repeated warnings about one peer and cause are counted, not logged each time.
     var logLimiter = LogLimiter()
     /// The write-ahead journal (A5; Durability.swift), nil when ephemeral; this pass's records; client
@@ -114,7 +119,11 @@ final class CoordinatorLoop {
         }
     }
 
-    static let burstMicros: Int64 = 100_000
+    /// A burst of messages ends after this long, so dispatches, replies and heartbeats leave in time.
+    static let burstMicros: Int64 = LoopPulse.defaultBudgetMicros
+    /// A SUBMIT with at least this many operations is not sliced (the core checks and inserts a batch
+    /// at once, all or nothing); the loop flushes and heartbeats its workers before applying it.
+    static let longSubmitOps = 2048
 
     func run(stopRequested: () -> Bool) throws {
         if journal != nil {
@@ -128,9 +137,11 @@ final class CoordinatorLoop {
             now = CoordinatorClock.nowMicros()
             let waitUntil = min(nextTick, clientBook.nextDeadline ?? .max, workerLinks.nextSweep, now + 1_000_000,
                                 backlog.isEmpty ? .max : nextBacklogTry, outbox.eventWatchers == 0 ? .max : nextEventFlush)
+            aboutToRead()
             try poller.poll(timeout: .microseconds(max(0, waitUntil - now)))
             // Stamp what this wake-up handles with the time it arrived, not when the loop went to sleep.
             now = CoordinatorClock.nowMicros()
+            pulse.woke(at: now)
             if poller.isReadable(1) { waker.drain(); releaseDurable() }
             if poller.isReadable(0) { try receiveBurst() }
             if handshakeMonitor != nil, poller.isReadable(2) { drainHandshakeFailures() }
@@ -183,14 +194,15 @@ final class CoordinatorLoop {
 
     // MARK: inbound
 
-    /// Takes up to `receiveBurst` messages, but for at most `burstMicros`: under a flood of costly
-    /// messages the loop still flushes dispatches and heartbeats workers in time (liveness both ways).
-    /// 100 ms is far below any liveness bound and long enough not to cut the large bursts of a busy
-    /// cluster short (shorter bursts mean smaller DISPATCH batches and more CPU per operation).
+    /// Takes up to `receiveBurst` messages, but for at most `burstMicros` (the loop's budget): under a
+    /// flood of costly messages the loop still flushes dispatches and heartbeats workers in time
+    /// (liveness both ways). The clock is read before every message (tens of ns against µs per message),
+    /// so one costly message — a large SUBMIT — is never followed by more in the same pass.
     private func receiveBurst() throws {
         let until = CoordinatorClock.nowMicros() + Self.burstMicros
         for n in 0..<config.receiveBurst {
-            if n & 7 == 7, CoordinatorClock.nowMicros() > until { return }
+            // Before every read, the first too: a hold that ends the burst is excused before the tick.
+            if aboutToRead() > until, n > 0 { return }
             let frames: [[UInt8]], user: String?
             if loopAccess == nil {
                 guard let f = try socket.receiveMultipart(flags: .dontWait) else { return }
@@ -208,6 +220,33 @@ final class CoordinatorLoop {
             case .failure(let error): reject(error, frames: body, from: routing)
             }
         }
+    }
+
+    /// The loop is about to read its socket: a hold over budget is counted, logged (rate-limited) and
+    /// excused — the core does not count it as any worker's silence. Returns the time read.
+    @discardableResult
+    private func aboutToRead() -> Int64 {
+        let t = CoordinatorClock.nowMicros()
+        let held = t - pulse.lastRead
+        let excess = pulse.reading(at: t)
+        guard excess > 0 else { return t }
+        now = t
+        feed(.coordinatorPaused(micros: excess))
+        if let suppressed = logLimiter.admit("pass over budget", burst: 5, now: now) {
+            let what = lastInput.map { $0.ops > 0 ? "\($0.command) of \($0.ops) operations" : "\($0.command)" } ?? "no message"
+            logger.warning("loop held \(held / 1000) ms without reading (budget \(pulse.budget / 1000) ms; last input: \(what)); workers' silence during it is not counted\(heldBack(suppressed, "more passes over budget not logged"))")
+        }
+        lastInput = nil
+        return t
+    }
+
+    /// Before an input the loop cannot slice (a large SUBMIT): what is ready leaves now, and every worker
+    /// not sent to within a quarter interval hears a HEARTBEAT, so none takes the pause for a dead
+    /// coordinator (at most four such heartbeats per worker and interval, however many batches come).
+    private func beforeLongInput() {
+        flush()
+        commitJournal()
+        for w in workerLinks.notSentTo(since: now - workerLinks.heartbeatInterval / 4) { send(.heartbeat, toWorker: w) }
     }
 
     /// A message we could not decode: the sender gets an ERROR naming the problem; nothing else changes.
@@ -236,6 +275,12 @@ final class CoordinatorLoop {
             principal = p
         }
         if case .watch = envelope.message { backlog.streamReopened(routing) }   // after `watch too slow`
+        if case .submit(let s) = envelope.message {
+            lastInput = (.submit, s.operations.count)
+            if s.operations.count >= Self.longSubmitOps { beforeLongInput() }
+        } else {
+            lastInput = (envelope.message.command, 0)
+        }
         switch envelope.message {
         case .submit(let s) where !s.submissionKey.isEmpty:
             // A retry is recognised by its key and the exact bytes it carries (PROTOCOL.md §5.13).

@@ -40,6 +40,9 @@ public struct CoordinatorConfig: Sendable {
     public var salvage = false
     /// A snapshot is taken when the journal since the last one exceeds this and twice that snapshot's size.
     public var snapshotMinBytes = 64 << 20
+    /// For tests only: the loop holds this long (µs) after each SUBMIT of a run whose name starts with
+    /// "stall", standing in for an input too large to finish within the loop's budget.
+    public var testStallAfterSubmitMicros: Int64 = 0
     /// CURVE keys and the allow file (PROTOCOL.md §12); nil accepts anyone who reaches the port
     /// (loopback, or `opcoord --insecure`).
     public var access: AccessControl?

@@ -32,6 +32,10 @@ public final class MetricsBoard: Sendable {
         public var journal = false
         public var runsRetained = 0
         public var runsEvicted = 0
+        /// The longest time the loop held without reading its socket since the last publish (µs), and
+        /// how many holds went over its budget since start (LoopPulse.swift).
+        public var loopLongestPassMicros: Int64 = 0
+        public var loopPassesOverBudget: UInt64 = 0
     }
 
     /// Samples waiting for a reader are bounded per series, so a coordinator nobody scrapes stays small.
@@ -48,6 +52,7 @@ public final class MetricsBoard: Sendable {
                 s.dependencyHop = Self.merge(o.dependencyHop, s.dependencyHop)
                 s.cancelLatency = Self.merge(o.cancelLatency, s.cancelLatency)
                 s.journalSync = Self.merge(o.journalSync, s.journalSync)
+                s.loopLongestPassMicros = max(o.loopLongestPassMicros, s.loopLongestPassMicros)   // until taken
             }
             old = s
         }
@@ -58,6 +63,7 @@ public final class MetricsBoard: Sendable {
         latest.withLock { s in
             let taken = s
             s?.queueWait = []; s?.dependencyHop = []; s?.cancelLatency = []; s?.journalSync = []
+            s?.loopLongestPassMicros = 0
             return taken
         }
     }
@@ -86,6 +92,8 @@ extension CoordinatorLoop {
                                 inFlight: $0.inFlight, lastSeenMicros: $0.lastSeen)
         }
         (s.runsRetained, s.runsEvicted) = (self.core.runCounts.retained, self.core.runCounts.evicted)
+        s.loopLongestPassMicros = pulse.takeLongest()
+        s.loopPassesOverBudget = pulse.overBudget
         s.fenced = UInt64(self.core.fencing.total)
         s.refusedClaims = UInt64(self.core.fencing.refusedClaim)
         s.authFailures = authFailures

@@ -64,6 +64,13 @@ struct WorkerLinks {
         if let i = clocks.index(forKey: id) { clocks.values[i] = clock }
     }
 
+    /// Live workers sent nothing since `t` (before an input that holds the loop: they get HEARTBEAT).
+    func notSentTo(since t: Int64) -> [UInt64] {
+        var out: [UInt64] = []
+        for (w, last) in lastSent where last < t { out.append(w) }
+        return out
+    }
+
     /// At a sweep (`now` ≥ `nextSweep`): the live workers sent nothing for an interval, which the loop
     /// sends HEARTBEAT; none between sweeps. O(workers) twice per interval.
     mutating func idleWorkers(now: Int64) -> [UInt64] {

@@ -72,6 +72,8 @@ final class MetricsExport: @unchecked Sendable {
         count("opqueue_worker_claims_refused_total", s.refusedClaims)
         count("opqueue_auth_failures_total", s.authFailures)
         count("opqueue_runs_evicted_total", UInt64(s.runsEvicted))
+        count("opqueue_loop_passes_over_budget_total", s.loopPassesOverBudget)
+        gauge("opqueue_loop_longest_pass_seconds", Double(s.loopLongestPassMicros) / 1e6)
         gauge("opqueue_runs_retained", Double(s.runsRetained))
         gauge("opqueue_workers_connected", Double(s.workers.count))
         gauge("process_resident_memory_bytes", Double(s.residentBytes))

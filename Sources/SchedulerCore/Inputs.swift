@@ -113,6 +113,10 @@ public enum Event: Sendable {
     case workerLost(worker: UInt64, reason: String)
     // time
     case tick
+    /// The shell did not read its socket for `micros` beyond its loop budget (a long input, a starved
+    /// process): that time is not counted as any worker's silence (liveness counts only the time the
+    /// coordinator was listening; docs/ARCHITECTURE.md, "A loop with a bound").
+    case coordinatorPaused(micros: Int64)
     // recovery (A5; Recovery.swift)
     /// One journal record, replayed with the time it was made (`Input.now`).
     case restore(JournalRecord)

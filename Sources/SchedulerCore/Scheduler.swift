@@ -141,6 +141,7 @@ public struct Scheduler: Sendable {
         case .partFinished(let ref, let outcome, let grant): partFinished(ref, outcome, grant, &out)
         case .workerLost(let w, let reason): workerLostInput(w, reason, &out)
         case .tick: tick(&out)
+        case .coordinatorPaused(let micros): excuseSilence(micros)
         case .restore(let record): restore(record, &out)
         case .recovered: recovered(&out)
         }

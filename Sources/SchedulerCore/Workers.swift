@@ -43,6 +43,15 @@ extension Scheduler {
         return w
     }
 
+    /// Moves every live worker's last-seen time forward by a pause of the coordinator's own (never past
+    /// `now`): its messages may be waiting unread in the socket. O(workers), once per pause over budget.
+    mutating func excuseSilence(_ micros: Int64) {
+        guard micros > 0 else { return }
+        for i in workers.indices where workers[i].alive {
+            workers[i].lastSeen = min(now, workers[i].lastSeen &+ micros)
+        }
+    }
+
     mutating func creditGrant(_ id: UInt64, _ n: Int) {
         guard let w = liveWorker(id), n > 0 else { return }
         giveCredit(w, n)

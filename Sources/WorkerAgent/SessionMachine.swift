@@ -18,9 +18,25 @@ struct SessionMachine {
         var liveness: Int64
         var lastReceived: Int64
         var lastSent: Int64
+        /// The connection's transport answers: libzmq's own heartbeat (ZMTP PING/PONG, answered by the
+        /// coordinator's I/O thread, not its loop) has kept it open since its handshake. The shell feeds
+        /// it from the socket monitor (`transport(answering:)`).
+        var transportAnswering = false
+        /// Past the silence limit with the transport answering: the busy wait was logged.
+        var waitingOnBusy = false
         /// Silence longer than this means the coordinator is dead.
         var silenceLimit: Int64 { heartbeat * liveness }
+        /// A coordinator whose connection answers but which sends nothing is busy (its loop held by a
+        /// long input, its machine starved), not gone: we wait this long before ending the session, so
+        /// the coordinator's own stall does not cost a re-registration. A frozen or dead process stops
+        /// answering PINGs and is left after `silenceLimit` as before.
+        var busyLimit: Int64 { silenceLimit * SessionMachine.busyPatience }
+        /// The silence after which `tick` ends the session.
+        var effectiveLimit: Int64 { transportAnswering ? busyLimit : silenceLimit }
     }
+
+    /// How many silence limits a worker waits for a coordinator whose connection answers.
+    static let busyPatience: Int64 = 10
 
     enum State: Equatable {
         /// No connection: the shell opens one (after the pause of the last `.reconnect`), then feeds
@@ -88,7 +104,10 @@ struct SessionMachine {
     var deadline: Int64? {
         guard let link else { return nil }
         let heartbeatDue = isRegistered ? link.lastSent + link.heartbeat : Int64.max
-        return min(heartbeatDue, link.lastReceived + link.silenceLimit)
+        let limit = isRegistered ? link.effectiveLimit : link.silenceLimit
+        // Also at the silence limit while the transport answers: the busy wait is logged then.
+        let note = isRegistered && link.transportAnswering && !link.waitingOnBusy ? link.lastReceived + link.silenceLimit + 1 : Int64.max
+        return min(heartbeatDue, link.lastReceived + limit, note)
     }
 
     // MARK: inputs
@@ -144,15 +163,36 @@ struct SessionMachine {
 
     /// Time passed (the shell calls it after every wake-up, at the latest at `deadline`): a silent
     /// coordinator is dead (§7.2); a registered worker that sent nothing for an interval heartbeats.
+    /// A coordinator that sends nothing while its connection's transport answers (libzmq's heartbeat)
+    /// is busy, not gone: a registered worker waits up to `busyLimit` for it (docs/ARCHITECTURE.md,
+    /// "A loop with a bound"), still heartbeating.
     mutating func tick(now: Int64) -> [Action] {
-        guard let link else { impossible("tick") }
-        if now - link.lastReceived > link.silenceLimit {
-            let what = isRegistered ? "coordinator silent" : "no WELCOME"
-            return lost("\(what) for \((now - link.lastReceived) / 1000) ms", now: now)
-        }
+        guard var link else { impossible("tick") }
+        let silence = now - link.lastReceived
         var actions: [Action] = []
+        if silence > link.silenceLimit {
+            guard isRegistered, link.transportAnswering, silence <= link.busyLimit else {
+                let what = isRegistered ? "coordinator silent" : "no WELCOME"
+                let busy = isRegistered && link.transportAnswering ? " (its connection answered, but it sent nothing for longer than \(link.busyLimit / 1000) ms)" : ""
+                return lost("\(what) for \(silence / 1000) ms\(busy)", now: now)
+            }
+            if !link.waitingOnBusy {
+                link.waitingOnBusy = true
+                setLink(link)
+                actions.append(.log(.warning, "coordinator silent for \(silence / 1000) ms but its connection answers: it is busy, not gone; waiting up to \(link.busyLimit / 1000) ms before leaving it"))
+            }
+        }
         if isRegistered, now - link.lastSent >= link.heartbeat { send(.heartbeat, now: now, into: &actions) }
         return actions
+    }
+
+    /// The socket monitor says the connection's transport completed a handshake (`answering` true) or
+    /// closed (false: the peer stopped answering libzmq's heartbeat, or went away). Ignored with no
+    /// connection open: monitor events can trail the session they belong to.
+    mutating func transport(answering: Bool) {
+        guard var link else { return }
+        link.transportAnswering = answering
+        setLink(link)
     }
 
     /// The worker shuts down: a graceful goodbye (the coordinator re-queues what ran here at once instead
@@ -268,15 +308,18 @@ struct SessionMachine {
     }
 
     private mutating func heard(_ now: Int64, _ input: @autoclosure () -> String) {
+        guard var link else { impossible(input()) }
+        link.lastReceived = now
+        link.waitingOnBusy = false
+        setLink(link)
+    }
+
+    /// Replaces the open connection's link (no-op without one).
+    private mutating func setLink(_ link: Link) {
         switch state {
-        case .awaitingWelcome(var link, let b):
-            link.lastReceived = now
-            state = .awaitingWelcome(link, backoffMs: b)
-        case .registered(let id, var link):
-            link.lastReceived = now
-            state = .registered(workerID: id, link)
-        case .connecting, .rejected, .stopped:
-            impossible(input())
+        case .awaitingWelcome(_, let b): state = .awaitingWelcome(link, backoffMs: b)
+        case .registered(let id, _): state = .registered(workerID: id, link)
+        case .connecting, .rejected, .stopped: break
         }
     }
 

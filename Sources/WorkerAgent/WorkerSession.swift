@@ -30,6 +30,12 @@ final class WorkerSession {
         try socket.set(.maxMessageSize, WireLimits.socketMaxMessageSize)
         try socket.set(.sendHighWaterMark, 0)
         try socket.set(.receiveHighWaterMark, 0)
+        // libzmq's own heartbeat, answered by the coordinator's I/O thread even while its loop is busy:
+        // a connection that stays open says the coordinator is alive, one that closes (no PONG within the
+        // silence limit: frozen, dead, partitioned) says it is not (SessionMachine `transportAnswering`).
+        let interval = Int32(clamping: max(100, agent.config.heartbeatIntervalMs))
+        try socket.set(.heartbeatInterval, interval)
+        try socket.set(.heartbeatTimeout, interval * Int32(clamping: max(1, agent.config.liveness)))
         if let curve = agent.config.curve { try socket.useCurveClient(curve) }
         handshake = HandshakeWatch(keyed: agent.config.curve != nil, patience: .seconds(2))
         monitor = try socket.monitor(HandshakeWatch.events)
@@ -44,9 +50,12 @@ final class WorkerSession {
         socket.close()
     }
 
-    /// Why the coordinator refuses our keys (or their absence), if the handshake said so.
-    private func handshakeRefusal() throws -> String? {
+    /// Why the coordinator refuses our keys (or their absence), if the handshake said so. The machine
+    /// hears whether the transport answers (a completed handshake, a closed connection).
+    private func handshakeRefusal(_ machine: inout SessionMachine) throws -> String? {
         while let event = try monitor.receive(flags: .dontWait) {
+            if event.kind == .handshakeSucceeded { machine.transport(answering: true) }
+            if event.kind == .disconnected { machine.transport(answering: false) }
             if let why = handshake.observe(event, at: .now) { return why }
         }
         return nil
@@ -71,7 +80,7 @@ final class WorkerSession {
             let deadline = machine.deadline ?? now
             try poller.poll(timeout: .microseconds(max(0, deadline - now) + 1000))
             if poller.isReadable(1) { agent.waker.drain() }
-            if poller.isReadable(2), let why = try handshakeRefusal(), let end = perform(machine.handshakeRefused(why)) {
+            if poller.isReadable(2), let why = try handshakeRefusal(&machine), let end = perform(machine.handshakeRefused(why)) {
                 return end
             }
             // Report first: after a freeze (SIGSTOP) the finished parts go out before anything else, so

@@ -75,6 +75,10 @@ struct OpCoord: ParsableCommand {
                                visibility: .hidden))
     var snapshotBytes: Int = 64 << 20
 
+    @Option(help: ArgumentHelp("Milliseconds the loop holds after each SUBMIT to a run named stall*, standing in for a huge input; for tests.",
+                               visibility: .hidden))
+    var testStallSubmitMs: Int = 0
+
     @Flag(help: "If the journal is damaged or has lost acknowledged records, recover the records before the damage and move the rest aside (state-dir/salvaged-<time>/) instead of refusing to start; what was lost is logged (ACKNOWLEDGED RECORDS LOST) with the runs it touched, as far as known.")
     var salvage = false
 
@@ -176,6 +180,7 @@ struct OpCoord: ParsableCommand {
         config.stateDirectory = ephemeral ? nil : (stateDir ?? Self.defaultStateDirectory(bind: bind))
         config.salvage = salvage
         config.snapshotMinBytes = snapshotBytes
+        config.testStallAfterSubmitMicros = Int64(max(0, testStallSubmitMs)) * 1000
         if http != "off" {
             config.internalEndpoint = "inproc://opcoord-http"
             config.metricsBoard = MetricsBoard()

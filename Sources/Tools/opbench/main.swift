@@ -6,7 +6,7 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let json = arguments.contains("--json")
 let quick = arguments.contains("--quick")
 let peers = arguments.contains("--peers")
-let suites = ["core", "wire", "worker", "e2e", "history", "recovery", "slow-readers", "all"]
+let suites = ["core", "wire", "worker", "e2e", "history", "recovery", "slow-readers", "loop", "all"]
 guard let suite = arguments.first, suites.contains(suite) else {
     FileHandle.standardError.write(Data("usage: opbench \(suites.joined(separator: "|")) [--json] [--quick] [--peers]\n".utf8))
     exit(2)
@@ -37,4 +37,8 @@ if suite == "recovery" {
 // Not part of `all`: thousands of clients that never read, and a well-behaved one beside them.
 if suite == "slow-readers" {
     BenchReport.emit(runSlowReadersBench(quick: quick), json: json)
+}
+// Not part of `all`: simulated workers beside a large submit, the loop's longest pass and heartbeat gaps.
+if suite == "loop" {
+    BenchReport.emit(runLoopBench(quick: quick), json: json)
 }

@@ -129,6 +129,8 @@ extension OpLoadTest {
         var readyFile: String?
         @Option(help: "Exit after this many seconds.")
         var timeLimit: Double = 3600
+        @Option(help: "At the end, write the gaps between the coordinator's messages to each worker (p50, p99, max ms) and the sessions that ended, as JSON, to this file.")
+        var gapReport: String?
 
         func validate() throws {
             guard (1...100_000).contains(count) else { throw ValidationError("--count must be in 1…100,000") }
@@ -143,7 +145,7 @@ extension OpLoadTest {
             let sim = try SimulatedWorkers(.init(
                 endpoint: connect, count: count, slots: slots, prefetch: prefetch,
                 kinds: [BuiltinKind.noop, BuiltinKind.sleep, BuiltinKind.echo, BuiltinKind.fail, BuiltinKind.burn],
-                namePrefix: namePrefix, readyFile: readyFile, timeLimitSeconds: timeLimit))
+                namePrefix: namePrefix, readyFile: readyFile, timeLimitSeconds: timeLimit, gapReport: gapReport))
             try sim.run(shouldStop: StopSignal.requested)
         }
     }

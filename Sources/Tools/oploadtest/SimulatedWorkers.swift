@@ -18,6 +18,8 @@ final class SimulatedWorkers {
         var namePrefix: String
         var readyFile: String?
         var timeLimitSeconds: Double
+        /// Write the gaps between the coordinator's messages (GapRecorder) here as JSON at the end.
+        var gapReport: String? = nil
     }
 
     private struct Timer: Comparable {
@@ -35,6 +37,7 @@ final class SimulatedWorkers {
     private var workers: [SimWorker] = []
     private var timers = Heap<Timer>()
     private var dirty: Set<Int> = []
+    private var gaps = GapRecorder()
     /// CURVE keys from `$OPQ_KEY` / `$OPQ_COORDINATOR_KEY`, for a coordinator with keys (nil: none).
     private let curve: CurveClientKeys?
 
@@ -102,6 +105,7 @@ final class SimulatedWorkers {
         let parts = workers.reduce(0) { $0 + $1.partsFinished }
         let sessions = workers.reduce(0) { $0 + $1.sessions }
         log("stopping: \(parts) parts finished over \(sessions) sessions")
+        if let f = options.gapReport { try gaps.json().write(toFile: f, atomically: true, encoding: .utf8) }
         for w in workers { try? w.socket.set(.linger, 500); w.socket.close() }
     }
 
@@ -110,10 +114,12 @@ final class SimulatedWorkers {
         for _ in 0..<1024 {
             guard let frames = try w.socket.receiveMultipart(flags: .dontWait) else { return }
             guard case .success(let envelope) = WireCodec.decode(frames) else { continue }
+            if w.isRegistered { gaps.record(now - w.lastReceived) }
             switch w.handle(envelope.message, now: now) {
             case .none: break
             case .start(let parts): start(i, parts, now: now)
             case .ended(let why):
+                gaps.sessionsEnded += 1
                 log("\(w.name): session ended (\(why)); connecting again")
                 try reconnect(i, now: now)
                 return
@@ -139,6 +145,7 @@ final class SimulatedWorkers {
     private func housekeeping(now: Int64) throws {
         for (i, w) in workers.enumerated() {
             if w.isSilent(now: now) {
+                gaps.sessionsEnded += 1
                 log("\(w.name): coordinator silent for \((now - w.lastReceived) / 1000) ms; connecting again")
                 try reconnect(i, now: now)
             } else {
