@@ -528,6 +528,10 @@ final class CoordinatorLoop {
         if backlog.holds(routing) { return hold(frames, message, to: routing) }
         do {
             if try socket.sendMultipart(frames, flags: .dontWait) { return true }
+            // The pipe may only look full: libzmq learns that the peer read when it processes its
+            // commands, which a send does only now and then. Asking for the events makes it do so.
+            _ = try? socket.get(.events)
+            if try socket.sendMultipart(frames, flags: .dontWait) { return true }
             return hold(frames, message, to: routing)
         } catch {
             logger.debug("send \(message.command) to \(hex(routing)) failed: \(error)")

@@ -176,11 +176,12 @@ struct OutputBacklog {
         queues[routing] = q
     }
 
-    /// `routing`'s pipe is still full: try again later, backing off from 1 ms to 1 s.
+    /// `routing`'s pipe is still full: try again later — a client backing off from 1 ms to 1 s (thousands
+    /// that never read cost a try a second each), a worker in 1 ms (it is busy, and must not run dry).
     mutating func blocked(_ routing: [UInt8], now: Int64) {
         guard var q = queues[routing] else { return }
         if q.backoff == 0 { freshQueues -= 1 }
-        q.backoff = min(max(q.backoff * 2, 1_000), 1_000_000)
+        q.backoff = q.isClient ? min(max(q.backoff * 2, 1_000), 1_000_000) : 1_000
         q.retryAt = now + q.backoff
         queues[routing] = q
     }

@@ -47,6 +47,7 @@ extension CoordinatorLoop {
     /// Sends what waits for peers whose pipe has room again, oldest first; forgets peers that are gone.
     func drainBacklog() {
         guard backlog.freshQueues > 0 || now >= nextBacklogTry else { return }
+        _ = try? socket.get(.events)   // so the pipes' room is up to date (see `send`)
         let (due, next) = backlog.due(now: now)
         // Blocked peers are tried on their back-off (those blocked now: in 1 ms), but the list is not
         // walked more than every 2 ms.

@@ -81,10 +81,16 @@ struct OutputBacklogTests {
         #expect(q.freshQueues == 1 && q.due(now: 0).due == [w])
         q.blocked(w, now: 0)
         #expect(q.freshQueues == 0 && q.due(now: 500).due.isEmpty && q.due(now: 500).next == 1_000)
-        q.blocked(w, now: 1_000)
-        #expect(q.due(now: 2_999).due.isEmpty && q.due(now: 3_000).due == [w])
         for _ in 0..<20 { q.blocked(w, now: 0) }
-        #expect(q.due(now: 999_999).due.isEmpty && q.due(now: 1_000_000).due == [w], "back-off stops at 1 s")
+        #expect(q.due(now: 1_000).due == [w], "a worker is tried again every millisecond")
+        // A client backs off, doubling, up to 1 s.
+        _ = q.add(frames(100), kind: .reply, to: a)
+        q.blocked(a, now: 0)
+        q.blocked(a, now: 1_000)
+        #expect(!q.due(now: 2_999).due.contains(a) && q.due(now: 3_000).due.contains(a))
+        for _ in 0..<20 { q.blocked(a, now: 0) }
+        #expect(!q.due(now: 999_999).due.contains(a) && q.due(now: 1_000_000).due.contains(a), "back-off stops at 1 s")
+        q.drop(a)
         q.sentFirst(of: w)
         #expect(q.freshQueues == 1 && q.due(now: 0).due == [w], "a peer that moved is tried every pass again")
         q.drop(w)

@@ -67,7 +67,7 @@ struct HTTPAccessTests {
         try "\(token)\n".write(toFile: tokenFile, atomically: true, encoding: .utf8)
         chmod(tokenFile, 0o600)
         let c = try LocalCluster(coordinatorArgs: ["--http", "0.0.0.0:0", "--http-token-file", tokenFile,
-                                                   "--http-allow-host", "head.example.org"])
+                                                   "--http-allow-host", "head.example.org"], keys: true)
         defer { c.stop() }
         let base = try c.httpBase().replacingOccurrences(of: "0.0.0.0", with: "127.0.0.1")
         let host = base.replacingOccurrences(of: "http://", with: "")

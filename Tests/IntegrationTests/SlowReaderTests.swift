@@ -12,9 +12,10 @@ import ZeroMQ
 struct SlowReaderTests {
     /// A watcher that reads its ACK and then nothing (a receive high-water mark of one message and a
     /// 4 KiB socket buffer, so what it is sent stays on the coordinator's side).
-    static func deafWatcher(_ context: Context, _ endpoint: String) throws -> Socket {
+    static func deafWatcher(_ context: Context, _ endpoint: String, keys: CurveClientKeys? = nil) throws -> Socket {
         let s = try Socket(context, type: .dealer)
         try s.set(.linger, 0)
+        if let keys { try s.useCurveClient(keys) }
         try s.set(.receiveHighWaterMark, 1)
         try s.set(SocketOption<Int32>(12, name: "ZMQ_RCVBUF"), 4096)
         try s.connect(endpoint)
@@ -31,11 +32,13 @@ struct SlowReaderTests {
     }
 
     @Test func aWatcherThatNeverReadsIsEndedWithANoticeAndOthersAreServed() throws {
-        let c = try LocalCluster(coordinatorArgs: ["--client-output-bytes", "65536", "--log-level", "debug"])
+        // With keys: the deaf watcher holds only a `view` key (issue 23: any view key could do this).
+        let c = try LocalCluster(coordinatorArgs: ["--client-output-bytes", "65536", "--log-level", "debug"], keys: true)
         defer { c.stop() }
+        try c.addKey("viewer", roles: "view")
         try c.startWorker("w", slots: 4, prefetch: 64)
         let context = try Context()
-        let deaf = try Self.deafWatcher(context, c.endpoint)
+        let deaf = try Self.deafWatcher(context, c.endpoint, keys: try c.clientKeys("viewer"))
         defer { deaf.close() }
 
         // Far more than the budget (64 KiB) and the sockets' buffers hold: 400 results of 20 KB (8 MB).
