@@ -22,6 +22,11 @@ struct SessionMachine {
         /// coordinator's I/O thread, not its loop) has kept it open since its handshake. The shell feeds
         /// it from the socket monitor (`transport(answering:)`).
         var transportAnswering = false
+        /// The transport closed since the coordinator last sent us something. A handshake after a close
+        /// is a new connection, possibly to another coordinator process (one restarted on the same port)
+        /// that never heard our HELLO and ignores our heartbeats: only hearing from it again shows the
+        /// coordinator is still ours, so until then its silence counts as before (`silenceLimit`).
+        var closedSinceHeard = false
         /// Past the silence limit with the transport answering: the busy wait was logged.
         var waitingOnBusy = false
         /// Silence longer than this means the coordinator is dead.
@@ -191,7 +196,8 @@ struct SessionMachine {
     /// connection open: monitor events can trail the session they belong to.
     mutating func transport(answering: Bool) {
         guard var link else { return }
-        link.transportAnswering = answering
+        if !answering { link.closedSinceHeard = true }
+        link.transportAnswering = answering && !link.closedSinceHeard
         setLink(link)
     }
 
@@ -311,6 +317,11 @@ struct SessionMachine {
         guard var link else { impossible(input()) }
         link.lastReceived = now
         link.waitingOnBusy = false
+        if link.closedSinceHeard {
+            // It answered on the connection made after the close: the same coordinator, reachable again.
+            link.closedSinceHeard = false
+            link.transportAnswering = true
+        }
         setLink(link)
     }
 

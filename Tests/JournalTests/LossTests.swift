@@ -126,14 +126,16 @@ struct LossTests {
         let recovery = try store.recover()
         #expect(recovery.entries == f.entries && recovery.loss == nil && recovery.notes.isEmpty, "\(recovery.notes)")
         store.close()
-        // A damaged mark cannot tell a torn write from loss: the start goes on and says so.
-        var mark = readFile(f.dir.state + "/" + JournalFormat.markName)
+        // A damaged mark cannot tell a torn write from loss: the start goes on and says so. (A journal of
+        // its own: a recovery may open a new segment, and only the newest may end in a torn write.)
+        let g = try OneSegment()
+        var mark = readFile(g.dir.state + "/" + JournalFormat.markName)
         mark[20] ^= 1
-        writeFile(f.dir.state + "/" + JournalFormat.markName, mark)
-        writeFile(f.path, Array(readFile(f.path).dropLast(5)))
-        let again = try JournalStore(directory: f.dir.state, options: noSync)
+        writeFile(g.dir.state + "/" + JournalFormat.markName, mark)
+        writeFile(g.path, Array(readFile(g.path).dropLast(5)))
+        let again = try JournalStore(directory: g.dir.state, options: noSync)
         let next = try again.recover()
-        #expect(next.entries == Array(f.entries.dropLast()))
+        #expect(next.entries == Array(g.entries.dropLast()))
         #expect(next.notes.count == 2 && next.notes[0].contains("DURABLE is unreadable (CRC mismatch)"), "\(next.notes)")
         again.close()
     }
