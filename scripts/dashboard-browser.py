@@ -212,6 +212,12 @@ def run_checks(page, opctl, a):
     check(poll("the live indicator", 20, lambda: page.js("return document.getElementById('conn').dataset.state") == "live"),
           "the page is connected to /api/live (indicator says live)")
     check(poll("a first summary", 10, lambda: page.seq() >= 1), "a summary arrived")
+    # Stale worker reports (after a restart: hundreds) are said in plain words, in the muted line, not as an alarm.
+    late = page.js("renderSummary(Object.assign({}, summary, {status: Object.assign({}, summary.status, {fenced: '685'})}));"
+                   "const e = document.getElementById('coordinator-stats');"
+                   "const r = [e.textContent, e.className, e.title]; renderSummary(summary); return r")
+    check(late[0].endswith(", 685 late worker reports ignored") and "fenced" not in late[0] and late[1] == "muted" and late[2],
+          f"685 stale reports read '685 late worker reports ignored' in the muted header line: {late}")
     first = page.seq()
     check(poll("more live summaries", 10, lambda: page.seq() >= first + 2), "live summaries keep coming (about one a second)")
 

@@ -426,10 +426,21 @@ function renderTotals(status, queues, workers) {
   badge.className = `badge sec-${sec || "unknown"}`;
   badge.textContent = sec === "curve" ? `keys (CURVE), ${fmtCount(status.auth_failures)} refused`
     : sec === "insecure" ? "INSECURE: no keys off loopback" : sec ? sec : "security: ?";
+  const stats = $("coordinator-stats");
+  stats.textContent = coordinatorStatsText(status);
+  stats.title = num(status.fenced) ? LATE_REPORTS_HINT : "";
+}
+
+const LATE_REPORTS_HINT = "Reports from workers about attempts the coordinator no longer waits for " +
+  "(an earlier attempt, a session lost or from before a restart) are ignored. Usually harmless.";
+
+/** The muted line in the header: the coordinator's memory and CPU, and in plain words (not as an
+ *  alarm: they are usually harmless, e.g. after a restart) the stale worker reports it ignored. */
+function coordinatorStatsText(status) {
   const rss = num(status.coordinator_rss_bytes);
-  $("coordinator-stats").textContent =
-    `coordinator RSS ${rss ? fmtBytes(rss) : "?"}, CPU ${(num(status.coordinator_cpu_us) / 1e6).toFixed(1)} s` +
-    (num(status.fenced) ? `, ${fmtCount(status.fenced)} fenced` : "");
+  const late = num(status.fenced);
+  return `coordinator RSS ${rss ? fmtBytes(rss) : "?"}, CPU ${(num(status.coordinator_cpu_us) / 1e6).toFixed(1)} s` +
+    (late ? `, ${fmtCount(late)} late worker report${late === 1 ? "" : "s"} ignored` : "");
 }
 
 /** A horizontal bar of segments [{cls, n}], widths proportional to n out of `total`. */
