@@ -212,6 +212,12 @@ def run_checks(page, opctl, a):
     check(poll("the live indicator", 20, lambda: page.js("return document.getElementById('conn').dataset.state") == "live"),
           "the page is connected to /api/live (indicator says live)")
     check(poll("a first summary", 10, lambda: page.seq() >= 1), "a summary arrived")
+    # Stale worker reports (after a restart: hundreds) are said in plain words, in the muted line, not as an alarm.
+    late = page.js("renderSummary(Object.assign({}, summary, {status: Object.assign({}, summary.status, {fenced: '685'})}));"
+                   "const e = document.getElementById('coordinator-stats');"
+                   "const r = [e.textContent, e.className, e.title]; renderSummary(summary); return r")
+    check(late[0].endswith(", 685 late worker reports ignored") and "fenced" not in late[0] and late[1] == "muted" and late[2],
+          f"685 stale reports read '685 late worker reports ignored' in the muted header line: {late}")
     first = page.seq()
     check(poll("more live summaries", 10, lambda: page.seq() >= first + 2), "live summaries keep coming (about one a second)")
 
@@ -273,6 +279,7 @@ def run_checks(page, opctl, a):
     check(critical == [f"{a.small}/a", f"{a.small}/b", f"{a.small}/d"],
           f"critical path by duration is a → b → d (b sleeps longest): {critical}")
     check(page.js("return document.querySelectorAll('#dag-svg path.edge').length") == 4, "DAG of the diamond has 4 edges")
+    check(page.d.current_url.endswith(f"#/run/{a.small}/dag"), f"the DAG shown has its own address: {page.d.current_url}")
     page.screenshot(os.path.join(a.out, "dashboard-dag.png"))
 
     # Timeline: spans packed into slot lanes per worker.
@@ -285,6 +292,7 @@ def run_checks(page, opctl, a):
     lanes = page.js("return [...document.querySelectorAll('#timeline-svg .tl-worker')].map(g => [g.dataset.worker, Number(g.dataset.lanes)])")
     check(len(lanes) == 2, f"timeline has a row per worker: {lanes}")
     log(f"timeline lanes per worker (slots 4 each): {lanes}")
+    check(page.d.current_url.endswith(f"#/run/{a.big}/timeline"), f"the timeline shown has its own address: {page.d.current_url}")
     page.screenshot(os.path.join(a.out, "dashboard-timeline.png"))
 
     # Op page: clicking a span opens it, with its spec, outcome and story.
@@ -312,6 +320,27 @@ def run_checks(page, opctl, a):
     compare_until_equal(page, opctl, "finished")
     row = page.run_row(a.big) or {}
     check(row.get("finished") == "1" and row.get("countSucceeded") == str(a.big_total), f"run row {a.big} finished: {row}")
+
+    # Addresses: opened fresh, each shows its view (the run's option only comes with the first summary).
+    page.d.get("about:blank")
+    page.d.get(a.url + f"#/run/{a.small}/dag")
+    check(poll("the small run's DAG from its address", 20, lambda: page.js(
+        "return document.body.dataset.tab === 'dag' && document.getElementById('dag-run').value === arguments[0] && "
+        "document.querySelectorAll('#dag-svg .dag-node.st-succeeded').length === 4", a.small)),
+        f"#/run/{a.small}/dag opens the DAG of {a.small}")
+    page.d.get(a.url + f"#/run/{a.big}")
+    check(poll("the big run's ops from its address", 20, lambda: page.js(
+        "return document.body.dataset.tab === 'ops' && document.getElementById('filter-run').value === arguments[0]", a.big)),
+        f"#/run/{a.big} opens the operations of {a.big}")
+    page.d.get(a.url + "#/timeline")
+    check(poll("the timeline from its address", 20, lambda: page.js(
+        "return document.body.dataset.tab === 'timeline' && !document.querySelector('[data-tab-panel=timeline]').hidden")),
+        "#/timeline opens the timeline")
+    page.js("document.querySelector('#runs-body [data-run-link=\"' + arguments[0] + '\"]').click()", a.big)
+    check(poll("a run link", 20, lambda: page.js(
+        "return document.body.dataset.tab === 'dag' && document.getElementById('dag-run').value === arguments[0]", a.big)
+        and page.d.current_url.endswith(f"#/run/{a.big}/dag")),
+        f"a run's name in the runs table opens #/run/{a.big}/dag")
 
 
 if __name__ == "__main__":

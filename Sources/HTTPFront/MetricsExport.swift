@@ -20,6 +20,8 @@ final class MetricsExport: @unchecked Sendable {
     private var timers: [String: CoreMetrics.Timer] = [:]
     private var cpuCounter: FloatingPointCounter?
     private var cpuCounted: UInt64 = 0
+    /// When this process started (the exporter is made at opcoord's start-up, well within a second of it).
+    private let startedAt = Date().timeIntervalSince1970
     /// Gauges of workers and queues seen last time: those that went away are removed.
     private var labelledLastTime: Set<String> = []
 
@@ -43,7 +45,7 @@ final class MetricsExport: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if let s = board.take() { apply(s) }
-        return registry.emitToString()
+        return MetricHelp.annotate(registry.emitToString())
     }
 
     /// Folds in what the loop published without rendering (a background task calls this every
@@ -78,7 +80,9 @@ final class MetricsExport: @unchecked Sendable {
         gauge("opqueue_workers_connected", Double(s.workers.count))
         gauge("process_resident_memory_bytes", Double(s.residentBytes))
         cpu(s.cpuMicros)
-        gauge("opqueue_latency_samples_dropped", Double(c.queueWait.dropped + c.dependencyHop.dropped + c.cancelLatency.dropped))
+        count("opqueue_latency_samples_dropped_total", c.queueWait.dropped + c.dependencyHop.dropped + c.cancelLatency.dropped)
+        gauge("process_start_time_seconds", startedAt)
+        gauge("opqueue_build_info", 1, ["version": MetricHelp.version, "protocol_version": MetricHelp.protocolVersion])
 
         record("opqueue_queue_wait_seconds", s.queueWait)
         record("opqueue_dependency_hop_seconds", s.dependencyHop)

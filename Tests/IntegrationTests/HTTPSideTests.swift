@@ -48,6 +48,22 @@ import WireProtocol
         return parsed
     }
 
+    /// Every family /metrics serves as parsed by prometheus_client: name → (type, HELP text).
+    static func families(_ base: String) throws -> [String: (type: String, help: String)] {
+        let script = """
+            import sys, json, urllib.request
+            from prometheus_client.parser import text_string_to_metric_families
+            text = urllib.request.urlopen(sys.argv[1] + "/metrics", timeout=10).read().decode()
+            print(json.dumps({f.name: [f.type, f.documentation] for f in text_string_to_metric_families(text)}))
+            """
+        let r = try CommandLineTests.run("/usr/bin/python3", ["-c", script, base], timeout: 30)
+        guard r.status == 0, let data = r.stdout.data(using: .utf8),
+              let parsed = try JSONSerialization.jsonObject(with: data) as? [String: [String]] else {
+            throw ClusterError("/metrics did not parse: \(r.stderr)\(r.stdout.prefix(2000))")
+        }
+        return parsed.mapValues { ($0[0], $0[1]) }
+    }
+
     static var havePrometheusClient: Bool {
         (try? CommandLineTests.run("/usr/bin/python3", ["-c", "import prometheus_client"], timeout: 30).status) == 0
     }
@@ -88,6 +104,19 @@ import WireProtocol
         #expect(m["opqueue_worker_slots{name=w,worker=w1}"] == 2)
         #expect((m["process_resident_memory_bytes"] ?? 0) > 1_000_000)
         #expect((m["process_cpu_seconds_total"] ?? 0) > 0)
+        // The conventions: build info, start time, counters named _total.
+        #expect(m["opqueue_build_info{protocol_version=\(WireVersion.current),version=0.1.0-dev}"] == 1)
+        let start = m["process_start_time_seconds"] ?? 0
+        #expect(start > Date().timeIntervalSince1970 - 600 && start <= Date().timeIntervalSince1970)
+        #expect(m["opqueue_latency_samples_dropped_total"] == 0)
+        #expect(m["opqueue_latency_samples_dropped"] == nil)
+
+        // Every family has a HELP line, and prometheus_client reads it with the right type.
+        let families = try Self.families(base)
+        #expect(families.count >= 30)
+        for (name, f) in families where f.help.isEmpty { Issue.record("/metrics family \(name) has no # HELP line") }
+        #expect(families["opqueue_latency_samples_dropped"]?.type == "counter")  // the parser drops _total
+        #expect(families["opqueue_build_info"]?.type == "gauge")
 
         // Every series docs/METRICS.md, the Grafana dashboard and the alert rules name is served.
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

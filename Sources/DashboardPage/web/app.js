@@ -289,10 +289,21 @@ function renderTotals(status, queues, workers) {
   badge.className = `badge sec-${sec || "unknown"}`;
   badge.textContent = sec === "curve" ? `keys (CURVE), ${fmtCount(status.auth_failures)} refused`
     : sec === "insecure" ? "INSECURE: no keys off loopback" : sec ? sec : "security: ?";
+  const stats = $("coordinator-stats");
+  stats.textContent = coordinatorStatsText(status);
+  stats.title = num(status.fenced) ? LATE_REPORTS_HINT : "";
+}
+
+const LATE_REPORTS_HINT = "Reports from workers about attempts the coordinator no longer waits for " +
+  "(an earlier attempt, a session lost or from before a restart) are ignored. Usually harmless.";
+
+/** The muted line in the header: the coordinator's memory and CPU, and in plain words (not as an
+ *  alarm: they are usually harmless, e.g. after a restart) the stale worker reports it ignored. */
+function coordinatorStatsText(status) {
   const rss = num(status.coordinator_rss_bytes);
-  $("coordinator-stats").textContent =
-    `coordinator RSS ${rss ? fmtBytes(rss) : "?"}, CPU ${(num(status.coordinator_cpu_us) / 1e6).toFixed(1)} s` +
-    (num(status.fenced) ? `, ${fmtCount(status.fenced)} fenced` : "");
+  const late = num(status.fenced);
+  return `coordinator RSS ${rss ? fmtBytes(rss) : "?"}, CPU ${(num(status.coordinator_cpu_us) / 1e6).toFixed(1)} s` +
+    (late ? `, ${fmtCount(late)} late worker report${late === 1 ? "" : "s"} ignored` : "");
 }
 
 /** A horizontal bar of segments [{cls, n}], widths proportional to n out of `total`. */
@@ -324,7 +335,7 @@ function renderRuns(runsReply) {
       "data-count-succeeded": c.succeeded, "data-count-failed": c.failed, "data-count-cancelled": c.cancelled,
       "data-count-running": c.running, "data-count-waiting": c.waiting,
     },
-      el("td", {}, el("a", { href: "#", class: "run-link", "data-run-link": r.id }, str(r.id))),
+      el("td", {}, el("a", { href: `#/run/${encodeURIComponent(str(r.id))}/dag`, class: "run-link", "data-run-link": r.id }, str(r.id))),
       el("td", { class: "bar-cell" }, progressBar([
         { cls: "succeeded", n: c.succeeded }, { cls: "failed", n: c.failed },
         { cls: "cancelled", n: c.cancelled }, { cls: "executing", n: c.running },
@@ -390,6 +401,50 @@ function updateFilterOptions(s) {
   syncOptions($("dag-run"), runIds, false);
   syncOptions($("filter-queue"), list((s.status || {}).queues).map((q) => str(q.name)), true);
   syncOptions($("filter-worker"), list((s.workers || {}).workers).map((w) => str(w.worker_id)), true);
+  applyWantedRun();
+}
+
+// ---------------------------------------------------------------------------
+// Addresses of their own: #/run/NAME (its operations), #/run/NAME/dag, #/run/NAME/timeline, #/dag,
+// #/timeline, #/ops. The address follows the tab and run chosen on the page (replaceState: no
+// history entry per click), and opening one shows that view.
+
+const TAB_RUN_SELECT = { ops: "filter-run", dag: "dag-run", timeline: "timeline-run" };
+const wanted = { select: "", run: "" };   // a run from the address whose option may come with the next summary
+
+function parseRoute(hash) {
+  const m = /^#\/(?:run\/([^/]+)(?:\/(dag|timeline))?|(ops|dag|timeline))$/.exec(hash);
+  if (!m) return null;
+  if (m[1] === undefined) return { run: "", tab: m[3] };
+  try { return { run: decodeURIComponent(m[1]), tab: m[2] || "ops" }; } catch { return null; }   // a malformed %-escape
+}
+
+function routeFor(tab) {
+  const run = $(TAB_RUN_SELECT[tab]).value;
+  if (!run) return `#/${tab}`;
+  return `#/run/${encodeURIComponent(run)}` + (tab === "ops" ? "" : `/${tab}`);
+}
+
+/** Puts the current view in the address bar, unless an op page is open (its #op= address wins). */
+function syncAddress() {
+  if (opView.key) return;
+  const hash = routeFor(panels.current);
+  if (location.hash !== hash) history.replaceState(null, "", location.pathname + location.search + hash);
+}
+
+function applyRoute(route) {
+  if (route.run) { wanted.select = TAB_RUN_SELECT[route.tab]; wanted.run = route.run; applyWantedRun(); }
+  selectTab(route.tab, { fromAddress: true });
+}
+
+function applyWantedRun() {
+  if (!wanted.run) return;
+  const select = $(wanted.select);
+  if (![...select.options].some((o) => o.value === wanted.run)) return;
+  select.value = wanted.run;
+  wanted.run = "";
+  panels.lastRun = 0;
+  requestPanelRefresh();
 }
 
 // ---------------------------------------------------------------------------
@@ -426,13 +481,14 @@ async function runPanelRefresh() {
   }
 }
 
-function selectTab(name) {
+function selectTab(name, { fromAddress = false } = {}) {
   panels.current = name;
   for (const b of document.querySelectorAll("#tabs button")) b.setAttribute("aria-selected", String(b.dataset.tab === name));
   for (const p of document.querySelectorAll(".tab-panel")) p.hidden = p.dataset.tabPanel !== name;
   document.body.dataset.tab = name;
   panels.lastRun = 0;   // the user asked for it: draw it now
   requestPanelRefresh();
+  if (!fromAddress) syncAddress();
 }
 
 // ---------------------------------------------------------------------------
@@ -789,6 +845,8 @@ function openOp(key) {
 }
 
 function routeFromHash() {
+  const route = parseRoute(location.hash);
+  if (route) applyRoute(route);
   const m = /^#op=(.+)$/.exec(location.hash);
   const key = m ? decodeURIComponent(m[1]) : "";
   if (!key) { opView.key = ""; $("op-panel").hidden = true; return; }
@@ -804,6 +862,7 @@ function routeFromHash() {
 function closeOp() {
   history.replaceState(null, "", location.pathname + location.search);
   routeFromHash();
+  syncAddress();   // back to the address of the view under the panel
 }
 
 async function refreshOpPanel() {
@@ -937,16 +996,9 @@ function wire() {
   for (const id of ["filter-run", "filter-queue", "filter-worker", "filter-limit", "dag-run", "dag-collapse", "timeline-run", "timeline-minutes"]) {
     $(id).addEventListener("change", () => { panels.lastRun = 0; requestPanelRefresh(); });
   }
+  for (const id of Object.values(TAB_RUN_SELECT)) $(id).addEventListener("change", () => { wanted.run = ""; syncAddress(); });
   $("filter-states").addEventListener("change", () => { panels.lastRun = 0; requestPanelRefresh(); });
   $("ops-filters").addEventListener("submit", (e) => e.preventDefault());
-  // A run's name in the runs table shows it in the DAG.
-  $("runs-body").addEventListener("click", (e) => {
-    const a = e.target.closest("[data-run-link]");
-    if (!a) return;
-    e.preventDefault();
-    $("dag-run").value = a.dataset.runLink;
-    selectTab("dag");
-  });
   $("op-close").addEventListener("click", closeOp);
   document.addEventListener("keydown", (e) => { if (e.key === "Escape" && opView.key) closeOp(); });
   window.addEventListener("hashchange", routeFromHash);
