@@ -317,7 +317,7 @@ public final class CoordinatorConnection {
 
     private enum Arrival {
         case message(Envelope)
-        /// The monitor reported a lost or refused connection.
+        /// The monitor reported a lost or refused connection, or a first one still without its handshake.
         case linkChanged
     }
 
@@ -359,7 +359,8 @@ public final class CoordinatorConnection {
         throw ClientError.malformedReply(command, "\(error)")
     }
 
-    /// Handles every monitor event that is ready; true if a connection was lost or refused.
+    /// Handles every monitor event that is ready; true if a connection was lost or refused (or a
+    /// first one was made, which starts the handshake check).
     private func pumpMonitor() throws -> Bool {
         var changed = false
         while let event = try monitor.receive(flags: .dontWait) {
@@ -379,7 +380,10 @@ public final class CoordinatorConnection {
                 if again { resubscribe() }
             case .connected:
                 link.isConnected = true
-                if !link.wasEverUp && link.connectedSince == nil { link.connectedSince = .now }
+                if !link.wasEverUp && link.connectedSince == nil {
+                    link.connectedSince = .now
+                    changed = true   // the handshake check now has a deadline to wake for
+                }
                 link.refusedSince = nil
                 link.refusedConnects = 0
             case .connectRetried where !link.wasEverUp && !link.isConnected:
