@@ -27,6 +27,9 @@ public enum ClientError: Error, CustomStringConvertible {
     case authenticationFailed(String, String)
     /// Connecting was refused again and again before any connection was made: nothing listens there.
     case unreachable(String)
+    /// A TCP connection was made but the peer never completed the ZeroMQ handshake: another protocol
+    /// (an HTTP server, such as the coordinator's dashboard port) listens there.
+    case notACoordinator(String)
 
     public var description: String {
         switch self {
@@ -38,6 +41,8 @@ public enum ClientError: Error, CustomStringConvertible {
                 : "no reply from the coordinator at \(e): could not connect in time (is opcoord running there, and is the host reachable? set --coordinator or $OPCOORD)"
         case .unreachable(let e):
             "cannot reach the coordinator at \(e): connection refused (is opcoord running there, on that port? set --coordinator or $OPCOORD)"
+        case .notACoordinator(let e):
+            "\(e): not an opqueue coordinator (is it the HTTP port? the coordinator's default is 7600): it accepted the connection but never answered the ZeroMQ handshake"
         case .server(let code, let text):
             "coordinator refused the request (\(code)): \(text)"
         case .malformedReply(let c, let why):

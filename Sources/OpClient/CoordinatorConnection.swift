@@ -58,12 +58,19 @@ public final class CoordinatorConnection {
         /// how often since. A request then fails after `unreachableAfter` instead of its whole timeout.
         var refusedSince: ContinuousClock.Instant?
         var refusedConnects = 0
+        /// Before the first handshake: since when a TCP connection has been open without the ZMTP
+        /// handshake completing. libzmq does the handshake on its I/O thread, so a coordinator (even a
+        /// busy one) completes it in milliseconds; a peer that stays silent speaks another protocol.
+        var connectedSince: ContinuousClock.Instant?
     }
 
     /// How long connecting may be refused, before the first connection, until a request gives up with
     /// `unreachable`: long enough for a coordinator that is just starting, short enough that a wrong
     /// address or port is said at once. (After a first connection, a lost coordinator is waited for.)
     public static let unreachableAfter: Duration = .seconds(1)
+    /// How long a first connection may stay without a ZMTP handshake until a request gives up with
+    /// `notACoordinator` (an HTTP server, such as the dashboard's port, waits for a request line).
+    public static let handshakeMissingAfter: Duration = .seconds(1)
     public private(set) var link = Link()
 
     /// ZMTP heartbeat: a PING each second; no traffic for 5 s after one closes the connection, which
@@ -211,6 +218,10 @@ public final class CoordinatorConnection {
                 outstanding[id] = nil
                 throw ClientError.unreachable(endpoint)
             }
+            if let check = notACoordinatorCheck(), check <= .now {
+                outstanding[id] = nil
+                throw ClientError.notACoordinator(endpoint)
+            }
             if link.refusedFrames > sent.refused {
                 outstanding[id] = nil
                 throw ClientError.replyTooLarge(sent.command, endpoint, size: nil)
@@ -219,7 +230,13 @@ public final class CoordinatorConnection {
                 outstanding[id] = nil
                 throw ClientError.connectionLost(sent.command, endpoint)
             }
-            guard let arrival = try next(until: deadline) else { return nil }
+            // Wake for the handshake check too: a silent peer sends no event.
+            let check = notACoordinatorCheck()
+            let wake = check.map { c in deadline.map { min($0, c) } ?? c } ?? deadline
+            guard let arrival = try next(until: wake) else {
+                if let deadline, ContinuousClock.now >= deadline { return nil }
+                continue
+            }
             guard case .message(let envelope) = arrival else {
                 // The link changed: check above. A link that keeps changing (reconnects every 100 ms)
                 // must not outlast the deadline: `next` returns those before it looks at the clock.
@@ -244,15 +261,24 @@ public final class CoordinatorConnection {
             _ = try pumpMonitor()
             if link.isUp { return true }
             if let why = link.authProblem { throw ClientError.authenticationFailed(endpoint, why) }
+            let check = notACoordinatorCheck()
+            if let check, check <= .now { throw ClientError.notACoordinator(endpoint) }
             var left: Duration?
             if let deadline {
                 left = deadline - .now
                 if left! <= .zero { return false }
             }
+            if let check { left = min(left ?? check - .now, check - .now) }
             let p = Poller()
             p.add(monitor.socket)
             try p.poll(timeout: left)
         }
+    }
+
+    /// When a first connection that is still without its handshake shows the peer is no coordinator.
+    private func notACoordinatorCheck() -> ContinuousClock.Instant? {
+        guard !link.wasEverUp, link.isConnected, let since = link.connectedSince else { return nil }
+        return since + Self.handshakeMissingAfter
     }
 
     // MARK: events
@@ -291,7 +317,7 @@ public final class CoordinatorConnection {
 
     private enum Arrival {
         case message(Envelope)
-        /// The monitor reported a lost or refused connection.
+        /// The monitor reported a lost or refused connection, or a first one still without its handshake.
         case linkChanged
     }
 
@@ -333,7 +359,8 @@ public final class CoordinatorConnection {
         throw ClientError.malformedReply(command, "\(error)")
     }
 
-    /// Handles every monitor event that is ready; true if a connection was lost or refused.
+    /// Handles every monitor event that is ready; true if a connection was lost or refused (or a
+    /// first one was made, which starts the handshake check).
     private func pumpMonitor() throws -> Bool {
         var changed = false
         while let event = try monitor.receive(flags: .dontWait) {
@@ -345,6 +372,7 @@ public final class CoordinatorConnection {
                 }
             case .handshakeSucceeded:
                 _ = handshake.observe(event, at: .now)
+                link.connectedSince = nil
                 let again = link.wasEverUp
                 link.isUp = true
                 link.wasEverUp = true
@@ -352,6 +380,10 @@ public final class CoordinatorConnection {
                 if again { resubscribe() }
             case .connected:
                 link.isConnected = true
+                if !link.wasEverUp && link.connectedSince == nil {
+                    link.connectedSince = .now
+                    changed = true   // the handshake check now has a deadline to wake for
+                }
                 link.refusedSince = nil
                 link.refusedConnects = 0
             case .connectRetried where !link.wasEverUp && !link.isConnected:
@@ -367,6 +399,7 @@ public final class CoordinatorConnection {
                     // Closed before the handshake completed: nothing sent is lost (it waits in the socket
                     // for a connection that completes); enough of them in a row mean our keys are refused.
                     link.isConnected = false
+                    link.connectedSince = nil
                     if let why = handshake.observe(event, at: .now) {
                         link.authProblem = why
                         changed = true

@@ -210,20 +210,52 @@ struct OpCoord: ParsableCommand {
             logger.critical("cannot start: \(error)")
             throw ExitCode.failure
         }
-        let signals = StopSignals(stop: { _ in server.stop() }, reload: { server.reloadAccess() })
-        var web: HTTPSide?
+        // The HTTP side stops first, while the loop still answers its last questions: its in-process
+        // sockets must be closed before the loop's ZeroMQ context ends, else ending it waits them out
+        // (seconds) before the journal is closed.
+        let web = HTTPSideSlot()
+        let signals = StopSignals(stop: { _ in web.stop(); server.stop() }, reload: { server.reloadAccess() })
         var webFailed = false
         do {
             try server.run(ready: { endpoint in
-                (web, webFailed) = startHTTP(server, token: httpToken, logger: logger)
+                let started: HTTPSide?
+                (started, webFailed) = startHTTP(server, token: httpToken, logger: logger)
+                web.hold(started)
                 if let endpointFile { try? endpoint.write(toFile: endpointFile, atomically: true, encoding: .utf8) }
-            }, afterLoop: { web?.stop() })
+            }, afterLoop: { web.stop() })
         } catch {
             logger.critical("stopped by an error: \(error)")
             throw ExitCode.failure
         }
         withExtendedLifetime(signals) {}
         if webFailed { throw ExitCode.failure }
+    }
+}
+
+/// The running HTTP side, stopped once by whichever comes first: a stop signal or the loop's end.
+final class HTTPSideSlot: @unchecked Sendable {
+    // @unchecked: `side` and `stopped` are only touched under `lock`.
+    private let lock = NSLock()
+    private var side: HTTPSide?
+    private var stopped = false
+
+    /// Keeps `side`; stops it at once if a stop came before it started.
+    func hold(_ side: HTTPSide?) {
+        let late = lock.withLock { () -> Bool in
+            if stopped { return true }
+            self.side = side
+            return false
+        }
+        if late { side?.stop() }
+    }
+
+    func stop() {
+        let side = lock.withLock { () -> HTTPSide? in
+            stopped = true
+            defer { self.side = nil }
+            return self.side
+        }
+        side?.stop()
     }
 }
 

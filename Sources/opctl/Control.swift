@@ -150,7 +150,7 @@ func sendAck(_ connection: Connection, _ message: Message, done: String) throws 
     }
     if !a.notFound.isEmpty {
         printError("opctl: unknown: \(a.notFound.joined(separator: ", "))")
-        throw ExitCode(3)
+        throw ExitCode.notFound
     }
 }
 

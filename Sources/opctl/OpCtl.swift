@@ -9,11 +9,15 @@ struct OpCtl: ParsableCommand {
         commandName: "opctl",
         abstract: "Submit, watch and control operations on an opqueue coordinator.",
         discussion: """
-            The coordinator address comes from --coordinator, else $OPCOORD, else tcp://127.0.0.1:7600.
+            The coordinator address comes from --coordinator, else $OPCOORD, else tcp://127.0.0.1:7600. \
+            The connection options (--coordinator, --request-timeout, --key, --coordinator-key) may also \
+            come before the subcommand: opctl --coordinator HOST:7600 runs.
             Exit status: 0 success; 1 operations failed or were cancelled (submit --wait, wait); \
             2 a rejected graph (every problem is printed); 3 the coordinator could not be reached, went away \
             before it replied, refused the request, or sent a reply that cannot be accepted (over the 16 MiB \
-            frame limit, or malformed); 4 a wait timed out; 64 bad command-line arguments.
+            frame limit, or malformed); 4 a wait timed out; 5 the coordinator does not know an operation, run \
+            or queue asked about (never submitted, evicted, or gone with a state directory it was not \
+            restarted with); 64 bad command-line arguments.
             Every request is checked against the protocol's limits before it is sent (docs/PROTOCOL.md §10): \
             a payload over 1 MiB, an id over 1024 bytes, more than 8192 ids or operations in one message, or \
             a message over 16 MiB is refused at once with what and which limit (a graph: exit 2, nothing is \
@@ -21,6 +25,11 @@ struct OpCtl: ParsableCommand {
             """,
         subcommands: [Submit.self, Status.self, Why.self, Cancel.self, Suspend.self, Resume.self, Limit.self,
                       Priority.self, Wait.self, Workers.self, Watch.self, Runs.self, Logs.self, Story.self, Keys.self])
+
+    /// The connection options may come before the subcommand too (`GlobalOptions`).
+    static func main() {
+        main(GlobalOptions.hoisted(Array(CommandLine.arguments.dropFirst())))
+    }
 }
 
 /// Options every subcommand shares.
@@ -60,11 +69,18 @@ func withCoordinator<T>(_ body: () throws -> T) throws -> T {
 }
 
 /// Prints `error` and returns its exit status: 64 for a request over the protocol's limits (built
-/// from the arguments; it was not sent), else 3.
+/// from the arguments; it was not sent), 5 for what the coordinator does not know, else 3.
 func report(_ error: ClientError) -> ExitCode {
     printError("opctl: \(error)")
     if case .invalidRequest = error { return ExitCode(64) }
+    if case .server(.notFound, _) = error { return .notFound }
     return ExitCode(3)
+}
+
+extension ExitCode {
+    /// An operation, run or queue the coordinator does not know (never submitted, evicted, or lost
+    /// with a state directory it was not restarted with): apart from 3, which says it could not ask.
+    static let notFound = ExitCode(5)
 }
 
 func printError(_ text: String) {

@@ -90,7 +90,7 @@ struct Status: ParsableCommand {
         if !r.notFound.isEmpty {
             printError("opctl: unknown operation(s): \(r.notFound.joined(separator: ", "))")
             explainRuns(of: r.notFound, conn)
-            throw ExitCode(3)
+            throw ExitCode.notFound
         }
     }
 }

@@ -10,12 +10,12 @@ struct Wait: ParsableCommand {
             With --run R and no ids, it waits for run R and exits by its outcome only, whatever other runs do.
             Exit status 0 if all succeeded, 1 if any failed or was cancelled, 4 on timeout (also when the \
             coordinator could not be reached until then), 3 if it could not be reached at first (within \
-            --request-timeout) or no longer knows the operations.
+            --request-timeout), 5 if it does not know (or no longer knows) the operations.
             If the connection to the coordinator is lost while waiting (it stopped or restarted, or the \
             network failed; ZMTP heartbeats notice a frozen or cut-off coordinator within about 6 s), opctl \
             says so on stderr, keeps reconnecting until --timeout (without one, until it is back) and asks \
             again. A coordinator restarted with its state directory knows them still; one started without \
-            it (--ephemeral, another --state-dir) does not: then opctl says how many and exits 3 at once.
+            it (--ephemeral, another --state-dir) does not: then opctl says how many and exits 5 at once.
             """)
 
     @OptionGroup var connection: Connection
@@ -102,7 +102,7 @@ enum WaitCommandCore {
                 }
                 if !r.notFound.isEmpty {
                     printError("opctl: unknown operation(s): \(r.notFound.joined(separator: ", "))")
-                    throw ExitCode(3)
+                    throw ExitCode.notFound
                 }
                 outcomes += r.outcomes
                 result.succeeded += Int(r.succeededCount)
@@ -163,7 +163,7 @@ struct Waiter {
         let byRequestTimeout = now + conn.timeout
         var until = byRequestTimeout
         if let deadline { until = min(until, max(deadline, now + .seconds(1))) }
-        if try conn.waitForLink(until: until) { return true }
+        if try withCoordinator({ try conn.waitForLink(until: until) }) { return true }
         guard until < byRequestTimeout else {
             throw report(ClientError.timeout(.wait, conn.endpoint, connected: false))
         }
@@ -210,7 +210,7 @@ struct Waiter {
                 announceLoss()
                 try checkStillKnown(targets[i...])
                 printError("opctl: coordinator refused the request (notFound): \(text)")
-                throw ExitCode(3)
+                throw ExitCode.notFound
             } catch let error as ClientError {
                 throw report(error)
             }
@@ -295,7 +295,7 @@ struct Waiter {
         }
         printError("opctl: the coordinator at \(conn.endpoint) restarted and no longer knows \(what.joined(separator: " and ")) "
                    + "(it was started without its state directory, or the run was evicted); their outcome is unknown")
-        throw ExitCode(3)
+        throw ExitCode.notFound
     }
 }
 

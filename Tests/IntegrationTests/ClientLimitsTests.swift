@@ -202,7 +202,7 @@ struct ClientLimitsTests {
         let restarted = ContinuousClock.now
         let r = wait.finish(timeout: 30)
         #expect(ContinuousClock.now - restarted < .seconds(10), "ended within a few seconds of the restart")
-        #expect(r.status == 3, "\(r.stdout)\(r.stderr)")
+        #expect(r.status == 5, "\(r.stdout)\(r.stderr)")
         #expect(r.stderr.contains("lost the connection to the coordinator at \(c.endpoint) while waiting"), "\(r.stderr)")
         #expect(r.stderr.contains("restarted and no longer knows 1 of the 1 operation still awaited (it was started without its state directory"), "\(r.stderr)")
     }

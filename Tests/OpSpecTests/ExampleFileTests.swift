@@ -39,6 +39,11 @@ let examplesDir = packageRoot.appendingPathComponent("examples")
         #expect(byID["sepia-img-1"]?.priority == .veryHigh && byID["sepia-img-4"]?.priority == .low)
         #expect(byID["sepia-img-1"]?.timeout == 60)
         #expect(byID["download-corpus"]?.retries == 2)
+        // Work that needs its inputs does not run after a dependency failed; only the summary reports
+        // whatever happened (issue 25, finding 8).
+        for op in graph.operations where !op.after.isEmpty {
+            #expect(op.policy == (op.id == "summary" ? .finished : .succeeded), "\(op.id)")
+        }
     }
 
     @Test func diamondYAMLAndJSONAgree() throws {
