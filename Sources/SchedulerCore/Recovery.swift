@@ -166,7 +166,11 @@ extension Scheduler {
                 guard workers[Int(w)].alive else { continue }
                 guard let op = lookup(f.part.op) else { fencing.staleAttempt += 1; continue }
                 if ops.hot[Int(op)].state == .pending { waiting.append((w, f)); continue }
-                guard reattach(op, w, f.part, &refused, &out) else { fencing.staleAttempt += 1; continue }
+                let refusedBefore = fencing.refusedClaim
+                guard reattach(op, w, f.part, &refused, &out) else {
+                    if fencing.refusedClaim == refusedBefore { fencing.staleAttempt += 1 }   // a refused claim is not a late report
+                    continue
+                }
                 partFinished(PartRef(worker: workers[Int(w)].id, op: f.part.op, part: f.part.part, attempt: f.part.attempt,
                                      token: UInt64(op), at: f.at), f.outcome, 0, &out)
             }

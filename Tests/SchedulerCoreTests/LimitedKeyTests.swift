@@ -29,6 +29,7 @@ import Testing
         for id in ["pinned", "gpu", "plain"] { #expect(h.state(id) == .ready, "\(id) taken back") }
         #expect(h.state("use") == .pending)
         #expect(h.s.fencing.refusedClaim == 3)
+        #expect(h.s.fencing.staleAttempt == 0, "a refused claim counted as a late report too")
         let r = refusals(out)
         #expect(r.count == 1 && r.first?.worker == 1 && r.first?.count == 3, "\(r)")
         #expect(r.first?.example.contains("could not have been sent it") == true, "\(r)")
