@@ -99,8 +99,9 @@ public enum Event: Sendable {
     case waitQueue(ClientRef, queue: String)
     /// Until the run has no unfinished op; the reply counts its outcomes only.
     case waitRun(ClientRef, run: String)
-    /// Events of one queue and/or one run (nil = any).
-    case watch(ClientRef, queue: String?, run: String? = nil)
+    /// Events of one queue and/or one run (nil = any); `withResults`: FINISHED events carry the result
+    /// (the shell adds it); `progress`: progress events too.
+    case watch(ClientRef, queue: String?, run: String? = nil, withResults: Bool = false, progress: Bool = false)
     case unwatch(client: UInt64)
     // workers
     case workerJoined(WorkerHello)
