@@ -168,18 +168,21 @@ class Cluster:
 
 
 @pytest.fixture
-def cluster() -> Iterator[Cluster]:
-    tmp = Path(tempfile.mkdtemp(prefix="opq-py-"))
-    c = Cluster(tmp)
-    yield c
-    c.stop()
-    shutil.rmtree(tmp, ignore_errors=True)
+def make_cluster() -> Iterator[Callable[..., Cluster]]:
+    """make_cluster(keys=False, heartbeat_ms=200, liveness=3): a cluster stopped after the test."""
+    made: list[tuple[Cluster, Path]] = []
+
+    def make(**kw: object) -> Cluster:
+        tmp = Path(tempfile.mkdtemp(prefix="opq-py-"))
+        c = Cluster(tmp, **kw)  # type: ignore[arg-type]
+        made.append((c, tmp))
+        return c
+    yield make
+    for c, tmp in made:
+        c.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 @pytest.fixture
-def keyed_cluster() -> Iterator[Cluster]:
-    tmp = Path(tempfile.mkdtemp(prefix="opq-py-"))
-    c = Cluster(tmp, keys=True)
-    yield c
-    c.stop()
-    shutil.rmtree(tmp, ignore_errors=True)
+def cluster(make_cluster: Callable[..., Cluster]) -> Cluster:
+    return make_cluster()

@@ -7,7 +7,7 @@ framing and schema for those who speak it directly.
 """
 from .client import AsyncClient, AsyncOp, AsyncRun, Client, Event, Op, OpStatus, Outcome, Run, WaitResult
 from .errors import (AuthenticationFailed, Cancelled, OperationCancelled, OperationFailed, OpqueueError,
-                     RequestRefused, SubmitRejected, Timeout, Unauthorized, UnknownOperation)
+                     RequestRefused, SubmitRejected, Timeout, TypedFailure, Unauthorized, UnknownOperation)
 from .keys import KeyFileError
 from ._worker import Context, Worker, WorkerRefused
 
@@ -16,5 +16,5 @@ PROTOCOL_VERSION = "1.6"
 
 __all__ = ["AsyncClient", "AsyncOp", "AsyncRun", "AuthenticationFailed", "Cancelled", "Client", "Context", "Event",
            "KeyFileError", "Op", "OpStatus", "OperationCancelled", "OperationFailed", "OpqueueError", "Outcome",
-           "RequestRefused", "Run", "SubmitRejected", "Timeout", "Unauthorized", "UnknownOperation", "WaitResult",
+           "RequestRefused", "Run", "SubmitRejected", "Timeout", "TypedFailure", "Unauthorized", "UnknownOperation", "WaitResult",
            "Worker", "WorkerRefused", "__version__", "PROTOCOL_VERSION"]

@@ -38,7 +38,7 @@ import zmq.asyncio
 from . import codec
 from . import keys as keyfiles
 from . import opqueue_pb2 as pb
-from .errors import Cancelled, OpqueueError
+from .errors import Cancelled, OpqueueError, TypedFailure
 from .wire import WireError, decode, encode
 
 __all__ = ["Worker", "Context", "WorkerRefused"]
@@ -461,6 +461,9 @@ class Worker:
             return
         except Cancelled as e:
             self._finish(p, "cancelled", p.reason if p.cancel.is_set() else (str(e) or "cancelled by its handler"))
+            return
+        except TypedFailure as e:
+            self._finish(p, "failed", clip(e.text))
             return
         except Exception as e:  # a handler's exception fails the part, not the worker
             if p.cancel.is_set():

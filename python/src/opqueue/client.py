@@ -34,7 +34,7 @@ from .errors import (AuthenticationFailed, OperationCancelled, OperationFailed, 
 from .wire import WireError, decode, encode
 
 __all__ = ["AsyncClient", "Client", "Run", "Op", "AsyncRun", "AsyncOp", "OpStatus", "Outcome", "Event",
-           "PRIORITIES", "QOS"]
+           "PRIORITIES", "QOS", "Watch", "WatchStream", "WaitResult"]
 
 PRIORITIES = {"veryLow": -8, "low": -4, "normal": 0, "high": 4, "veryHigh": 8}
 QOS = {"userInteractive": pb.QOS_USER_INTERACTIVE, "userInitiated": pb.QOS_USER_INITIATED, "default": pb.QOS_DEFAULT,
@@ -475,34 +475,14 @@ class AsyncClient:
         return r.affected
 
     async def watch(self, *, queue: str = "", run: str = "", results: bool = False,
-                    progress: bool = False) -> AsyncIterator[Event]:
-        """State changes as they happen, until the iterator is closed. A subscription ended by the
-        coordinator for reading too slowly (ERROR BUSY) is made again; events in between are lost
-        (`sequence` starts from 1 again): re-read with `status`."""
-        sock = self._open()
-        while True:
-            rid = next(self._ids) & 0xFFFFFFFF
-            stream: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-            self._streams[rid] = stream
-            w = pb.Watch(queue=queue, run=run, with_results=results, progress=progress)
-            try:
-                await sock.send_multipart(encode("WATCH", w, rid))
-                name, msg = await self._next(stream, self.timeout, "WATCH")
-                if name == "ERROR":
-                    raise _refusal("WATCH", msg)
-                while True:
-                    name, msg = await self._next(stream, None, "WATCH")
-                    if name == "EVENT":
-                        for e in msg.events:
-                            yield Event.of(e)
-                    elif name == "ERROR" and msg.code == pb.ERROR_CODE_BUSY:
-                        break  # too slow: subscribe again
-                    elif name == "ERROR":
-                        raise _refusal("WATCH", msg)
-            finally:
-                self._streams.pop(rid, None)
-                if self._sock is not None:
-                    await self._sock.send_multipart(encode("WATCH", pb.Watch(stop=True), next(self._ids) & 0xFFFFFFFF))
+                    progress: bool = False) -> "WatchStream":
+        """Subscribes (returns once the coordinator acknowledged, so no later change is missed) and
+        returns an async iterator of `Event`s; `close()` it (or `async with`) to unsubscribe. A
+        subscription the coordinator ends for reading too slowly (ERROR BUSY) is made again by itself;
+        events in between are lost (`sequence` starts from 1 again): re-read with `status`."""
+        stream = WatchStream(self, pb.Watch(queue=queue, run=run, with_results=results, progress=progress))
+        await stream._subscribe()
+        return stream
 
     async def _next(self, stream: "asyncio.Queue[tuple[str, Any]]", timeout: float | None, name: str) -> tuple[str, Any]:
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -515,6 +495,58 @@ class AsyncClient:
                 return await asyncio.wait_for(stream.get(), wait)
             except asyncio.TimeoutError:
                 continue
+
+
+class WatchStream:
+    """The events of one WATCH subscription (see AsyncClient.watch)."""
+
+    def __init__(self, client: AsyncClient, request: Any) -> None:
+        self.client, self.request = client, request
+        self.rid = 0
+        self.restarts = 0  # subscriptions made again after ERROR BUSY
+        self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self._ready: list[Event] = []
+
+    async def _subscribe(self) -> None:
+        c = self.client
+        sock = c._open()
+        self.client._streams.pop(self.rid, None)
+        self.rid = next(c._ids) & 0xFFFFFFFF
+        self._queue = asyncio.Queue()
+        c._streams[self.rid] = self._queue
+        await sock.send_multipart(encode("WATCH", self.request, self.rid))
+        name, msg = await c._next(self._queue, c.timeout, "WATCH")
+        if name == "ERROR":
+            raise _refusal("WATCH", msg)
+
+    def __aiter__(self) -> "WatchStream":
+        return self
+
+    async def __anext__(self) -> Event:
+        while not self._ready:
+            name, msg = await self.client._next(self._queue, None, "WATCH")
+            if name == "CLOSED":
+                raise StopAsyncIteration
+            if name == "EVENT":
+                self._ready = [Event.of(e) for e in msg.events]
+            elif name == "ERROR" and msg.code == pb.ERROR_CODE_BUSY:
+                self.restarts += 1
+                await self._subscribe()  # too slow: subscribe again
+            elif name == "ERROR":
+                raise _refusal("WATCH", msg)
+        return self._ready.pop(0)
+
+    async def close(self) -> None:
+        c = self.client
+        self._queue.put_nowait(("CLOSED", None))  # ends an __anext__ waiting in another task or thread
+        if c._streams.pop(self.rid, None) is not None and c._sock is not None:
+            await c._sock.send_multipart(encode("WATCH", pb.Watch(stop=True), next(c._ids) & 0xFFFFFFFF))
+
+    async def __aenter__(self) -> "WatchStream":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
 
 
 def _refusal(name: str, msg: Any) -> RequestRefused:
@@ -661,14 +693,30 @@ class Client:
     def request(self, name: str, body: Any, reply: str) -> Any:
         return self._call(self._inner.request(name, body, reply))
 
-    def watch(self, **kw: Any) -> Iterator[Event]:
-        """Blocking iterator of events (see AsyncClient.watch); close it (or break) to unsubscribe."""
-        agen = self._inner.watch(**kw)
-        try:
-            while True:
-                try:
-                    yield self._call(agen.__anext__())
-                except StopAsyncIteration:
-                    return
-        finally:
-            self._call(agen.aclose())
+    def watch(self, **kw: Any) -> "Watch":
+        """Subscribes now (see AsyncClient.watch) and returns a blocking iterator of events; `close()`
+        it, or use it in a `with` block, to unsubscribe."""
+        return Watch(self, self._call(self._inner.watch(**kw)))
+
+
+class Watch:
+    """Blocking iterator over a WatchStream."""
+
+    def __init__(self, client: Client, stream: WatchStream) -> None:
+        self.client, self.stream = client, stream
+
+    def __iter__(self) -> "Watch":
+        return self
+
+    def __next__(self) -> Event:
+        return self.client._call(self.stream.__anext__())
+
+    def close(self) -> None:
+        self.client._call(self.stream.close())
+
+
+    def __enter__(self) -> "Watch":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

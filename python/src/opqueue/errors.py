@@ -71,3 +71,21 @@ class OperationCancelled(OpqueueError):
 
 class Cancelled(Exception):
     """Raised by a handler (or `Context.raise_if_cancelled()`) to end its part as cancelled."""
+
+
+class TypedFailure(Exception):
+    """Raised by a handler of a typed Swift operation's kind: fails the part with the typed wire form
+    (docs/HANDLERS.md, "The wire form"), which a Swift client catches as its `Failure` type `type_name`.
+
+        raise TypedFailure("tooSmall(side: 8)", "ResizeError", {"tooSmall": {"side": 8}})
+    """
+
+    def __init__(self, description: str, type_name: str, value: Any) -> None:
+        super().__init__(description)
+        self.description, self.type_name, self.value = description, type_name, value
+
+    @property
+    def text(self) -> str:
+        """The failure text: the description, then the `opq-typed/1` line."""
+        line = json.dumps({"error": "failure", "type": self.type_name, "value": self.value}, separators=(",", ":"))
+        return "%s\n%s%s" % (self.description, TYPED_MARKER, line)

@@ -77,3 +77,18 @@ def make() -> Worker:
         return payload
 
     return w
+
+
+def make_hold() -> Worker:
+    """A worker whose `py.hold` blocks its first attempt until cancelled (or handed back) and succeeds
+    on the next: the graceful-stop test."""
+    w = make()
+
+    @w.operation("py.hold")
+    def hold(payload, ctx):
+        if ctx.attempt == 1:
+            ctx.cancelled.wait(60)
+            ctx.raise_if_cancelled()
+        return "done on attempt %d" % ctx.attempt
+
+    return w

@@ -1,0 +1,146 @@
+"""The Python worker against the real coordinator and a Swift worker (opworker)."""
+from __future__ import annotations
+
+import signal
+import time
+
+import pytest
+
+from conftest import Cluster, wait_until
+from opqueue import Client, OperationCancelled, OperationFailed
+
+
+def executing(c: Client, run: str, *ids: str) -> bool:
+    return all(s.state == "executing" for s in c.status(list(ids), run=run))
+
+
+def test_a_graph_across_a_swift_and_a_python_worker_passes_results_on(cluster: Cluster) -> None:
+    cluster.swift_worker("swift")
+    cluster.python_worker("testworker:make", "py")
+    c = cluster.admin()
+    run = c.run()
+    a = run.add("echo", b"5", id="a")                          # Swift: echo -> 5
+    b = run.add("py.add", {"add": 2}, id="b", after=[a])       # Python: 5 + 2
+    s = run.add("echo", b'{"x":[1,2]}', id="s", after=[b])      # Swift again, after Python
+    d = run.add("py.inputs", id="d", after=[a, b, s])          # Python sees every input, decoded
+    r = run.add("py.raw", b"\x00\x01\xff", id="r")             # bytes in, bytes out
+    run.submit()
+    assert b.result(timeout=30) == 7
+    assert d.result(timeout=30) == {"op": "d", "run": run.id, "attempt": 1, "inputs": {"a": 5, "b": 7, "s": {"x": [1, 2]}}}
+    assert r.result(timeout=30) == b"\xff\x01\x00"
+    st = {x.id: x for x in c.status(["a", "b", "s", "d"], run=run.id)}
+    workers = {w.name: w.worker_id for w in c.workers()}
+    assert st["a"].worker_id == st["s"].worker_id == workers["swift"]
+    assert st["b"].worker_id == st["d"].worker_id == workers["py"]
+
+
+def test_retries_run_the_handler_again_and_the_last_failure_is_reported(cluster: Cluster) -> None:
+    cluster.python_worker("testworker:make", "py")
+    c = cluster.admin()
+    run = c.run()
+    ok = run.add("py.flaky", {"fail": 2}, retries=2, retry_delay=0)
+    bad = run.add("py.flaky", {"fail": 5}, retries=1, retry_delay=0)
+    run.submit()
+    assert ok.result(timeout=30) == {"attempt": 3}
+    with pytest.raises(OperationFailed) as e:
+        bad.result(timeout=30)
+    assert "RuntimeError: attempt 2 fails on purpose" in e.value.message
+    st = bad.status()
+    assert st.attempts == 2
+    assert any("attempt 1 fails on purpose" in x for x in st.attempt_errors), st.attempt_errors
+
+
+def test_cancel_stops_a_running_sync_and_a_running_async_handler(cluster: Cluster) -> None:
+    cluster.python_worker("testworker:make", "py")
+    c = cluster.admin()
+    run = c.run()
+    sync_op = run.add("py.block", {"seconds": 60}, id="sync")
+    async_op = run.add("py.ablock", {"seconds": 60}, id="async")
+    run.submit()
+    wait_until("both handlers running", lambda: executing(c, run.id, "sync", "async"), logs=cluster.logs)
+    started = time.monotonic()
+    assert c.cancel(["sync", "async"], run=run.id, reason="stop it") >= 1
+    for op in (sync_op, async_op):
+        with pytest.raises(OperationCancelled) as e:
+            op.result(timeout=10)
+        assert e.value.reason == "stop it"
+    assert time.monotonic() - started < 5, "the handlers stopped at once, not after their 60 s"
+    # Their slots are free again: more work runs.
+    more = c.run()
+    e1 = more.add("py.echo", {"again": True})
+    more.submit()
+    assert e1.result(timeout=20) == {"again": True}
+
+
+def test_a_handler_running_10_s_is_not_declared_lost(make_cluster) -> None:  # type: ignore[no-untyped-def]
+    cluster = make_cluster(heartbeat_ms=1000, liveness=3)
+    cluster.python_worker("testworker:make", "py")
+    c = cluster.admin()
+    worker_id = next(w.worker_id for w in c.workers() if w.name == "py")
+    run = c.run()
+    slow = run.add("py.sleep", {"seconds": 10}, loss_retries=0)
+    aslow = run.add("py.asleep", {"seconds": 10}, loss_retries=0)
+    run.submit()
+    assert slow.result(timeout=40) == 10
+    assert aslow.result(timeout=10) == 10
+    for op in (slow, aslow):
+        st = op.status()
+        assert st.attempts == 1 and st.worker_id == worker_id, st
+    assert [w.worker_id for w in c.workers() if w.name == "py"] == [worker_id]
+    assert c.request("STATUS", __import__("opqueue").opqueue_pb2.Status(), "STATUS-REPLY").fenced == 0
+
+
+def test_sigterm_lets_running_handlers_finish_hands_back_the_rest_and_leaves(cluster: Cluster) -> None:
+    a = cluster.python_worker("testworker:make_hold", "py-a", env={"DRAIN": "3", "SLOTS": "2"})
+    c = cluster.admin()
+    a_id = next(w.worker_id for w in c.workers() if w.name == "py-a")
+    run = c.run()
+    quick = run.add("py.asleep", {"seconds": 1}, id="quick")
+    held = run.add("py.hold", id="held")
+    run.submit()
+    wait_until("both parts running on py-a", lambda: executing(c, run.id, "quick", "held"), logs=cluster.logs)
+    a.send_signal(signal.SIGTERM)
+    assert a.wait(15) == 0, cluster.log("py-a")
+    log = cluster.log("py-a")
+    assert "left the coordinator, handing back 1 part(s)" in log, log
+    wait_until("the coordinator to say py-a left",
+               lambda: "worker %s#1 left: worker shutting down" % a_id in cluster.log("opcoord"), logs=cluster.logs)
+    assert "lost" not in cluster.log("opcoord"), cluster.log("opcoord")
+    assert not any(w.name == "py-a" for w in c.workers())
+    # What finished during the drain was reported by py-a; what it held runs again elsewhere.
+    assert quick.result(timeout=5) == 1
+    cluster.python_worker("testworker:make_hold", "py-b")
+    assert held.result(timeout=30) == "done on attempt 2"
+    st = held.status()
+    assert st.worker_id == next(w.worker_id for w in c.workers() if w.name == "py-b")
+
+
+@pytest.mark.parametrize("kind, expected", [
+    ("py.nonjson", "returned a set that cannot be sent as JSON (it declares result='json'): "
+                   "Object of type set is not JSON serializable"),
+    ("py.nonjsonbytes", "returned bytes that are not JSON (it declares result='json'): "),
+    ("py.nan", "returned a float that cannot be sent as JSON (it declares result='json'): "
+               "Out of range float values are not JSON compliant"),
+])
+def test_a_result_that_is_not_json_where_json_is_declared_fails_precisely(cluster: Cluster, kind: str,
+                                                                           expected: str) -> None:
+    cluster.python_worker("testworker:make", "py")
+    run = cluster.admin().run()
+    op = run.add(kind, None)
+    run.submit()
+    with pytest.raises(OperationFailed) as e:
+        op.result(timeout=20)
+    assert expected in e.value.message
+    assert "of kind %r" % kind in e.value.message
+
+
+def test_a_payload_that_is_not_json_fails_precisely(cluster: Cluster) -> None:
+    cluster.python_worker("testworker:make", "py")
+    run = cluster.admin().run()
+    op = run.add("py.echo", b"{oops", id="bad-payload")
+    run.submit()
+    with pytest.raises(OperationFailed) as e:
+        op.result(timeout=20)
+    assert "the payload of %s/bad-payload (kind 'py.echo') is not JSON, which its handler declares (payload='json')" \
+        % op.run.id in e.value.message
+    assert "b'{oops'" in e.value.message
