@@ -128,6 +128,11 @@ class Cluster:
             self.wait_registered(name, p)
         return p
 
+    def python_worker_script(self, argv: list[str], name: str) -> subprocess.Popen[bytes]:
+        p = self.launch([sys.executable] + argv, name)
+        self.wait_registered(name, p)
+        return p
+
     def wait_registered(self, name: str, p: subprocess.Popen[bytes] | None = None) -> None:
         from opqueue import Client
 
