@@ -248,7 +248,8 @@ class Worker:
         self._stop_requests += 1
         self.logger.info("stopping%s", " now" if self._stop_requests > 1 else
                          " (running handlers get %g s; again to stop at once)" % self.drain)
-        self._wakeup.set()
+        if getattr(self, "_wakeup", None) is not None:
+            self._wakeup.set()
 
     def _call_in_loop(self, fn: Callable[..., None], *args: Any) -> None:
         loop = self._loop
@@ -321,13 +322,15 @@ class Worker:
         self._last_heard = self._last_sent = time.monotonic()
         self._send("CREDIT", pb.Credit(credit=self.slots))
         reader = asyncio.ensure_future(self._read(sock))
+        woken: asyncio.Future[Any] | None = None  # one waiter on _wakeup at a time
         drain_until: float | None = None
         try:
             while True:
-                self._wakeup.clear()
+                if woken is None or woken.done():
+                    self._wakeup.clear()
+                    woken = asyncio.ensure_future(self._wakeup.wait())
                 if not reader.done():
-                    await asyncio.wait([reader, asyncio.ensure_future(self._wakeup.wait())],
-                                       timeout=interval / 2, return_when=asyncio.FIRST_COMPLETED)
+                    await asyncio.wait([reader, woken], timeout=interval / 2, return_when=asyncio.FIRST_COMPLETED)
                 self._check_handshake(watch)
                 now = time.monotonic()
                 if reader.done() and not self._session_end:
@@ -352,6 +355,8 @@ class Worker:
                     self._send("HEARTBEAT")
         finally:
             reader.cancel()
+            if woken is not None:
+                woken.cancel()
 
     def _leave(self) -> None:
         """Reports what finished, then DISCONNECT: the coordinator re-queues the rest at once."""
