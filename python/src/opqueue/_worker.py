@@ -295,7 +295,7 @@ class Worker:
             if left <= 0:
                 return None
             # Short polls: the handshake monitor and stop() are looked at between them.
-            if not await sock.poll(int(min(left, 0.1) * 1000) + 1, zmq.POLLIN):
+            if not await sock.poll(int(min(left, 0.1) * 1000) + 1):
                 continue
             try:
                 name, _, msg = decode(await sock.recv_multipart())
@@ -560,7 +560,8 @@ class Worker:
         finished, self._finished = self._finished, []
         i = 0
         while i < len(finished):
-            batch, size = [], 0
+            batch: list[pb.FinishedRecord] = []
+            size = 0
             while i < len(finished) and len(batch) < BATCH_RECORDS and size < BATCH_BYTES:
                 r = finished[i]
                 i += 1

@@ -55,7 +55,7 @@ def priority_value(p: int | str) -> int:
     return p
 
 
-def qos_value(q: str | None) -> int:
+def qos_value(q: str | None) -> Any:  # a QoS enum value
     if q is None:
         return pb.QOS_UNSPECIFIED
     if q not in QOS:
@@ -218,8 +218,9 @@ def _dependency_id(a: Any, run: _RunBase) -> str:
 
 def _queue_settings(q: dict[str, Any]) -> pb.QueueSettings:
     s = pb.QueueSettings(name=q["name"])
-    if "maxConcurrent" in q or "max_concurrent" in q:
-        s.max_concurrent = int(q.get("maxConcurrent", q.get("max_concurrent")))
+    limit = q.get("maxConcurrent", q.get("max_concurrent"))
+    if limit is not None:
+        s.max_concurrent = int(limit)
     if "suspended" in q:
         s.suspended = bool(q["suspended"])
     if "qos" in q:
@@ -490,7 +491,7 @@ class AsyncClient:
             self._refused(name)
             wait = 0.25 if deadline is None else min(0.25, deadline - time.monotonic())
             if wait <= 0:
-                raise Timeout("no reply to %s from %s within %g s" % (name, self.endpoint, timeout))
+                raise Timeout("no reply to %s from %s within %g s" % (name, self.endpoint, timeout or 0))
             try:
                 return await asyncio.wait_for(stream.get(), wait)
             except asyncio.TimeoutError:

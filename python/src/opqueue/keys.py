@@ -148,7 +148,7 @@ class HandshakeWatch:
         # refusal() can drain it without an event loop.
         address = "inproc://opqueue-monitor-%d-%d" % (os.getpid(), next(self._numbers))
         sock.monitor(address, self.EVENTS)
-        self.socket = zmq.Context.shadow(sock.context.underlying).socket(zmq.PAIR)
+        self.socket: zmq.Socket = zmq.Context.shadow(sock.context.underlying).socket(zmq.PAIR)
         self.socket.connect(address)
         self.closes = 0  # connections closed during the handshake, in a row
         self.up = False
