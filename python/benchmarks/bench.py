@@ -117,14 +117,17 @@ def main():
             print("  CPU per op      workers %(worker_cpu_us_per_op)s µs, coordinator %(coordinator_cpu_us_per_op)s µs, "
                   "client %(client_cpu_us_per_op)s µs" % out)
     finally:
-        for p in reversed(procs):
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        # The workers leave first (SIGTERM: a graceful stop), then the coordinator stops.
+        for group in (procs[1:], procs[:1]):
+            for p in group:
+                if p.poll() is None:
+                    p.send_signal(signal.SIGTERM)
+            for p in group:
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait(5)
         subprocess.run(["rm", "-rf", tmp])
 
 
