@@ -144,3 +144,21 @@ def test_a_payload_that_is_not_json_fails_precisely(cluster: Cluster) -> None:
     assert "the payload of %s/bad-payload (kind 'py.echo') is not JSON, which its handler declares (payload='json')" \
         % op.run.id in e.value.message
     assert "b'{oops'" in e.value.message
+
+
+def test_progress_reaches_a_watcher(cluster: Cluster) -> None:
+    cluster.python_worker("testworker:make", "py")
+    c = cluster.admin()
+    run = c.run()
+    op = run.add("py.block", {"seconds": 60}, id="p")
+    with c.watch(run=run.id, progress=True) as events:  # subscribed before the submit: nothing is missed
+        run.submit()
+        deadline = time.monotonic() + 20
+        while True:  # the handler reports 0.5 at once (its message is not forwarded by the coordinator)
+            e = events.next(timeout=max(0.0, deadline - time.monotonic()))
+            if e.fraction > 0:
+                assert (e.fraction, e.op_id, e.state) == (0.5, "p", "executing")
+                break
+    op.cancel()
+    with pytest.raises(OperationCancelled):
+        op.result(timeout=10)

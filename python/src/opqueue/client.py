@@ -524,8 +524,12 @@ class WatchStream:
         return self
 
     async def __anext__(self) -> Event:
+        return await self.next()
+
+    async def next(self, timeout: float | None = None) -> Event:
+        """The next event; `Timeout` when none came within `timeout` s (None: wait without bound)."""
         while not self._ready:
-            name, msg = await self.client._next(self._queue, None, "WATCH")
+            name, msg = await self.client._next(self._queue, timeout, "WATCH events")
             if name == "CLOSED":
                 raise StopAsyncIteration
             if name == "EVENT":
@@ -711,6 +715,10 @@ class Watch:
 
     def __next__(self) -> Event:
         return self.client._call(self.stream.__anext__())
+
+    def next(self, timeout: float | None = None) -> Event:
+        """The next event; `Timeout` when none came within `timeout` s."""
+        return self.client._call(self.stream.next(timeout))
 
     def close(self) -> None:
         self.client._call(self.stream.close())
