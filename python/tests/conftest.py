@@ -59,10 +59,24 @@ class Cluster:
             self.allow("admin", "admin")
             self.allow("worker", "worker")
             args += ["--key", str(self.keys_dir / "coordinator.key"), "--allow", str(allow)]
+        self.coordinator_args = args
         self.coordinator = self.launch([str(self.bin / "opcoord")] + args, "opcoord")
         wait_until("opcoord to write its endpoint", lambda: (tmp / "endpoint").exists()
                    and (tmp / "endpoint").read_text().startswith("tcp://"), logs=self.logs)
         self.endpoint = (tmp / "endpoint").read_text().strip()
+
+    def restart_coordinator(self) -> None:
+        """SIGTERM (it tells its workers to reconnect), then a new opcoord on the same endpoint."""
+        self.coordinator.send_signal(signal.SIGTERM)
+        self.coordinator.wait(15)
+        (self.dir / "endpoint").unlink()
+        args = list(self.coordinator_args)
+        args[args.index("--bind") + 1] = self.endpoint
+        self.coordinator = self.launch([str(self.bin / "opcoord")] + args, "opcoord-2")
+        wait_until("the new opcoord to listen", lambda: (self.dir / "endpoint").exists(), logs=self.logs)
+        if self._admin is not None:
+            self._admin.close()
+            self._admin = None
 
     # -- keys
 

@@ -162,3 +162,14 @@ def test_progress_reaches_a_watcher(cluster: Cluster) -> None:
     op.cancel()
     with pytest.raises(OperationCancelled):
         op.result(timeout=10)
+
+
+def test_the_worker_registers_again_with_a_restarted_coordinator(cluster: Cluster) -> None:
+    cluster.python_worker("testworker:make", "py")
+    cluster.restart_coordinator()
+    cluster.wait_registered("py")  # bounded: backoff from 100 ms, a session per coordinator
+    run = cluster.admin().run()
+    op = run.add("py.add", {"add": 3})
+    run.submit()
+    assert op.result(timeout=20) == 3
+    assert "coordinator disconnected this worker" in cluster.log("py"), cluster.log("py")
