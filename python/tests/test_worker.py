@@ -91,7 +91,7 @@ def test_a_handler_running_10_s_is_not_declared_lost(make_cluster) -> None:  # t
 
 
 def test_sigterm_lets_running_handlers_finish_hands_back_the_rest_and_leaves(cluster: Cluster) -> None:
-    a = cluster.python_worker("testworker:make_hold", "py-a", env={"DRAIN": "3", "SLOTS": "2"})
+    a = cluster.python_worker("testworker:make_hold", "py-a", env={"DRAIN": "3", "SLOTS": "3"})
     c = cluster.admin()
     a_id = next(w.worker_id for w in c.workers() if w.name == "py-a")
     run = c.run()
@@ -100,19 +100,27 @@ def test_sigterm_lets_running_handlers_finish_hands_back_the_rest_and_leaves(clu
     run.submit()
     wait_until("both parts running on py-a", lambda: executing(c, run.id, "quick", "held"), logs=cluster.logs)
     a.send_signal(signal.SIGTERM)
+    wait_until("py-a to start stopping", lambda: "stopping (running handlers get 3 s" in cluster.log("py-a"),
+               logs=cluster.logs)
+    # Sent to py-a on the credit it still had: held back, not started, handed back.
+    late_run = c.run()
+    late = late_run.add("py.add", {"add": 1}, id="late")
+    late_run.submit()
     assert a.wait(15) == 0, cluster.log("py-a")
     log = cluster.log("py-a")
-    assert "left the coordinator, handing back 1 part(s)" in log, log
+    assert "left the coordinator, handing back 2 part(s)" in log, log
     wait_until("the coordinator to say py-a left",
                lambda: "worker %s#1 left: worker shutting down" % a_id in cluster.log("opcoord"), logs=cluster.logs)
     assert "lost" not in cluster.log("opcoord"), cluster.log("opcoord")
     assert not any(w.name == "py-a" for w in c.workers())
     # What finished during the drain was reported by py-a; what it held runs again elsewhere.
     assert quick.result(timeout=5) == 1
+    assert quick.status().worker_id == a_id
     cluster.python_worker("testworker:make_hold", "py-b")
+    b_id = next(w.worker_id for w in c.workers() if w.name == "py-b")
     assert held.result(timeout=30) == "done on attempt 2"
-    st = held.status()
-    assert st.worker_id == next(w.worker_id for w in c.workers() if w.name == "py-b")
+    assert late.result(timeout=30) == 1
+    assert held.status().worker_id == late.status().worker_id == b_id
 
 
 @pytest.mark.parametrize("kind, expected", [

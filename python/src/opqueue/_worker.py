@@ -344,7 +344,7 @@ class Worker:
                     if drain_until is None:
                         self._draining = True
                         drain_until = now + self.drain
-                    if not self._held or self._stop_requests > 1 or now >= drain_until:
+                    if not self._running() or self._stop_requests > 1 or now >= drain_until:
                         self._leave()
                         return True
                 if now - self._last_heard > silence:
@@ -433,8 +433,14 @@ class Worker:
     def _dispatched(self, rec: pb.DispatchRecord) -> None:
         p = _Part(rec, self._session_no)
         self._held[p.key] = p
+        if self._draining:
+            return  # stopping: not started; handed back with the DISCONNECT (credit granted earlier let it come)
         assert self._loop is not None
         p.task = self._loop.create_task(self._run(p))
+
+    def _running(self) -> bool:
+        """Some held part has a handler that has not finished (not counting parts held back while stopping)."""
+        return any(p.task is not None for p in self._held.values())
 
     async def _run(self, p: _Part) -> None:
         op = self._ops.get(p.rec.kind)
@@ -539,7 +545,7 @@ class Worker:
         self._progress.pop(p.key, None)
         self._finished.append(rec)
         self._schedule_flush()
-        if self._draining and not self._held:
+        if self._draining and not self._running():
             self._wakeup.set()
 
     def _queue_progress(self, p: _Part, rec: pb.ProgressRecord) -> None:
