@@ -80,7 +80,7 @@ class Context:
         self.inputs: dict[str, Any] = inputs           # dependency id -> its result (JSON decoded, else bytes)
         self.raw_inputs: dict[str, bytes] = {i.dependency_id: i.result for i in rec.inputs}
         self.cancelled: threading.Event = part.cancel   # set on CANCEL (and when the worker gives the part up)
-        self.logger: logging.Logger = worker.logger.getChild(rec.kind)
+        self.logger: logging.Logger = worker._ops[rec.kind].logger
         self._worker, self._part = worker, part
 
     @property
@@ -111,6 +111,7 @@ class _Operation:
     result: codec.Mode
     is_async: bool
     takes_context: bool
+    logger: logging.Logger
 
 
 @dataclass(eq=False)
@@ -168,7 +169,7 @@ class Worker:
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
         takes_context = len(params) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)
         self._ops[kind] = _Operation(kind, fn, codec.check_mode(payload, "payload"), codec.check_mode(result, "result"),
-                                     inspect.iscoroutinefunction(fn), takes_context)
+                                     inspect.iscoroutinefunction(fn), takes_context, self.logger.getChild(kind))
 
     @property
     def kinds(self) -> list[str]:
@@ -458,8 +459,11 @@ class Worker:
             except ValueError as e:
                 self._finish(p, "failed", str(e))
                 return
-            ctx = Context(self, p, {i.dependency_id: codec.decode_value(i.result) for i in p.rec.inputs})
-            args = (payload, ctx) if op.takes_context else (payload,)
+            if op.takes_context:  # built only for handlers that take it (a noop's costs nothing)
+                args: tuple[Any, ...] = (payload, Context(self, p, {i.dependency_id: codec.decode_value(i.result)
+                                                                      for i in p.rec.inputs}))
+            else:
+                args = (payload,)
             if op.is_async:
                 value = await op.fn(*args)
             else:
