@@ -181,3 +181,20 @@ def test_the_worker_registers_again_with_a_restarted_coordinator(cluster: Cluste
     run.submit()
     assert op.result(timeout=20) == 3
     assert "coordinator disconnected this worker" in cluster.log("py"), cluster.log("py")
+
+
+def test_a_second_sigterm_stops_at_once(cluster: Cluster) -> None:
+    a = cluster.python_worker("testworker:make_hold", "py-a", env={"DRAIN": "60"})
+    c = cluster.admin()
+    run = c.run()
+    run.add("py.hold", id="held")
+    run.submit()
+    wait_until("the part running", lambda: executing(c, run.id, "held"), logs=cluster.logs)
+    a.send_signal(signal.SIGTERM)
+    wait_until("py-a to start stopping", lambda: "stopping (running handlers get 60 s" in cluster.log("py-a"),
+               logs=cluster.logs)
+    started = time.monotonic()
+    a.send_signal(signal.SIGTERM)
+    assert a.wait(10) == 0
+    assert time.monotonic() - started < 5, "not after the 60 s drain"
+    assert "left the coordinator, handing back 1 part(s)" in cluster.log("py-a")
