@@ -44,12 +44,14 @@ def wait_until(what: str, cond: Callable[[], object], timeout: float = 20.0, log
 
 
 class Cluster:
-    def __init__(self, tmp: Path, keys: bool = False, heartbeat_ms: int = 200, liveness: int = 3) -> None:
+    def __init__(self, tmp: Path, keys: bool = False, heartbeat_ms: int = 200, liveness: int = 3,
+                 journal: bool = False) -> None:
         self.dir, self.bin = tmp, bin_dir()
         self.procs: list[subprocess.Popen[bytes]] = []
         self.keys_dir: Path | None = None
         args = ["--bind", "tcp://127.0.0.1:*", "--endpoint-file", str(tmp / "endpoint"), "--http", "off",
-                "--ephemeral", "--heartbeat-ms", str(heartbeat_ms), "--liveness", str(liveness)]
+                "--heartbeat-ms", str(heartbeat_ms), "--liveness", str(liveness)]
+        args += ["--state-dir", str(tmp / "state")] if journal else ["--ephemeral"]
         if keys:
             self.keys_dir = tmp / "keys"
             self.keys_dir.mkdir()
@@ -65,10 +67,16 @@ class Cluster:
                    and (tmp / "endpoint").read_text().startswith("tcp://"), logs=self.logs)
         self.endpoint = (tmp / "endpoint").read_text().strip()
 
-    def restart_coordinator(self) -> None:
-        """SIGTERM (it tells its workers to reconnect), then a new opcoord on the same endpoint."""
-        self.coordinator.send_signal(signal.SIGTERM)
+    def stop_coordinator(self, sig: int = signal.SIGTERM) -> None:
+        """SIGTERM: it tells its workers to reconnect; SIGKILL: it just dies."""
+        self.coordinator.send_signal(sig)
         self.coordinator.wait(15)
+
+    def restart_coordinator(self, sig: int | None = signal.SIGTERM) -> None:
+        """Stops it (unless `sig` is None: stopped already), then a new opcoord on the same endpoint (and
+        state directory, with a journal)."""
+        if sig is not None:
+            self.stop_coordinator(sig)
         (self.dir / "endpoint").unlink()
         args = list(self.coordinator_args)
         args[args.index("--bind") + 1] = self.endpoint

@@ -198,3 +198,31 @@ def test_a_second_sigterm_stops_at_once(cluster: Cluster) -> None:
     assert a.wait(10) == 0
     assert time.monotonic() - started < 5, "not after the 60 s drain"
     assert "left the coordinator, handing back 1 part(s)" in cluster.log("py-a")
+
+
+def test_parts_keep_running_through_a_coordinator_restart_and_are_taken_back(make_cluster) -> None:  # type: ignore[no-untyped-def]
+    """PROTOCOL.md §7.4: the worker keeps what it runs when its coordinator goes, and its next HELLO lists
+    what still runs and what finished meanwhile; the restarted coordinator takes both back (one attempt)."""
+    cluster = make_cluster(journal=True)
+    cluster.python_worker("testworker:make_marking", "py")
+    c = cluster.admin()
+    run = c.run("held")
+    marker = cluster.dir / "finished-while-away"
+    away = run.add("py.mark", {"seconds": 0.5, "path": str(marker)}, id="away", loss_retries=0)
+    through = run.add("py.asleep", {"seconds": 4}, id="through", loss_retries=0)
+    run.submit()
+    wait_until("both running", lambda: executing(c, run.id, "away", "through"), logs=cluster.logs)
+    cluster.stop_coordinator(signal.SIGKILL)
+    wait_until("the handler to finish while no coordinator is there", marker.exists, logs=cluster.logs)
+    restarted_us = int(time.time() * 1e6)
+    cluster.restart_coordinator(sig=None)
+    c = cluster.admin()
+    assert c.wait(["away", "through"], run="held", timeout=30).finished, cluster.logs()
+    for s in c.status(["away", "through"], run="held"):
+        assert s.outcome is not None and s.outcome.status == "succeeded" and s.attempts == 1, (s, cluster.logs())
+    assert [s.outcome.result for s in c.status(["away", "through"], run="held")] == ["marked", 4]
+    # Its finish time is the worker's (the HELLO's `finished` record), not when a late FINISHED arrived.
+    reply = c.request("STATUS", __import__("opqueue").opqueue_pb2.Status(op_ids=["away"], run="held"), "STATUS-REPLY")
+    assert reply.ops[0].finished_us < restarted_us, (reply.ops[0].finished_us, restarted_us)
+    assert "2 part(s) held from before" not in cluster.log("py")  # one had finished: listed as finished
+    assert "1 part(s) held from before" in cluster.log("py"), cluster.log("py")

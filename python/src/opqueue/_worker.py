@@ -17,6 +17,7 @@ CPU-bound one does not stop the heartbeats. SIGTERM or SIGINT: a graceful stop (
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import contextvars
 import functools
@@ -122,6 +123,8 @@ class _Part:
     reason: str = "cancelled"
     task: asyncio.Task[None] | None = None
     abandoned: bool = False  # given back to the coordinator: its outcome is not reported
+    started_us: int = 0      # when its handler began (worker's monotonic clock); 0 = not yet
+    cancelled_by_coordinator: bool = False  # not listed as running in a later HELLO (§7.4)
 
     @property
     def key(self) -> tuple[str, int, int]:
@@ -133,6 +136,12 @@ class Worker:
     `slots` parts at once. `key`/`coordinator_key`: CURVE key files (`opctl keys new`); without them,
     $OPQ_KEY and $OPQ_COORDINATOR_KEY, else no keys. `drain`: seconds a graceful stop lets running
     handlers finish before it hands what is left back to the coordinator."""
+
+    # What the next flush sends (per session; see _reset_reports).
+    _started: dict[tuple[str, int, int], int]
+    _finished: list[pb.FinishedRecord]
+    _uncredited: list[pb.FinishedRecord]
+    _progress: dict[tuple[str, int, int], pb.ProgressRecord]
 
     def __init__(self, endpoint: str, *, slots: int = 8, tags: Iterable[str] = (), name: str | None = None,
                  key: str | None = None, coordinator_key: str | None = None, drain: float = 10.0,
@@ -219,6 +228,12 @@ class Worker:
         self._held: dict[tuple[str, int, int], _Part] = {}
         self._session_no = 0
         self._sock: zmq.asyncio.Socket | None = None
+        # §7.4: outcomes not reported in any session, and FINISHED records sent lately (with when): both are
+        # listed in the next HELLO, as a coordinator that died may not have kept them.
+        self._unreported: list[pb.FinishedRecord] = []
+        # (sent at, record, handler start): at most the 4,096 a HELLO lists
+        self._recent: collections.deque[tuple[float, pb.FinishedRecord, int]] = collections.deque(maxlen=4096)
+        self._window = 10.0
         self._reset_reports()
         backoff = 0.1
         try:
@@ -279,9 +294,42 @@ class Worker:
         sock.connect(self.endpoint)
         # No look-ahead: credit = slots, so prefetch 0 (PROTOCOL.md §8).
         hello = pb.Hello(protocol_version=1, name=self.name, slots=self.slots, tags=self.tags, kinds=self.kinds,
-                         prefetch=0, sent_us=now_us())
+                         prefetch=0)
+        self._held_at_hello, self._listed_finished = self._held_lists(hello)
+        self._unreported_at_hello = len(self._unreported)
+        hello.sent_us = now_us()
         sock.send_multipart(encode("HELLO", hello))
         return sock, watch
+
+    def _held_lists(self, hello: pb.Hello) -> tuple[int, list[pb.FinishedRecord]]:
+        """Fills HELLO's `running` and `finished` (§7.4): what this worker holds from earlier sessions and
+        what finished while away or lately. Returns how many parts it holds and which records it listed."""
+        holding = sum(1 for p in self._held.values() if not p.abandoned)
+        held = [p for p in self._held.values() if not p.cancelled_by_coordinator and not p.abandoned]
+        held.sort(key=lambda p: (p.started_us == 0, p.started_us))  # started first, in start order
+        held = held[:8192]
+        for p in held:
+            hello.running.add(op_id=p.rec.op_id, part=p.rec.part, attempt=p.rec.attempt, at_us=p.started_us)
+        horizon = time.monotonic() - self._window
+        while self._recent and self._recent[0][0] < horizon:
+            self._recent.popleft()
+        records = list(self._unreported)
+        for _, sent, started in self._recent:
+            r = pb.FinishedRecord()
+            r.CopyFrom(sent)
+            if started:
+                r.started_at_us = started  # set whenever the handler started (§7.4)
+            records.append(r)
+        records.sort(key=lambda r: r.at_us)
+        listed: list[pb.FinishedRecord] = []
+        size = 0
+        for r in reversed(records):  # the newest, within 4,096 records and 8 MiB
+            size += len(r.op_id) + len(r.succeeded) + len(r.failed) + len(r.cancelled) + 64
+            if len(listed) >= 4096 or size > (8 << 20):
+                break
+            listed.append(r)
+        hello.finished.extend(listed)
+        return holding, listed
 
     def _check_handshake(self, watch: keyfiles.HandshakeWatch) -> None:
         why = watch.refusal()
@@ -321,7 +369,23 @@ class Worker:
         self.logger.info("registered as %s with %s: %d slots, kinds %s", welcome.worker_id, self.endpoint,
                          self.slots, ",".join(self.kinds))
         self._last_heard = self._last_sent = time.monotonic()
-        self._send("CREDIT", pb.Credit(credit=self.slots))
+        self._window = max(10.0, 3 * interval * max(1, welcome.liveness))
+        # What the HELLO listed counts as sent (and stays in the window); what it could not list goes out
+        # now without credit; what finished after it went out, as usual (its part was counted as held).
+        listed = set(id(r) for r in self._listed_finished)
+        before, after = self._unreported[:self._unreported_at_hello], self._unreported[self._unreported_at_hello:]
+        self._unreported = []
+        sent_at = time.monotonic()
+        self._recent.extend((sent_at, r, 0) for r in self._listed_finished)
+        self._uncredited = [r for r in before if id(r) not in listed]
+        if self._held_at_hello:
+            self.logger.info("%d part(s) held from before", self._held_at_hello)
+        # The first grant leaves room for the parts still held; they give credit back as they finish.
+        if self.slots - self._held_at_hello > 0:
+            self._send("CREDIT", pb.Credit(credit=self.slots - self._held_at_hello))
+        self._finished.extend(after)
+        if self._uncredited or after:
+            self._schedule_flush()
         reader = asyncio.ensure_future(self._read(sock))
         woken: asyncio.Future[Any] | None = None  # one waiter on _wakeup at a time
         drain_until: float | None = None
@@ -339,7 +403,7 @@ class Worker:
                     self._session_end = "reading the socket failed: %r" % exc
                 if self._session_end:
                     self.logger.warning("session ended: %s", self._session_end)
-                    self._abandon("the session with the coordinator ended")
+                    self._detach()
                     return False
                 if self._stop_requests:
                     if drain_until is None:
@@ -350,7 +414,7 @@ class Worker:
                         return True
                 if now - self._last_heard > silence:
                     self.logger.warning("coordinator silent for %.1f s, registering again", now - self._last_heard)
-                    self._abandon("the coordinator went silent")
+                    self._detach()
                     return False
                 if now - self._last_sent >= interval:
                     self._send("HEARTBEAT")
@@ -367,9 +431,20 @@ class Worker:
         self._abandon("worker shutting down")
         self.logger.info("left the coordinator%s", ", handing back %d part(s)" % held if held else "")
 
+    def _detach(self) -> None:
+        """The session ended without the worker stopping (§7.4): held parts keep running; outcomes not
+        sent yet wait for the next session, whose HELLO lists them with the parts still held."""
+        self._flush_scheduled = False
+        self._unreported.extend(self._uncredited + self._finished)
+        self._finished = []
+        self._uncredited = []
+        self._started.clear()   # HELLO's `running` carries their start times
+        self._progress.clear()  # lossy by design
+        self._sock = None
+
     def _abandon(self, reason: str) -> None:
-        """Stops every held part without reporting it: the coordinator re-queues them (it forgets a lost
-        or departed session's parts; 1.3 re-registration with held parts is not implemented here)."""
+        """Stops every held part without reporting it: the coordinator re-queues them (a departed
+        worker's parts run again elsewhere at once)."""
         for p in list(self._held.values()):
             p.abandoned = True
             p.reason = reason
@@ -381,11 +456,12 @@ class Worker:
         self._reset_reports()
 
     def _reset_reports(self) -> None:
-        self._started: dict[tuple[str, int, int], int] = {}
-        self._finished: list[pb.FinishedRecord] = []
-        self._progress: dict[tuple[str, int, int], pb.ProgressRecord] = {}
+        self._started = {}
+        self._finished = []
+        self._progress = {}
         self._flush_scheduled = False
         self._draining = False
+        self._uncredited = []
 
     def _send(self, name: str, body: Any = None) -> None:
         if self._sock is None:
@@ -410,6 +486,7 @@ class Worker:
                     # Parts already finished are no longer held: ignored (PROTOCOL.md §5.10).
                     for p in list(self._held.values()):
                         if p.rec.op_id == c.op_id and p.rec.attempt == c.attempt:
+                            p.cancelled_by_coordinator = True
                             self._cancel(p, c.reason or "cancelled")
             elif name == "DISCONNECT":
                 self._session_end = "the coordinator disconnected this worker: %s" % msg.reason
@@ -451,8 +528,10 @@ class Worker:
         if p.cancel.is_set():  # cancelled before it started: reported without starting (§5.10)
             self._finish(p, "cancelled", p.reason)
             return
-        self._started[p.key] = now_us()
-        self._schedule_flush()
+        p.started_us = now_us()
+        if self._sock is not None:
+            self._started[p.key] = p.started_us
+            self._schedule_flush()
         try:
             try:
                 payload = self._payload(op, p.rec)
@@ -539,21 +618,27 @@ class Worker:
         return data
 
     def _finish(self, p: _Part, outcome: str, value: Any) -> None:
-        if p.abandoned or p.session != self._session_no or self._held.pop(p.key, None) is None:
-            return  # handed back, or from an earlier session: the coordinator has re-queued it
+        if p.abandoned or self._held.pop(p.key, None) is None:
+            return  # handed back: the coordinator has re-queued it
         rec = pb.FinishedRecord(op_id=p.rec.op_id, part=p.rec.part, attempt=p.rec.attempt, at_us=now_us())
         setattr(rec, outcome, value)
         began = self._started.pop(p.key, None)
+        self._progress.pop(p.key, None)
+        if self._sock is None:  # between sessions: listed in the next HELLO (§7.4), with its start
+            if p.started_us:
+                rec.started_at_us = p.started_us
+            self._unreported.append(rec)
+            return
         if began is not None:
             rec.started_at_us = began  # started and finished between two reports (§5.9)
-        self._progress.pop(p.key, None)
         self._finished.append(rec)
+        self._recent.append((time.monotonic(), rec, p.started_us))  # sent by the flush this loop pass
         self._schedule_flush()
         if self._draining and not self._running():
             self._wakeup.set()
 
     def _queue_progress(self, p: _Part, rec: pb.ProgressRecord) -> None:
-        if p.key in self._held and p.session == self._session_no:
+        if p.key in self._held and self._sock is not None:
             self._progress[p.key] = rec
             self._schedule_flush()
 
@@ -567,6 +652,11 @@ class Worker:
         than slots), then STARTED and PROGRESS; one credit per finished part, none while stopping."""
         self._flush_scheduled = False
         sent = now_us()
+        if self._uncredited:
+            self._send("FINISHED", pb.Finished(records=self._uncredited[:BATCH_RECORDS], credit=0, sent_us=sent))
+            del self._uncredited[:BATCH_RECORDS]
+            if self._uncredited:
+                self._schedule_flush()
         finished, self._finished = self._finished, []
         i = 0
         while i < len(finished):

@@ -92,3 +92,17 @@ def make_hold() -> Worker:
         return "done on attempt %d" % ctx.attempt
 
     return w
+
+
+def make_marking() -> Worker:
+    """`py.mark` sleeps `seconds`, then writes `path` (the test's sign that the handler finished)."""
+    w = make()
+
+    @w.operation("py.mark")
+    def mark(payload, ctx):
+        time.sleep(payload["seconds"])
+        with open(payload["path"], "w") as f:
+            f.write("done")
+        return "marked"
+
+    return w
