@@ -39,6 +39,17 @@ def test_the_asyncio_client_builds_a_graph_and_awaits_results(cluster: Cluster) 
             assert await c2.result(10) == 11.2
             w = await run.wait(timeout=10)
             assert w.finished and (w.succeeded, w.failed) == (3, 1)
+            # An async watch, subscribed before the submit, sees every op of a new run finish.
+            run2 = c.run()
+            ids = {run2.add("py.echo", i, id="w%d" % i).id for i in range(3)}
+            async with await c.watch(run=run2.name or "", results=True) as events:
+                await run2.submit()
+                finished = set()
+                while finished != ids:
+                    e = await events.next(timeout=10)
+                    if e.state == "finished" and e.run == run2.id:
+                        assert e.outcome is not None and e.outcome.result == int(e.op_id[1:])
+                        finished.add(e.op_id)
     asyncio.run(main())
 
 
