@@ -393,7 +393,8 @@ final class CoordinatorLoop {
         case .progress(let p):
             for r in p.records {
                 let fraction = r.total > 0 ? Double(r.done) / Double(r.total) : r.fraction
-                feed(.progress(WireCoreMapping.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt), fraction: fraction))
+                feed(.progress(WireCoreMapping.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt), fraction: fraction,
+                               message: r.message))
             }
         case .finished(let f):
             var clock = workerLinks.clocks[w]

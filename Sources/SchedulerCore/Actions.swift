@@ -137,7 +137,7 @@ public struct OpEvent: Sendable, Equatable {
         case dispatched(part: Int, attempt: Int, worker: UInt64)
         /// The worker started its handler (STARTED); `isExecuting` from here on.
         case executing(part: Int, attempt: Int, worker: UInt64)
-        case progress(part: Int, fraction: Double)
+        case progress(part: Int, fraction: Double, message: String = "")
         /// A failed (or timed-out) attempt; the next one is dispatched after `until` (back to pending).
         case retrying(part: Int, failedAttempt: Int, error: String, until: Int64)
         /// isCancelled became true while the op was in `state` (it may finish in the same step).

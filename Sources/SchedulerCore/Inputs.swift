@@ -108,7 +108,8 @@ public enum Event: Sendable {
     case credit(worker: UInt64, grant: Int)
     case heartbeat(worker: UInt64)
     case partStarted(PartRef)
-    case progress(PartRef, fraction: Double)
+    /// `message`: the worker's words with it ("3 of 10 files"), passed on to watchers.
+    case progress(PartRef, fraction: Double, message: String = "")
     /// `grant` is the credit the worker returns with the report (applied even if the report is fenced).
     case partFinished(PartRef, Outcome, grant: Int)
     case workerLost(worker: UInt64, reason: String)

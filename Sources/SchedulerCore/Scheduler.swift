@@ -140,7 +140,7 @@ public struct Scheduler: Sendable {
         case .credit(let w, let n): creditGrant(w, n)
         case .heartbeat(let w): _ = liveWorker(w)
         case .partStarted(let ref): partStarted(ref, &out)
-        case .progress(let ref, let f): progress(ref, f, &out)
+        case .progress(let ref, let f, let message): progress(ref, f, message, &out)
         case .partFinished(let ref, let outcome, let grant): partFinished(ref, outcome, grant, &out)
         case .workerLost(let w, let reason): workerLostInput(w, reason, &out)
         case .tick: tick(&out)

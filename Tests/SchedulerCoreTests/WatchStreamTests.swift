@@ -41,8 +41,10 @@ struct WatchStreamTests {
         let (_, _) = h.submit([op("a")])
         let d = h.join(1)
         h.start(d[0])
-        let events = published(h.send(.progress(PartRef(worker: 1, op: "a", part: 0, attempt: 1), fraction: 0.5)))
+        let events = published(h.send(.progress(PartRef(worker: 1, op: "a", part: 0, attempt: 1), fraction: 0.5, message: "3 of 6 files")))
         #expect(events.map(\.stream) == [progress], "not to \(plain)")
+        #expect(events.first?.event.transition == .progress(part: 0, fraction: 0.5, message: "3 of 6 files"),
+                "the worker's words go with the fraction")
     }
 
     /// A stream whose watchers all left is gone; a new one gets a new name, so events still queued in the

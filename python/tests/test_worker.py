@@ -162,10 +162,10 @@ def test_progress_reaches_a_watcher(cluster: Cluster) -> None:
     with c.watch(run=run.id, progress=True) as events:  # subscribed before the submit: nothing is missed
         run.submit()
         deadline = time.monotonic() + 20
-        while True:  # the handler reports 0.5 at once (its message is not forwarded by the coordinator)
+        while True:  # the handler reports 0.5 at once, with a message
             e = events.next(timeout=max(0.0, deadline - time.monotonic()))
             if e.fraction > 0:
-                assert (e.fraction, e.op_id, e.state) == (0.5, "p", "executing")
+                assert (e.fraction, e.message, e.op_id, e.state) == (0.5, "blocking", "p", "executing")
                 break
     op.cancel()
     with pytest.raises(OperationCancelled):
