@@ -102,6 +102,9 @@ public final class CoordinatorConnection {
     public init(endpoint given: String = CoordinatorConnection.defaultEndpoint, timeout: Duration = .seconds(10),
                 curve: CurveClientKeys? = nil, context shared: Context? = nil) throws {
         let endpoint = Self.normalised(given)
+        // Before libzmq sees it: it refuses a missing port with "Invalid argument" and retries a port
+        // over 65535 for ever (the caller would wait out its timeout and hear "could not connect").
+        if let problem = EndpointScope.connectProblem(endpoint) { throw ClientError.badEndpoint(given, problem) }
         self.endpoint = endpoint
         self.timeout = timeout
         self.curve = curve
