@@ -118,6 +118,11 @@ struct IdempotentSubmitTests {
                 watch.output("stderr").contains("coordinator at \(c.endpoint) unreachable, retrying")
             }
         }
+        // It says it is back once it has sent its WATCH again: only then can the new coordinator's events
+        // reach it (an operation that finished before would show only in the next snapshot's counts).
+        try c.waitUntil("opctl watch is back", timeout: 20) {
+            watch.output("stderr").contains("reconnected to the coordinator at \(c.endpoint) after")
+        }
         // An operation of the new coordinator (no worker: it finishes by being cancelled) shows in the watch.
         #expect(try c.submit([op("after")]).accepted)
         var cancel = WireCancelOps()
@@ -128,8 +133,7 @@ struct IdempotentSubmitTests {
             guard watch.process.isRunning else { throw ClusterError("opctl watch exited: \(watch.output("stderr"))") }
             return watch.output("stdout").split(separator: "\n").contains { $0.contains("test/after  finished") }
         }
-        let r = watch.finish(timeout: 0)
-        #expect(r.stderr.contains("reconnected to the coordinator at \(c.endpoint) after"), "\(r.stderr)")
+        _ = watch.finish(timeout: 0)
     }
 }
 
