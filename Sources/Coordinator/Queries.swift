@@ -132,7 +132,9 @@ extension CoordinatorLoop {
         if let w = st.workers.first ?? st.lastWorker {
             o.workerID = WorkerName.text(w)
             o.workerSession = WorkerName.session(w)
-            o.workerKey = loopAccess?.keyNameOfWorker[WorkerName.number(w)] ?? ""
+            if let access = loopAccess {
+                o.workerKey = access.keyNameOfWorker[WorkerName.number(w)] ?? (st.workers.isEmpty ? st.lastWorkerOwner ?? "" : "")
+            }
         }
         o.attempts = UInt32(st.attempts)
         o.resultSize = UInt64(st.resultSize)
@@ -461,6 +463,9 @@ extension CoordinatorLoop {
         case .priorityChanged(let p):
             w.event = "priority"
             w.detail = "\(p)"
+        case .restarted:
+            w.event = "restarted"
+            w.detail = "coordinator restarted; entries before it are rebuilt from the journal"
         }
         return w
     }

@@ -155,7 +155,7 @@ extension Scheduler {
         if ops.hot[i].parts > 1 { multi[op] = nil }
         if !timeouts.isEmpty { timeouts[op] = nil }
         if !retryDelays.isEmpty { retryDelays[op] = nil }
-        if journaling { out.append(.journal(.finished(id: ops.ids[i], outcome: outcome, at: at))) }
+        if journaling { out.append(.journal(.finished(id: ops.ids[i], outcome: outcome, at: at, history: history(of: op)))) }
         if !watchers.isEmpty { publish(op, .finished(outcome), at: at, &out) }
         var e = Int(ops.hot[i].epoch)
         epochs[e].unfinished -= 1

@@ -10,6 +10,9 @@ public struct OpStatus: Sendable, Equatable {
     public var outcome: OutcomeKind
     public var workers: [UInt64]          // workers holding a part now
     public var lastWorker: UInt64?        // the worker that last held a part (stays after it finished)
+    /// That worker's owner (its key's name with keys, else its name): a session of before a restart is
+    /// not connected, so the shell cannot look its key up.
+    public var lastWorkerOwner: String?
     public var attempts: Int
     public var priority: Int
     public var qos: OperationQoS
@@ -133,6 +136,7 @@ extension Scheduler {
             kind: kindNames[Int(classes[Int(lane.cls)].kind)], state: ops.hot[i].state,
             isCancelled: ops.hot[i].flags & Flag.cancelled != 0, outcome: ops.hot[i].outcome, workers: holders(op),
             lastWorker: ops.lastWorker[i] >= 0 ? workers[Int(ops.lastWorker[i])].id : nil,
+            lastWorkerOwner: ops.lastWorker[i] >= 0 ? workers[Int(ops.lastWorker[i])].owner : nil,
             attempts: Int(ops.hot[i].attempt), priority: Int(ops.hot[i].priority), qos: OperationQoS(rank: Int(lane.qos))!,
             parts: Int(ops.hot[i].parts), partsFinished: partsFinished,
             unfinishedDependencies: ops.hot[i].state == .pending ? Int(ops.hot[i].unfinishedDeps) : 0,

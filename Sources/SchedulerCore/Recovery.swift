@@ -41,7 +41,7 @@ extension Scheduler {
             applyQueueSettings(spec)
         case .priorityChanged(let id, let priority, let inherit):
             setPriority(ref, id, priority, inherit, nil, &out)
-        case .finished(let id, let outcome, let at):
+        case .finished(let id, let outcome, let at, let history):
             guard let op = lookup(id) else { return }
             if ops.hot[Int(op)].state != .finished {
                 finishOp(op, outcome, at: at, &out)
@@ -51,7 +51,12 @@ extension Scheduler {
                 case .succeeded(let bytes): results[op] = bytes.isEmpty ? nil : bytes
                 case .failed(let text), .cancelled(let text): reasons[op] = text
                 }
+            } else {
+                return
             }
+            if let history { applyHistory(op, history) }
+        case .workerSession(let id, let name, let owner):
+            restoreWorkerSession(id: id, name: name, owner: owner)
         case .workerJoined(let name):
             journalWorkers.insert(name)
         case .workerLeft(let name):
@@ -76,6 +81,7 @@ extension Scheduler {
     /// Replay is over: hold dispatch for the workers that were connected, if anything is left to run.
     mutating func recovered(_ out: inout [Action]) {
         replaying = false
+        recoveredAt = now
         let unfinished = queues.reduce(0) { $0 + Int($1.unfinished) }
         if !journalWorkers.isEmpty && unfinished > 0 {
             // A worker notices the old coordinator's silence one liveness bound after it stopped, then

@@ -81,6 +81,10 @@ public struct Scheduler: Sendable {
     var replaying = false
     var hold: RecoveryHold?
     var journalWorkers: Set<String> = []
+    /// Sessions of before the restart, by id, as `workerSession` records named them (History.swift).
+    var restoredWorkers: [UInt64: Int32] = [:]
+    /// When replay ended (0: never replayed); stories of replayed ops end there (Story.swift).
+    var recoveredAt: Int64 = 0
 
     var story: [StoryRaw] = []
     var storyPos = 0
