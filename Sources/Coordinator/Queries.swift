@@ -133,7 +133,11 @@ extension CoordinatorLoop {
             o.workerID = WorkerName.text(w)
             o.workerSession = WorkerName.session(w)
             if let access = loopAccess {
-                o.workerKey = access.keyNameOfWorker[WorkerName.number(w)] ?? (st.workers.isEmpty ? st.lastWorkerOwner ?? "" : "")
+                // A session of before a restart: the key its journalled owner names ("key:NAME").
+                let journalled = st.workers.isEmpty ? st.lastWorkerOwner.flatMap { owner in
+                    owner.hasPrefix(Principal.pinTagPrefix) ? String(owner.dropFirst(Principal.pinTagPrefix.count)) : nil
+                } : nil
+                o.workerKey = access.keyNameOfWorker[WorkerName.number(w)] ?? journalled ?? ""
             }
         }
         o.attempts = UInt32(st.attempts)

@@ -37,17 +37,16 @@ extension Scheduler {
         attemptErrors[op] = h.attemptErrors.isEmpty ? nil : h.attemptErrors
     }
 
-    /// Snapshot: the sessions retained finished ops name, and the live ones, as `workerSession` records.
+    /// Every worker session this core knows (live, lost, or from before a restart), oldest first: the
+    /// shell gives each worker its number again after a restart.
+    public func journalledWorkerSessions() -> [(id: UInt64, name: String, owner: String)] {
+        workers.map { ($0.id, $0.name, $0.owner) }
+    }
+
+    /// Snapshot: every session as a `workerSession` record (retained ops name some; the shell numbers
+    /// workers by all of them). One small record per session ever seen.
     func workerSessionRecords() -> [JournalRecord] {
-        var named = [Bool](repeating: false, count: workers.count)
-        for i in 0..<ops.count where ops.hot[i].flags & Flag.evicted == 0 && ops.hot[i].state == .finished {
-            let w = ops.lastWorker[i]
-            if w >= 0 { named[Int(w)] = true }
-        }
-        var out: [JournalRecord] = []
-        for (k, w) in workers.enumerated() where named[k] || w.alive {
-            out.append(.workerSession(id: w.id, name: w.name, owner: w.owner))
-        }
-        return out
+        var seen: Set<UInt64> = []
+        return workers.compactMap { w in seen.insert(w.id).inserted ? .workerSession(id: w.id, name: w.name, owner: w.owner) : nil }
     }
 }

@@ -68,4 +68,25 @@ struct HistoryRestartTests {
         }
         #expect(story.stdout.contains("worker w1"), "\(story.stdout)")
     }
+
+    /// Issue 25 finding 5: `--name w3` is w3; after a kill -9 and restart the ids name the same workers
+    /// whatever comes back first (here only w3: on the old numbering it became w1), and a new worker
+    /// gets a number no journalled worker holds.
+    @Test func workerIDsNameTheSameWorkersAfterARestart() throws {
+        let c = try LocalCluster(keys: true)
+        defer { c.stop() }
+        try c.startWorker("alpha", slots: 1)
+        try c.startWorker("w3", slots: 1)
+        func ids() throws -> [String: String] {
+            Dictionary(try c.workerList().map { ($0.name, $0.workerID) }, uniquingKeysWith: { a, _ in a })
+        }
+        #expect(try ids() == ["alpha": "w1", "w3": "w3"])
+        let status = try c.restartCoordinator(crash: true) { c.signal("alpha", SIGKILL) }
+        #expect(status == SIGKILL)
+        try c.waitUntil("w3 is back", timeout: 20) { try c.workerList().contains { $0.name == "w3" } }
+        #expect(try ids()["w3"] == "w3")
+        try c.startWorker("beta", slots: 1)
+        let now = try ids()
+        #expect(now["beta"] == "w4", "\(now)")
+    }
 }
