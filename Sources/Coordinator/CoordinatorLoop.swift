@@ -69,6 +69,7 @@ final class CoordinatorLoop {
         coreConfig.startTimeoutMicros = config.startTimeoutMs * 1000
         coreConfig.retainMicros = config.retainMicros
         coreConfig.retainRuns = config.retainRuns
+        coreConfig.retainBytes = config.retainBytes
         coreConfig.journal = config.stateDirectory != nil
         if config.metricsBoard != nil { coreConfig.metricsSampleCapacity = 100_000 }
         (core, journal) = try Self.recover(config, coreConfig, waker: waker, wake: durabilityWake, logger: logger)

@@ -78,6 +78,8 @@ extension CoordinatorLoop {
             let counts = core.runCounts
             r.retained = UInt64(counts.retained)
             r.evicted = UInt64(counts.evicted)
+            r.retainedBytes = UInt64(max(0, core.retainedBytes))
+            r.retainBytes = UInt64(max(0, core.config.retainBytes))
             return .success(r)
         }
     }
@@ -97,6 +99,8 @@ extension CoordinatorLoop {
         w.failed = UInt64(i.failed)
         w.cancelled = UInt64(i.cancelled)
         w.evictAtUs = i.evictAt ?? 0
+        w.resultsEvicted = i.resultsEvicted
+        w.bytes = UInt64(max(0, i.bytes))
         return w
     }
 
@@ -152,6 +156,7 @@ extension CoordinatorLoop {
         o.priority = Int32(st.priority)
         o.parts = UInt32(st.parts)
         o.partsDone = UInt32(st.partsFinished)
+        o.resultEvicted = st.resultEvicted
         return o
     }
 

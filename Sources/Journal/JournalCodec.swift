@@ -19,6 +19,7 @@
 //    12 submissionKey    str run · Key · svarint count
 //    13 finished+history str id · Outcome · svarint at · History    (`finished` with `history`; tag 7 without)
 //    14 workerSession    u64 id · str name · str owner
+//    15 resultsEvicted   str run
 //   History    = uvarint worker (session id, 0 none) · u8 flags · [svarint at − readyAt] · [svarint at − dispatchedAt]
 //                · [svarint at − startedAt] · uvarint attempts · [uvarint n · str error × n]
 //                flags: bit 0 ready, bit 1 dispatched, bit 2 started (the time is not 0), bit 3 errors; other bits 0.
@@ -50,7 +51,7 @@ public enum JournalCodec {
 
     enum Tag: UInt8 {
         case submitted = 1, cancelRequested, cancelAll, cancelRun, queueSettings, priorityChanged, finished,
-             workerJoined, workerLeft, runNumber, evictedRun, submissionKey, finishedWithHistory, workerSession
+             workerJoined, workerLeft, runNumber, evictedRun, submissionKey, finishedWithHistory, workerSession, resultsEvicted
     }
 
     enum HistoryFlag {

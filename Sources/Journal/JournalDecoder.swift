@@ -202,6 +202,8 @@ struct JournalDecoder {
             let id = try fixed64("worker session id")
             let name = try string("worker name")
             record = .workerSession(id: id, name: name, owner: try string("worker owner"))
+        case .resultsEvicted:
+            record = .resultsEvicted(run: try string("run"))
         case .workerJoined:
             record = .workerJoined(name: try string("worker name"))
         case .workerLeft:

@@ -53,6 +53,8 @@ struct JournalEncoder {
             return head + varint
         case .evictedRun(let name, _, _):
             return head + size(name) + 2 * varint
+        case .resultsEvicted(let run):
+            return head + size(run)
         case .submissionKey(let run, let key, _):
             return head + size(run) + size(key.key) + 8 + varint
         }
@@ -127,6 +129,9 @@ struct JournalEncoder {
             position += 8
             string(name)
             string(owner)
+        case .resultsEvicted(let run):
+            tag(.resultsEvicted)
+            string(run)
         case .workerJoined(let name):
             tag(.workerJoined)
             string(name)

@@ -179,6 +179,8 @@ public enum JournalRecord: Sendable, Equatable {
     case workerLeft(name: String)
     /// A finished run was evicted (its ops forgotten; a snapshot lists the names it still remembers).
     case evictedRun(name: String, finishedAt: Int64, evictedAt: Int64)
+    /// A finished run's results were dropped for `SchedulerConfig.retainBytes` (its ops are kept).
+    case resultsEvicted(run: String)
     // Written by snapshots only:
     /// The next generated run number ("r-N").
     case runNumber(next: Int)

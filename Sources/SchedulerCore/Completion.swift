@@ -137,6 +137,8 @@ extension Scheduler {
             ops.hot[i].flags |= Flag.cancelled
             reasons[op] = r
         }
+        ops.payloads[i] = []   // needed only to dispatch
+        holdBytes(op)
         if !crossRunDeps.isEmpty { unpinDependencyRuns(of: op) }
         runOpFinished(op, outcome.kind, at: at, &out)
         if ops.hot[i].inflightParts > 0 {

@@ -28,6 +28,8 @@ public struct OpStatus: Sendable, Equatable {
     public var errorText: String?         // failure text or cancel reason
     /// Every failed attempt's error, oldest first (the newest `Scheduler.attemptErrorsKept`).
     public var attemptErrors: [String]
+    /// Its run's results were evicted (`SchedulerConfig.retainBytes`): a succeeded op's result is gone.
+    public var resultEvicted: Bool
 }
 
 /// Which ops a status listing covers (every set field applies).
@@ -144,7 +146,8 @@ extension Scheduler {
             dispatchedAt: ops.dispatchedAt[i] == 0 ? nil : ops.dispatchedAt[i],
             startedAt: ops.startedAt[i] == 0 ? nil : ops.startedAt[i],
             finishedAt: ops.hot[i].state == .finished ? ops.finishedAt[i] : nil,
-            resultSize: results[op]?.count ?? 0, errorText: reasons[op], attemptErrors: attemptErrors[op] ?? [])
+            resultSize: results[op]?.count ?? 0, errorText: reasons[op], attemptErrors: attemptErrors[op] ?? [],
+            resultEvicted: ops.hot[i].outcome == .succeeded && resultEvicted(op))
     }
 
     /// One page of op keys ("RUN/OP") matching `filter`: runs newest first, each in submission order,

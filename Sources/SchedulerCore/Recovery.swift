@@ -47,14 +47,22 @@ extension Scheduler {
                 finishOp(op, outcome, at: at, &out)
             } else if ops.hot[Int(op)].outcome == outcome.kind {
                 // Finished already by replay (a dependency's cancel reached it first): the record's text wins.
+                releaseBytes(op)
                 switch outcome {
                 case .succeeded(let bytes): results[op] = bytes.isEmpty ? nil : bytes
                 case .failed(let text), .cancelled(let text): reasons[op] = text
                 }
+                holdBytes(op)
             } else {
                 return
             }
-            if let history { applyHistory(op, history) }
+            if let history {
+                releaseBytes(op)
+                applyHistory(op, history)
+                holdBytes(op)
+            }
+        case .resultsEvicted(let run):
+            if let slot = runIndex[run] { evictResults(slot) }
         case .workerSession(let id, let name, let owner):
             restoreWorkerSession(id: id, name: name, owner: owner)
         case .workerJoined(let name):

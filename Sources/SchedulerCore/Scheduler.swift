@@ -72,6 +72,8 @@ public struct Scheduler: Sendable {
     var evictedOrder = Deque<String>()
     var evictedTotal = 0
     var deadOps = 0
+    /// Bytes finished ops of retained runs hold (RetainBytes.swift), against `config.retainBytes`.
+    public internal(set) var retainedBytes = 0
     var crossRunDeps: [Int32: [Int32]] = [:]   // op → slots of other runs it depends on (pins)
     public internal(set) var compactions = 0
     /// Submission keys of retained runs' batches (A5).
@@ -152,7 +154,7 @@ public struct Scheduler: Sendable {
         drainReleases(&out)
         pump(&out)
         // Replay evicts where the journal's `evictedRun` records say, nothing else (Eviction.swift).
-        if !replaying && (finishedRunCount > config.retainRuns
+        if !replaying && (finishedRunCount > config.retainRuns || retainedBytes > config.retainBytes
                           || (finishedRuns.first.map { now &- $0.at >= config.retainMicros } ?? false)) {
             evictRuns(&out)
         }

@@ -63,6 +63,7 @@ extension Scheduler {
             out.append((ops.finishedAt[Int(op)], .finished(id: ops.ids[Int(op)], outcome: outcome(of: op)!, at: ops.finishedAt[Int(op)],
                                                            history: history(of: op))))
         }
+        for r in runs where r?.resultsEvicted == true { out.append((now, .resultsEvicted(run: r!.name))) }
         for op in cancelling {
             let cascade = ops.hot[Int(op)].flags & Flag.cascade != 0
             out.append((now, .cancelRequested(ids: [ops.ids[Int(op)]], cascade: cascade, reason: reasons[op] ?? "cancelled")))

@@ -24,7 +24,7 @@ struct RandomEntries {
     var rng: SplitMix64
     init(seed: UInt64) { rng = SplitMix64(seed: seed) }
 
-    static let caseCount = 14
+    static let caseCount = 15
 
     mutating func entry() -> JournalEntry { entry(case: rng.int(Self.caseCount)) }
 
@@ -44,6 +44,7 @@ struct RandomEntries {
         case 9: record = .runNumber(next: int())
         case 10: record = .evictedRun(name: string(), finishedAt: int64(), evictedAt: int64())
         case 12: record = .finished(id: string(), outcome: outcome(), at: int64(), history: history())
+        case 14: record = .resultsEvicted(run: string())
         case 13: record = .workerSession(id: rng.bool() ? rng.next() : UInt64(rng.int(1 << 30)), name: string(), owner: string())
         default: record = .submissionKey(run: string(), key: key(), count: int())
         }
