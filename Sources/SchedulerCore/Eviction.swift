@@ -25,7 +25,7 @@ extension Scheduler {
             evictRun(f.slot)
             if journaling { out.append(.journal(.evictedRun(name: r.name, finishedAt: r.finishedAt, evictedAt: now))) }
         }
-        if retainedBytes > config.retainBytes { evictForBytes(&out) }
+        if retainedBytes > config.retainHighWater { evictForBytes(&out) }
         compactIfMostlyDead()
     }
 

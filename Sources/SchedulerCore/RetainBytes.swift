@@ -1,8 +1,9 @@
 // Retention by bytes (issue 25 finding 3): what finished ops hold — results, error texts, attempt errors,
 // ids and a fixed share for their columns and table entries — is counted per run and in total
-// (`retainedBytes`). Beyond `config.retainBytes` the oldest finished runs lose their results first (their
-// ops, outcomes, times and errors stay: status says the result was evicted), then are evicted whole, until
-// 90 % of the budget is left (so the next few finishes do not start the walk again). Runs pinned by
+// (`retainedBytes`). Beyond 80 % of `config.retainBytes` the oldest finished runs lose their results first
+// (their ops, outcomes, times and errors stay: status says the result was evicted), then are evicted whole,
+// down to 70 % (so the next few finishes do not start the walk again). The other 20 % is for what is in
+// flight (SchedulerConfig.retainBytes), so the budget bounds the process's memory, not only this count. Runs pinned by
 // another run's unfinished dependents are not in the eviction order and keep their results (inputs).
 // Finished ops of unfinished runs count too, but wait for their run to finish before they can go.
 
@@ -37,7 +38,7 @@ extension Scheduler {
 
     /// Over budget: results of the oldest finished runs go first, then the oldest runs whole.
     mutating func evictForBytes(_ out: inout [Action]) {
-        let target = config.retainBytes - config.retainBytes / 10
+        let target = config.retainLowWater
         var k = 0
         while retainedBytes > target && k < finishedRuns.count {
             let f = finishedRuns[k]

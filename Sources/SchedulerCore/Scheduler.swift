@@ -154,7 +154,7 @@ public struct Scheduler: Sendable {
         drainReleases(&out)
         pump(&out)
         // Replay evicts where the journal's `evictedRun` records say, nothing else (Eviction.swift).
-        if !replaying && (finishedRunCount > config.retainRuns || retainedBytes > config.retainBytes
+        if !replaying && (finishedRunCount > config.retainRuns || retainedBytes > config.retainHighWater
                           || (finishedRuns.first.map { now &- $0.at >= config.retainMicros } ?? false)) {
             evictRuns(&out)
         }
