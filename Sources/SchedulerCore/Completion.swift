@@ -138,7 +138,7 @@ extension Scheduler {
             reasons[op] = r
         }
         ops.payloads[i] = []   // needed only to dispatch
-        holdBytes(op)
+        holdBytes(op, outcome)
         if !crossRunDeps.isEmpty { unpinDependencyRuns(of: op) }
         runOpFinished(op, outcome.kind, at: at, &out)
         if ops.hot[i].inflightParts > 0 {

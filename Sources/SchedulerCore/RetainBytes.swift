@@ -22,9 +22,21 @@ extension Scheduler {
     }
 
     /// A finished op's bytes join its run's and the total.
-    @inline(__always)
     mutating func holdBytes(_ op: Int32) {
         let n = heldBytes(op)
+        runs[Int(ops.hot[Int(op)].run)]!.bytes += n
+        retainedBytes += n
+    }
+
+    /// The same as `holdBytes(op)` as `finishOp` stores `outcome`, without looking the texts up again.
+    @inline(__always)
+    mutating func holdBytes(_ op: Int32, _ outcome: Outcome) {
+        var n = Self.opOverheadBytes + ops.ids[Int(op)].utf8.count
+        switch outcome {
+        case .succeeded(let bytes): n += bytes.count
+        case .failed(let text), .cancelled(let text): n += text.utf8.count + 16
+        }
+        if !attemptErrors.isEmpty, let es = attemptErrors[op] { for e in es { n += e.utf8.count + 16 } }
         runs[Int(ops.hot[Int(op)].run)]!.bytes += n
         retainedBytes += n
     }
