@@ -161,8 +161,11 @@ final class CoordinatorLoop {
             if now >= nextPeerSweep { forgetIdlePeers() }
             if now >= nextMetricsPublish { publishMetrics(); nextMetricsPublish = now + 1_000_000 }
             if now >= nextMemoryCheck { releaseMemoryAfterSlowReaders(); nextMemoryCheck = now + 5_000_000 }
+            retainedMemory.check(retained: core.retainedBytes, budget: core.config.retainBytes)
         }
     }
+
+    private var retainedMemory = RetainedMemory()
 
     private var nextMetricsPublish: Int64 = 0
 

@@ -1,8 +1,8 @@
 // Retention by bytes (issue 25 finding 3): what finished ops hold — results, error texts, attempt errors,
 // ids and a fixed share for their columns and table entries — is counted per run and in total
-// (`retainedBytes`). Beyond 80 % of `config.retainBytes` the oldest finished runs lose their results first
+// (`retainedBytes`). Beyond 75 % of `config.retainBytes` the oldest finished runs lose their results first
 // (their ops, outcomes, times and errors stay: status says the result was evicted), then are evicted whole,
-// down to 70 % (so the next few finishes do not start the walk again). The other 20 % is for what is in
+// down to 65 % (so the next few finishes do not start the walk again). The other quarter is for what is in
 // flight (SchedulerConfig.retainBytes), so the budget bounds the process's memory, not only this count. Runs pinned by
 // another run's unfinished dependents are not in the eviction order and keep their results (inputs).
 // Finished ops of unfinished runs count too, but wait for their run to finish before they can go.

@@ -168,10 +168,6 @@ struct OpCoord: ParsableCommand {
     }
 
     func run() throws {
-        // Large buffers (results, payloads, batches) are mapped and unmapped, not taken from the heap:
-        // glibc otherwise raises the threshold to the size of the first one freed, and the heap they then
-        // come from does not shrink, so memory given back under --retain-bytes stays resident.
-        _ = glibcMallopt(-3 /* M_MMAP_THRESHOLD, malloc.h */, 256 << 10)
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         var logger = Logger(label: "opcoord")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
@@ -306,7 +302,3 @@ extension OpCoord {
         return base + "/opqueue/" + slug
     }
 }
-
-/// glibc's `mallopt` (malloc.h is not in the Glibc module).
-@_silgen_name("mallopt")
-private func glibcMallopt(_ parameter: Int32, _ value: Int32) -> Int32
