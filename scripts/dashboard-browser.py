@@ -180,6 +180,8 @@ def main():
         ap.add_argument(f"--{name}", required=True)
     ap.add_argument("--big-total", type=int, required=True)
     ap.add_argument("--held-count", type=int, required=True)
+    ap.add_argument("--chain", required=True)
+    ap.add_argument("--chain-total", type=int, required=True)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     opctl = Opctl(a.opctl, a.endpoint)
@@ -271,6 +273,15 @@ def run_checks(page, opctl, a):
     layers = page.js("return document.querySelectorAll('#dag-svg .dag-group').length")
     check(layers >= 10, f"DAG of {a.big} has its layers ({layers} boxes)")
     page.screenshot(os.path.join(a.out, "dashboard-dag-large.png"))
+    page.choose("dag-run", a.chain)
+    check(poll("the chain's DAG", 30, lambda: page.js(
+        "const s = document.getElementById('dag-svg'); return s.dataset.ops === String(arguments[0]) && "
+        "s.dataset.collapsed === '1'", a.chain_total)),
+        f"DAG of {a.chain}: {a.chain_total} ops collapsed")
+    bands = page.js("return [...document.querySelectorAll('#dag-svg .dag-group')].map(g => [Number(g.dataset.layer), Number(g.dataset.lastLayer), Number(g.dataset.count)])")
+    check(0 < len(bands) <= 40, f"a {a.chain_total}-op chain is drawn in at most 40 boxes ({len(bands)})")
+    check(sum(b[2] for b in bands) == a.chain_total and bands[0][0] == 0 and bands[-1][1] == a.chain_total - 1,
+          f"the boxes cover every layer of the chain once: {bands[:2]} … {bands[-1:]}")
     page.choose("dag-run", a.small)
     check(poll("the small run's DAG", 20, lambda: page.js(
         "return document.querySelectorAll('#dag-svg .dag-node.st-succeeded').length === 4")),

@@ -7,8 +7,6 @@ struct ClientBook {
     private var acks: [ClientRef: AckAccumulator] = [:]
     private var waits: [ClientRef: WaitRequest] = [:]
     private var watchers: [UInt64: WatchStream] = [:]
-    /// Event numbers for clients whose stream ended while events for them were queued (this pass only).
-    private var endedStreams: [UInt64: UInt64] = [:]
     /// The earliest deadline among `waits` (.max: none), kept exact so the loop's poll timeout is.
     private var earliestDeadline: Int64 = .max
 
@@ -91,24 +89,24 @@ struct ClientBook {
 
     // MARK: WATCH streams
 
-    mutating func watch(_ client: UInt64, _ stream: WatchStream) { watchers[client] = stream }
-
-    /// Ends `client`'s stream; false when it had none (then the core has no subscription to end).
-    mutating func unwatch(_ client: UInt64) -> Bool { watchers.removeValue(forKey: client) != nil }
-
-    func stream(of client: UInt64) -> WatchStream? { watchers[client] }
-
-    /// The next event number of `client`'s stream. A client whose stream ended in the same pass gets the
-    /// events already queued numbered from 1, without a stream being made for it again (which nothing
-    /// would end, and which would keep the client owed for ever); `passEnded` forgets those numbers.
-    mutating func nextSequence(of client: UInt64) -> UInt64 {
-        if watchers[client] != nil { return watchers[client]!.nextSequence() }
-        endedStreams[client, default: 0] += 1
-        return endedStreams[client]!
+    /// Records `client`'s subscription (a new WATCH replaces the old one: returned, to leave its stream).
+    @discardableResult
+    mutating func watch(_ client: UInt64, _ stream: WatchStream) -> WatchStream? {
+        watchers.updateValue(stream, forKey: client)
     }
 
-    /// The loop has sent this pass's events.
-    mutating func passEnded() { if !endedStreams.isEmpty { endedStreams.removeAll() } }
+    /// The core made the subscription of `client`'s WATCH `request`: its events come in `stream`. False
+    /// when that WATCH is no longer the client's (replaced or stopped meanwhile).
+    mutating func joined(_ client: UInt64, request: UInt32, stream: UInt64) -> Bool {
+        guard watchers[client]?.requestID == request else { return false }
+        watchers[client]!.stream = stream
+        return true
+    }
+
+    /// Ends `client`'s stream; nil when it had none (then the core has no subscription to end).
+    mutating func unwatch(_ client: UInt64) -> WatchStream? { watchers.removeValue(forKey: client) }
+
+    func stream(of client: UInt64) -> WatchStream? { watchers[client] }
 
     // MARK: peers
 
@@ -150,21 +148,9 @@ struct WaitRequest {
     var deadline: Int64?
 }
 
-/// One client's event subscription: events are numbered so the client can see a gap.
+/// One client's event subscription: the WATCH it answers and the stream (shared with every watcher of
+/// the same filters and form, `EventStreams`) its events come in; 0 until the core has made it.
 struct WatchStream {
     var requestID: UInt32
-    var withResults = false
-    var progress = false
-    private var sequence: UInt64 = 0
-
-    init(requestID: UInt32, withResults: Bool = false, progress: Bool = false) {
-        self.requestID = requestID
-        self.withResults = withResults
-        self.progress = progress
-    }
-
-    mutating func nextSequence() -> UInt64 {
-        sequence += 1
-        return sequence
-    }
+    var stream: UInt64 = 0
 }

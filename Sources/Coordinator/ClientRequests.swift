@@ -73,10 +73,13 @@ extension CoordinatorLoop {
                 a.affected = 1
                 reply(.ack(a), to: ref)
             } else {
-                clientBook.watch(ref.client, WatchStream(requestID: UInt32(truncatingIfNeeded: ref.request),
-                                                         withResults: w.withResults, progress: w.progress))
-                clientBook.expect(1, repliesFor: ref)
-                feed(.watch(ref, queue: w.queue.isEmpty ? nil : w.queue, run: w.run.isEmpty ? nil : w.run))
+                // A new WATCH replaces the old one (the core moves the client to the new filters' stream).
+                if let old = clientBook.watch(ref.client, WatchStream(requestID: UInt32(truncatingIfNeeded: ref.request))),
+                   old.stream != 0 {
+                    eventStreams.left(old.stream)
+                }
+                feed(.watch(ref, queue: w.queue.isEmpty ? nil : w.queue, run: w.run.isEmpty ? nil : w.run,
+                            withResults: w.withResults, progress: w.progress))
             }
         case .wait(let w):
             clientBook.wait(WaitRequest(ids: w.opIds, queue: w.queue, run: w.run, withResults: w.withResults,
@@ -148,6 +151,13 @@ extension CoordinatorLoop {
             if let suppressed = logLimiter.admit("rejected \(ref.client)", now: now) {
                 logger.info("client \(ref.client): batch rejected with \(problems.count) problem(s): \(problems.prefix(3).map { clipped($0.description) }.joined(separator: "; "))\(heldBack(suppressed, "more rejected batches not logged"))")
             }
+        case .watching(let stream):
+            if clientBook.joined(ref.client, request: UInt32(truncatingIfNeeded: ref.request), stream: stream) {
+                eventStreams.joined(stream)
+            }
+            var a = WireAck()
+            a.affected = 1
+            reply(.ack(a), to: ref)
         case .ok, .okOutsideScope:
             var a = WireAck()
             a.affected = 1
@@ -155,6 +165,10 @@ extension CoordinatorLoop {
             reply(.ack(a), to: ref)
         case .error(let e):
             _ = clientBook.endWait(ref)
+            // A refused WATCH (unknown queue or run) leaves no subscription behind.
+            if let w = clientBook.stream(of: ref.client), w.stream == 0, w.requestID == UInt32(truncatingIfNeeded: ref.request) {
+                _ = clientBook.unwatch(ref.client)
+            }
             replyError(e.wireCode, e.description, ref: ref, command: nil)
         case .waitDone:
             guard let w = clientBook.endWait(ref) else { return }   // already timed out

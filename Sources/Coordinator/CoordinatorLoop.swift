@@ -19,6 +19,7 @@ final class CoordinatorLoop {
     var core: Scheduler
     var peers = PeerTable()
     var outbox = Outbox()
+    var eventStreams = EventStreams()
     /// Messages for peers whose pipe is full, and each client's budget (SlowReaders.swift).
     var backlog: OutputBacklog
     var nextBacklogTry: Int64 = 0
@@ -138,7 +139,7 @@ final class CoordinatorLoop {
         while !stopRequested() {
             now = CoordinatorClock.nowMicros()
             let waitUntil = min(nextTick, clientBook.nextDeadline ?? .max, workerLinks.nextSweep, now + 1_000_000,
-                                backlog.isEmpty ? .max : nextBacklogTry, outbox.eventWatchers == 0 ? .max : nextEventFlush)
+                                backlog.isEmpty ? .max : nextBacklogTry, eventStreams.isEmpty ? .max : nextEventFlush)
             aboutToRead()
             try poller.poll(timeout: .microseconds(max(0, waitUntil - now)))
             // Stamp what this wake-up handles with the time it arrived, not when the loop went to sleep.
@@ -398,7 +399,8 @@ final class CoordinatorLoop {
         case .progress(let p):
             for r in p.records {
                 let fraction = r.total > 0 ? Double(r.done) / Double(r.total) : r.fraction
-                feed(.progress(WireCoreMapping.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt), fraction: fraction))
+                feed(.progress(WireCoreMapping.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt), fraction: fraction,
+                               message: r.message))
             }
         case .finished(let f):
             var clock = workerLinks.clocks[w]
@@ -459,23 +461,9 @@ final class CoordinatorLoop {
             outbox.cancel(op: op, attempt: attempt, reason: reason, on: w)
         case .reply(let ref, let reply):
             deliver(reply, to: ref)
-        case .publish(let watchers, let event):
-            // Made once per form (with or without the result) for every watcher the core names.
-            let isProgress = if case .progress = event.transition { true } else { false }
-            var made: (plain: Int32?, withResults: Int32?) = (nil, nil)
-            for watcher in watchers {
-                guard let stream = clientBook.stream(of: watcher) else { continue }
-                if isProgress && !stream.progress { continue }   // only on request (WATCH `progress`)
-                let index: Int32
-                if stream.withResults {
-                    index = made.withResults ?? outbox.add(publishedEvent(event, withResult: true))
-                    made.withResults = index
-                } else {
-                    index = made.plain ?? outbox.add(publishedEvent(event, withResult: false))
-                    made.plain = index
-                }
-                outbox.event(index, to: watcher)
-            }
+        case .publish(let p):
+            // Made and encoded once for every watcher of the stream.
+            eventStreams.add(EventBody(event: publishedEvent(p.event, withResult: p.withResult)), stream: p.stream, watchers: p.watchers)
         case .journal(let record):
             journalBatch.add(JournalEntry(at: now, record: record))
         case .scheduleTick(let at):
@@ -503,17 +491,21 @@ final class CoordinatorLoop {
     static let eventFanOut = 64, eventInterval: Int64 = 10_000
 
     private func flush() {
-        let eventsDue = outbox.eventWatchers <= Self.eventFanOut || now >= nextEventFlush
-        if eventsDue && outbox.eventWatchers > 0 { nextEventFlush = now + Self.eventInterval }
-        let batches = outbox.drain(watchRequestID: { clientBook.stream(of: $0)?.requestID ?? 0 },
-                                   nextSequence: { clientBook.nextSequence(of: $0) }, withEvents: eventsDue)
-        clientBook.passEnded()
-        for b in batches {
-            switch b.peer {
-            case .worker(let w): send(b.message, toWorker: w)
-            case .client(let c):
-                guard let r = peers.routing(ofClient: c) else { continue }
-                if !sendToClient(b.message, body: b.body, to: r, requestID: b.requestID) { unwatch(c) }
+        for b in outbox.drain() { send(b.message, toWorker: b.worker) }
+        guard !eventStreams.isEmpty, eventStreams.waitingWatchers <= Self.eventFanOut || now >= nextEventFlush else { return }
+        nextEventFlush = now + Self.eventInterval
+        sendEvents(eventStreams.drain())
+    }
+
+    /// Each body to each watcher of its stream that is still in it, behind the header with the request
+    /// id of its WATCH: the body's bytes are shared, not copied per watcher.
+    private func sendEvents(_ deliveries: [EventStreams.Delivery]) {
+        let placeholder = Message.event(WireEvents())
+        for d in deliveries {
+            let body = SharedBody(d.body)
+            for c in d.watchers {
+                guard let w = clientBook.stream(of: c), w.stream == d.stream, let r = peers.routing(ofClient: c) else { continue }
+                if !sendToClient(placeholder, body: body, to: r, requestID: w.requestID) { unwatch(c) }
             }
         }
     }
@@ -525,19 +517,24 @@ final class CoordinatorLoop {
     }
 
     /// Returns false when the peer is gone (ROUTER_MANDATORY says so). A peer whose pipe is full, or
-    /// that has messages waiting, gets it queued behind them (`hold`).
+    /// that has messages waiting, gets it queued behind them (`hold`). `body`: the message's body as
+    /// bytes many peers are sent without a copy each (an EVENT body of a stream).
     @discardableResult
-    func send(_ message: Message, body: [UInt8]? = nil, to routing: [UInt8], requestID: UInt32 = 0) -> Bool {
+    func send(_ message: Message, body: SharedBody? = nil, to routing: [UInt8], requestID: UInt32 = 0) -> Bool {
         if case .event = message, backlog.discardsEvents(for: routing) { return true }   // its stream ended as too slow
-        let frames = body.map { [routing, Header(command: message.command, requestID: requestID).bytes, $0] }
+        let frames = body.map { [routing, Header(command: message.command, requestID: requestID).bytes, $0.bytes] }
             ?? [routing] + WireCodec.encode(message, requestID: requestID)
         if backlog.holds(routing) { return hold(frames, message, to: routing) }
+        func attempt() throws -> Bool {
+            guard let body else { return try socket.sendMultipart(frames, flags: .dontWait) }
+            return try socket.sendMultipart(Array(frames.dropLast()), last: body.frame(), flags: .dontWait)
+        }
         do {
-            if try socket.sendMultipart(frames, flags: .dontWait) { return true }
+            if try attempt() { return true }
             // The pipe may only look full: libzmq learns that the peer read when it processes its
             // commands, which a send does only now and then. Asking for the events makes it do so.
             _ = try? socket.get(.events)
-            if try socket.sendMultipart(frames, flags: .dontWait) { return true }
+            if try attempt() { return true }
             return hold(frames, message, to: routing)
         } catch {
             logger.debug("send \(message.command) to \(hex(routing)) failed: \(error)")
@@ -558,7 +555,8 @@ final class CoordinatorLoop {
     }
 
     func unwatch(_ client: UInt64) {
-        guard clientBook.unwatch(client) else { return }
+        guard let w = clientBook.unwatch(client) else { return }
+        if w.stream != 0 { eventStreams.left(w.stream) }
         feed(.unwatch(client: client))
     }
 }

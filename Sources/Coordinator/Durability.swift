@@ -83,8 +83,8 @@ extension CoordinatorLoop {
     /// show are held for the disk, and acknowledgements of changes wait for it). Returns false when the
     /// peer is gone (known only for messages sent now).
     @discardableResult
-    /// `body`: the message's encoded body when the caller has it (EVENT, Outbox.EventBody).
-    func sendToClient(_ message: Message, body: [UInt8]? = nil, to routing: [UInt8], requestID: UInt32) -> Bool {
+    /// `body`: the message's encoded body when the caller has it (EVENT, `EventStreams`).
+    func sendToClient(_ message: Message, body: SharedBody? = nil, to routing: [UInt8], requestID: UInt32) -> Bool {
         guard let journal else { return send(message, body: body, to: routing, requestID: requestID) }
         let tag = gate.tag(batchHasRecords: !journalBatch.isEmpty)
         if !journalHealthy && !isAcknowledgement(message) { return send(message, body: body, to: routing, requestID: requestID) }

@@ -16,7 +16,7 @@ struct DurabilityGate {
         var message: Message
         var requestID: UInt32
         /// Its encoded body, when it was made as bytes (EVENT).
-        var body: [UInt8]? = nil
+        var body: SharedBody? = nil
     }
 
     private(set) var appended: UInt64 = 0

@@ -339,9 +339,10 @@ extension CoordinatorLoop {
             // The state when it was cancelled: a FINISHED event follows (at once, or when workers stop it).
             w.cancelled = true
             w.state = state.wire
-        case .progress(_, let fraction):
+        case .progress(_, let fraction, let message):
             w.state = .executing
             w.fraction = fraction
+            w.message = message
         case .finished(let outcome):
             w.state = .finished
             if case .cancelled = outcome { w.cancelled = true }

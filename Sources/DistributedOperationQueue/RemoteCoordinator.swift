@@ -273,7 +273,8 @@ final class Engine: Sendable {
                     lastHeard = .now
                     var gap = false
                     for e in events {
-                        if e.sequence != lastSequence + 1 { gap = true }
+                        // Streams are shared (PROTOCOL.md §5.22): the first number of a subscription may be any.
+                        if lastSequence != 0 && e.sequence != lastSequence + 1 { gap = true }
                         lastSequence = e.sequence
                     }
                     apply(events, connection)

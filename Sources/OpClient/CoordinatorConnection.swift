@@ -102,6 +102,9 @@ public final class CoordinatorConnection {
     public init(endpoint given: String = CoordinatorConnection.defaultEndpoint, timeout: Duration = .seconds(10),
                 curve: CurveClientKeys? = nil, context shared: Context? = nil) throws {
         let endpoint = Self.normalised(given)
+        // Before libzmq sees it: it refuses a missing port with "Invalid argument" and retries a port
+        // over 65535 for ever (the caller would wait out its timeout and hear "could not connect").
+        if let problem = EndpointScope.connectProblem(endpoint) { throw ClientError.badEndpoint(given, problem) }
         self.endpoint = endpoint
         self.timeout = timeout
         self.curve = curve
@@ -256,7 +259,9 @@ public final class CoordinatorConnection {
 
     /// Waits until a connection to the coordinator is established; false if `deadline` (nil: no
     /// limit) passed first. libzmq keeps reconnecting by itself meanwhile.
-    public func waitForLink(until deadline: ContinuousClock.Instant?) throws -> Bool {
+    /// `refusedIsFinal`: a first connection refused for `unreachableAfter` throws `unreachable` (for a
+    /// caller that would otherwise wait out a request timeout, not one waiting for a coordinator to come).
+    public func waitForLink(until deadline: ContinuousClock.Instant?, refusedIsFinal: Bool = false) throws -> Bool {
         while true {
             _ = try pumpMonitor()
             if link.isUp { return true }
@@ -269,6 +274,12 @@ public final class CoordinatorConnection {
                 if left! <= .zero { return false }
             }
             if let check { left = min(left ?? check - .now, check - .now) }
+            // Refused again and again before ever connecting: nothing listens there (as `reply` says).
+            if refusedIsFinal, !link.wasEverUp, link.refusedConnects >= 2, let since = link.refusedSince {
+                let at = since + Self.unreachableAfter
+                if at <= .now { throw ClientError.unreachable(endpoint) }
+                left = min(left ?? at - .now, at - .now)
+            }
             let p = Poller()
             p.add(monitor.socket)
             try p.poll(timeout: left)

@@ -103,6 +103,9 @@ public enum Reply: Sendable, Equatable {
     case acceptedBefore(count: Int, run: String)
     case rejected([SubmitProblem])
     case ok
+    /// A WATCH took effect: the client's events come in `stream`, shared by every watcher with the same
+    /// filters and form (`PublishedEvent.stream`).
+    case watching(stream: UInt64)
     /// Done, but a cascade or a priority inheritance left `leftAlone` ops alone: they are in queues
     /// outside the caller's scope.
     case okOutsideScope(leftAlone: Int)
@@ -134,7 +137,7 @@ public struct OpEvent: Sendable, Equatable {
         case dispatched(part: Int, attempt: Int, worker: UInt64)
         /// The worker started its handler (STARTED); `isExecuting` from here on.
         case executing(part: Int, attempt: Int, worker: UInt64)
-        case progress(part: Int, fraction: Double)
+        case progress(part: Int, fraction: Double, message: String = "")
         /// A failed (or timed-out) attempt; the next one is dispatched after `until` (back to pending).
         case retrying(part: Int, failedAttempt: Int, error: String, until: Int64)
         /// isCancelled became true while the op was in `state` (it may finish in the same step).
@@ -145,6 +148,18 @@ public struct OpEvent: Sendable, Equatable {
     public var queue: String
     public var at: Int64
     public var transition: Transition
+}
+
+/// An event for one stream of watchers: those with the same filters and form (a WATCH's reply names
+/// its stream). The shell numbers a stream's events once and sends the same bytes to each of its
+/// watchers: thousands of watchers of everything cost one encoding per event, not thousands.
+public struct PublishedEvent: Sendable, Equatable {
+    public var stream: UInt64
+    /// The stream's watchers now (the core's list, shared, not copied).
+    public var watchers: [UInt64]
+    /// FINISHED events carry the result (the shell adds it).
+    public var withResult: Bool
+    public var event: OpEvent
 }
 
 /// A submission key (A5: a SUBMIT retried after a lost reply is applied once): the client's key and a
@@ -209,9 +224,9 @@ public enum Action: Sendable, Equatable {
     case dispatch(Dispatch)
     case cancelOnWorker(worker: UInt64, op: String, part: Int, attempt: Int, reason: String)
     case reply(ClientRef, Reply)
-    /// An event for every watcher named (those whose filters match it; one action per group of watchers
-    /// with the same filters).
-    case publish(watchers: [UInt64], OpEvent)
+    /// An event for a stream of watchers (one action per group of watchers with the same filters and
+    /// form; PublishedEvent).
+    case publish(PublishedEvent)
     case journal(JournalRecord)
     /// Call `handle(tick)` at (or after) this time.
     case scheduleTick(at: Int64)

@@ -62,9 +62,9 @@ extension Scheduler {
         }
     }
 
-    mutating func progress(_ ref: PartRef, _ f: Double, _ out: inout [Action]) {
+    mutating func progress(_ ref: PartRef, _ f: Double, _ message: String, _ out: inout [Action]) {
         guard let (_, op, _) = fenced(ref) else { return }
-        if !watchers.isEmpty { publish(op, .progress(part: ref.part, fraction: f), &out) }
+        if !watchers.isEmpty { publish(op, .progress(part: ref.part, fraction: f, message: message), &out) }
     }
 
     mutating func partFinished(_ ref: PartRef, _ outcome: Outcome, _ grant: Int, _ out: inout [Action]) {

@@ -99,15 +99,17 @@ public enum Event: Sendable {
     case waitQueue(ClientRef, queue: String)
     /// Until the run has no unfinished op; the reply counts its outcomes only.
     case waitRun(ClientRef, run: String)
-    /// Events of one queue and/or one run (nil = any).
-    case watch(ClientRef, queue: String?, run: String? = nil)
+    /// Events of one queue and/or one run (nil = any); `withResults`: FINISHED events carry the result
+    /// (the shell adds it); `progress`: progress events too.
+    case watch(ClientRef, queue: String?, run: String? = nil, withResults: Bool = false, progress: Bool = false)
     case unwatch(client: UInt64)
     // workers
     case workerJoined(WorkerHello)
     case credit(worker: UInt64, grant: Int)
     case heartbeat(worker: UInt64)
     case partStarted(PartRef)
-    case progress(PartRef, fraction: Double)
+    /// `message`: the worker's words with it ("3 of 10 files"), passed on to watchers.
+    case progress(PartRef, fraction: Double, message: String = "")
     /// `grant` is the credit the worker returns with the report (applied even if the report is fenced).
     case partFinished(PartRef, Outcome, grant: Int)
     case workerLost(worker: UInt64, reason: String)

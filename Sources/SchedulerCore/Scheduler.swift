@@ -60,6 +60,8 @@ public struct Scheduler: Sendable {
     var opWaiters: [Int32: [Int32]] = [:]
     /// Watchers grouped by their filters (Waits.swift): an event is published once per group.
     var watchers: [WatchGroup] = []
+    /// The last `WatchGroup.stream` given (streams are never reused: a stale one names nothing).
+    var nextWatchStream: UInt64 = 0
 
     var runs: [RunState?] = []
     var runIndex: [String: Int32] = [:]
@@ -137,13 +139,14 @@ public struct Scheduler: Sendable {
         case .wait(let ref, let ids, let run): waitOps(ref, ids, run, &out)
         case .waitQueue(let ref, let q): waitQueue(ref, q, &out)
         case .waitRun(let ref, let run): waitRun(ref, run, &out)
-        case .watch(let ref, let q, let run): watch(ref, q, run, &out)
+        case .watch(let ref, let q, let run, let withResults, let progress):
+            watch(ref, q, run, withResults: withResults, progress: progress, &out)
         case .unwatch(let c): unwatch(c)
         case .workerJoined(let hello): workerJoined(hello, &out)
         case .credit(let w, let n): creditGrant(w, n)
         case .heartbeat(let w): _ = liveWorker(w)
         case .partStarted(let ref): partStarted(ref, &out)
-        case .progress(let ref, let f): progress(ref, f, &out)
+        case .progress(let ref, let f, let message): progress(ref, f, message, &out)
         case .partFinished(let ref, let outcome, let grant): partFinished(ref, outcome, grant, &out)
         case .workerLost(let w, let reason): workerLostInput(w, reason, &out)
         case .tick: tick(&out)

@@ -77,7 +77,8 @@ extension Scheduler {
         out.append(.reply(rec.ref, .waitDone(rec.summary)))
     }
 
-    mutating func watch(_ ref: ClientRef, _ name: String?, _ runName: String?, _ out: inout [Action]) {
+    mutating func watch(_ ref: ClientRef, _ name: String?, _ runName: String?, withResults: Bool, progress: Bool,
+                        _ out: inout [Action]) {
         var filter: Int32 = -1, runFilter: Int32 = -1
         if let name {
             guard let q = queueIndex[name] else { out.append(.reply(ref, .error(.notFound("unknown queue \(name)")))); return }
@@ -88,12 +89,17 @@ extension Scheduler {
             runFilter = r
         }
         unwatch(ref.client)
-        if let g = watchers.firstIndex(where: { $0.queue == filter && $0.run == runFilter }) {
+        let form = WatchGroup.Form(withResults: withResults, progress: progress)
+        let stream: UInt64
+        if let g = watchers.firstIndex(where: { $0.queue == filter && $0.run == runFilter && $0.form == form }) {
             watchers[g].clients.append(ref.client)
+            stream = watchers[g].stream
         } else {
-            watchers.append(WatchGroup(queue: filter, run: runFilter, clients: [ref.client]))
+            nextWatchStream += 1
+            stream = nextWatchStream
+            watchers.append(WatchGroup(stream: stream, queue: filter, run: runFilter, form: form, clients: [ref.client]))
         }
-        out.append(.reply(ref, .ok))
+        out.append(.reply(ref, .watching(stream: stream)))
     }
 
     mutating func unwatch(_ client: UInt64) {
@@ -102,22 +108,32 @@ extension Scheduler {
     }
 
     /// `at`: when it happened (default: this input's time). One action per group of watchers with the
-    /// same filters, naming them all: thousands of watchers of every queue cost one action per event,
-    /// not thousands (the group's list is shared, not copied).
+    /// same filters and form, naming them all: thousands of watchers of every queue cost one action per
+    /// event, not thousands (the group's list is shared, not copied), and the shell makes one stream of it.
     func publish(_ op: Int32, _ t: OpEvent.Transition, at: Int64? = nil, _ out: inout [Action]) {
         let q = queueOf(op)
         let ev = OpEvent(op: ops.ids[Int(op)], queue: queues[Int(q)].name, at: at ?? now, transition: t)
         let r = ops.hot[Int(op)].run
+        let isProgress = if case .progress = t { true } else { false }
         // run -1: any run; -2: an evicted run's (matches nothing).
-        for g in watchers where (g.queue < 0 || g.queue == q) && (g.run == -1 || g.run == r) {
-            out.append(.publish(watchers: g.clients, ev))
+        for g in watchers where (g.queue < 0 || g.queue == q) && (g.run == -1 || g.run == r) && (g.form.progress || !isProgress) {
+            out.append(.publish(PublishedEvent(stream: g.stream, watchers: g.clients, withResult: g.form.withResults, event: ev)))
         }
     }
 }
 
-/// Watchers with the same filters (queue, run: -1 = any; run -2 = an evicted run's, matching nothing).
+/// Watchers with the same filters (queue, run: -1 = any; run -2 = an evicted run's, matching nothing)
+/// and the same form: one event stream (`stream`, never reused) that the shell numbers and encodes once.
 struct WatchGroup {
+    /// What the watchers asked for beside the filters: the result in FINISHED events, progress events.
+    struct Form: Equatable {
+        var withResults: Bool
+        var progress: Bool
+    }
+
+    var stream: UInt64
     var queue: Int32
     var run: Int32
+    var form: Form
     var clients: [UInt64]
 }

@@ -66,12 +66,19 @@ public struct WorkerOptions: ParsableArguments {
             throw ValidationError("--log-tail-bytes must be between 0 and \(WireLimits.maxLogTailSize), got \(logTailBytes)")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
-        if let c = connect, !c.contains("://") { throw ValidationError("--connect needs an endpoint like tcp://HOST:PORT, got '\(c)'") }
+        if let problem = EndpointScope.connectProblem(endpoint) {
+            throw ValidationError("\(connect == nil ? "$OPCOORD" : "--connect"): \(problem)")
+        }
         do { _ = try ClientKeys.resolve(key: key, coordinatorKey: coordinatorKey) } catch { throw ValidationError("\(error)") }
     }
 
+    /// --connect, else $OPCOORD, else tcp://127.0.0.1:7600; HOST:PORT is taken as tcp://HOST:PORT (as opctl does).
+    var endpoint: String {
+        CoordinatorConnection.normalised(connect ?? ProcessInfo.processInfo.environment["OPCOORD"].flatMap { $0.isEmpty ? nil : $0 }
+                                         ?? "tcp://127.0.0.1:7600")
+    }
+
     public var config: WorkerConfig {
-        let endpoint = connect ?? ProcessInfo.processInfo.environment["OPCOORD"].flatMap { $0.isEmpty ? nil : $0 } ?? "tcp://127.0.0.1:7600"
         let tagList = (tags ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         var config = WorkerConfig(connect: endpoint, name: name, slots: slots, tags: tagList, prefetch: prefetch)
         config.curve = try? ClientKeys.resolve(key: key, coordinatorKey: coordinatorKey)   // checked by validate()

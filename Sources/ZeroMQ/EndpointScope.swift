@@ -21,30 +21,40 @@ public enum EndpointScope {
 
     /// What is wrong with an endpoint to bind, before libzmq sees it (it wraps a port above 65535 and
     /// reports an unknown transport as "protocol not supported"); nil when it is one we can bind.
-    public static func bindProblem(_ endpoint: String) -> String? {
+    public static func bindProblem(_ endpoint: String) -> String? { problem(endpoint, connecting: false) }
+
+    /// The same for an endpoint to connect to (`opworker --connect`, `opctl --coordinator`, $OPCOORD):
+    /// libzmq refuses one without a port only when connecting (EINVAL, "Invalid argument") and retries
+    /// a wrapped port for ever; a port of * means nothing here.
+    public static func connectProblem(_ endpoint: String) -> String? { problem(endpoint, connecting: true) }
+
+    private static func problem(_ endpoint: String, connecting: Bool) -> String? {
+        let example = connecting ? "tcp://HEAD:7600" : "tcp://127.0.0.1:7600"
+        let anyPort = connecting ? "" : ", or * for a free one"
         let parts = endpoint.split(separator: "://", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2 else {
-            return "'\(endpoint)' is not an endpoint: give tcp://HOST:PORT (e.g. tcp://127.0.0.1:7600) or ipc://PATH"
+            return "'\(endpoint)' is not an endpoint: give tcp://HOST:PORT (e.g. \(example)) or ipc://PATH"
         }
         let transport = parts[0].lowercased(), rest = parts[1]
         switch transport {
         case "tcp":
             guard let colon = rest.lastIndex(of: ":"), colon != rest.startIndex else {
-                return "'\(endpoint)' has no port: give tcp://HOST:PORT (e.g. tcp://127.0.0.1:7600; a port of * picks a free one)"
+                return "'\(endpoint)' has no port: give tcp://HOST:PORT (e.g. \(example)\(connecting ? "" : "; a port of * picks a free one"))"
             }
             let port = rest[rest.index(after: colon)...]
-            if port == "*" { return nil }
+            if port == "*" && !connecting { return nil }
             guard !port.isEmpty, port.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
-                return "'\(port)' in \(endpoint) is not a port: give a number from 1 to 65535, or * for a free one"
+                return "'\(port)' in \(endpoint) is not a port: give a number from 1 to 65535\(anyPort)"
             }
             guard let n = Int(port), (1...65535).contains(n) else {
-                return "port \(port) in \(endpoint) is out of range: give a number from 1 to 65535, or * for a free one"
+                return "port \(port) in \(endpoint) is out of range: give a number from 1 to 65535\(anyPort)"
             }
             return nil
         case "ipc", "inproc":
             return rest.isEmpty ? "'\(endpoint)' has no path: give \(transport)://NAME" : nil
         default:
-            return "unknown transport '\(transport)' in \(endpoint): the coordinator binds tcp://HOST:PORT or ipc://PATH"
+            let does = connecting ? "connects to" : "binds"
+            return "unknown transport '\(transport)' in \(endpoint): \(connecting ? "opqueue" : "the coordinator") \(does) tcp://HOST:PORT or ipc://PATH"
         }
     }
 }

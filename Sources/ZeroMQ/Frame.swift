@@ -77,6 +77,14 @@ public final class Frame {
         try body(UnsafeMutableRawBufferPointer(start: zmq_msg_data(msg), count: zmq_msg_size(msg)))
     }
 
+    /// A frame with the same content, not copied: libzmq counts references to content over 33 bytes,
+    /// so one body sent to thousands of peers is in memory once. Neither frame's content may change.
+    public func sharingContent() -> Frame {
+        let f = Frame()
+        zmq_msg_copy(f.msg, msg)
+        return f
+    }
+
     /// A copy of the content.
     public var bytes: [UInt8] { withUnsafeBytes { [UInt8]($0) } }
 }

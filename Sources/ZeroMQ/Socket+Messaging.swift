@@ -66,6 +66,32 @@ extension Socket {
         return true
     }
 
+    /// Sends `frames` then `last` (not copied: see `Frame.sharingContent`) as one message; results as
+    /// `sendMultipart(_:flags:)`.
+    @discardableResult
+    public func sendMultipart(_ frames: [[UInt8]], last: Frame, flags: SendFlags = []) throws -> Bool {
+        var f = flags
+        f.insert(.more)
+        for i in frames.indices {
+            if i != frames.startIndex { f.remove(.dontWait) }
+            if try !send(frames[i], flags: f) {
+                guard i == frames.startIndex else {
+                    throw ZMQError(errno: EAGAIN, message: "would block inside a multipart message", operation: "zmq_send")
+                }
+                return false
+            }
+        }
+        var lastFlags = flags
+        if !frames.isEmpty { lastFlags.remove(.dontWait) }
+        if try !send(last, flags: lastFlags) {
+            guard frames.isEmpty else {
+                throw ZMQError(errno: EAGAIN, message: "would block inside a multipart message", operation: "zmq_msg_send")
+            }
+            return false
+        }
+        return true
+    }
+
     // MARK: receive
 
     /// Receives one frame as a new array. `nil` means nothing was ready (`.dontWait` or `.receiveTimeout`).

@@ -73,6 +73,7 @@ func withCoordinator<T>(_ body: () throws -> T) throws -> T {
 func report(_ error: ClientError) -> ExitCode {
     printError("opctl: \(error)")
     if case .invalidRequest = error { return ExitCode(64) }
+    if case .badEndpoint = error { return ExitCode(64) }   // the arguments (or $OPCOORD), not the coordinator
     if case .server(.notFound, _) = error { return .notFound }
     return ExitCode(3)
 }

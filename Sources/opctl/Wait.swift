@@ -163,7 +163,9 @@ struct Waiter {
         let byRequestTimeout = now + conn.timeout
         var until = byRequestTimeout
         if let deadline { until = min(until, max(deadline, now + .seconds(1))) }
-        if try withCoordinator({ try conn.waitForLink(until: until) }) { return true }
+        // Within the request timeout a refused connection is an answer (nothing listens there), as
+        // for every other command; waiting until an earlier --timeout, it may be a restart: wait it out.
+        if try withCoordinator({ try conn.waitForLink(until: until, refusedIsFinal: until == byRequestTimeout) }) { return true }
         guard until < byRequestTimeout else {
             throw report(ClientError.timeout(.wait, conn.endpoint, connected: false))
         }

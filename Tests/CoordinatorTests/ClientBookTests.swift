@@ -74,29 +74,30 @@ struct ClientBookTests {
         #expect(book.expired(now: 90).map(\.ref) == [b])
     }
 
-    @Test func aWatchStreamNumbersItsEventsAndEnds() {
+    @Test func aWatchStreamJoinsTheCoresStreamAndEnds() {
         var book = ClientBook()
-        book.watch(5, WatchStream(requestID: 9, withResults: true))
-        #expect(book.stream(of: 5)?.requestID == 9)
-        #expect(book.nextSequence(of: 5) == 1 && book.nextSequence(of: 5) == 2)
+        let replaced = book.watch(5, WatchStream(requestID: 9))
+        #expect(replaced == nil)
+        #expect(book.stream(of: 5)?.requestID == 9 && book.stream(of: 5)?.stream == 0)
+        let stale = book.joined(5, request: 8, stream: 3), current = book.joined(5, request: 9, stream: 3)
+        #expect(!stale, "the reply of a WATCH that is no longer the client's")
+        #expect(current)
+        #expect(book.stream(of: 5)?.stream == 3)
         #expect(book.clientsOwed == [5], "a watcher is not forgotten while idle")
         let first = book.unwatch(5), second = book.unwatch(5)
-        #expect(first && !second, "only the first ends the core's subscription")
-        #expect(book.stream(of: 5) == nil)
-    }
-
-    /// Events queued for a client whose stream ended in the same pass are numbered from 1, and the client
-    /// is not owed anything afterwards (no stream is made again for them, so the idle sweep can forget it).
-    @Test func eventsOfAStreamEndedInThePassDoNotMakeItAgain() {
-        var book = ClientBook()
-        book.watch(5, WatchStream(requestID: 9))
-        #expect(book.nextSequence(of: 5) == 1)
-        _ = book.unwatch(5)
-        #expect(book.nextSequence(of: 5) == 1 && book.nextSequence(of: 5) == 2)
-        book.passEnded()
+        #expect(first?.stream == 3 && second == nil, "only the first ends the core's subscription")
         #expect(book.stream(of: 5) == nil)
         #expect(book.clientsOwed.isEmpty, "a client whose stream ended is owed nothing")
-        #expect(book.nextSequence(of: 5) == 1, "numbers start again in the next pass")
+    }
+
+    /// A new WATCH replaces the old one; the old one is returned, so the loop leaves its stream.
+    @Test func aNewWatchReplacesTheOld() {
+        var book = ClientBook()
+        book.watch(5, WatchStream(requestID: 9))
+        _ = book.joined(5, request: 9, stream: 3)
+        let old = book.watch(5, WatchStream(requestID: 10))
+        #expect(old?.stream == 3)
+        #expect(book.stream(of: 5)?.stream == 0)
     }
 
     /// The wire code follows the core's cause, not the words of its text.

@@ -99,10 +99,12 @@ struct OutputBacklogTests {
 }
 
 /// What libzmq holds for a peer is bounded by count (16 messages), so EVENT messages are kept small:
-/// a watcher's events leave in messages of at most 64 KiB (one larger event alone).
+/// a stream's events leave in bodies of at most 64 KiB (one larger event alone). Watchers of one stream
+/// share its bodies (`EventStreams`).
 struct EventMessageSizeTests {
     @Test func eventsLeaveInMessagesOfAtMost64KiB() {
-        var outbox = Outbox()
+        var streams = EventStreams()
+        streams.joined(1)
         var big = WireEvent()
         big.opID = "big"
         big.state = .finished
@@ -111,27 +113,25 @@ struct EventMessageSizeTests {
             var e = WireEvent()
             e.opID = "op\(i)"
             e.state = .ready
-            outbox.event(outbox.add(e), to: 7)
-            if i == 1_000 { outbox.event(outbox.add(big), to: 7) }
+            streams.add(EventBody(event: e), stream: 1, watchers: [7])
+            if i == 1_000 { streams.add(EventBody(event: big), stream: 1, watchers: [7]) }
         }
-        var sequence: UInt64 = 0
-        let batches = outbox.drain(watchRequestID: { _ in 9 }, nextSequence: { _ in sequence += 1; return sequence })
+        let deliveries = streams.drain()
         var seen: [UInt64] = []
-        for b in batches {
-            guard let m = Self.events(b) else { Issue.record("not an EVENT"); continue }
-            #expect(b.requestID == 9)
-            let bytes = b.body?.count ?? 0
-            #expect(bytes <= Outbox.eventMessageBytes || m.events.count == 1, "\(bytes) bytes in \(m.events.count) events")
+        for d in deliveries {
+            guard let m = Self.events(d.body) else { Issue.record("not an EVENT body"); continue }
+            #expect(d.watchers == [7] && d.stream == 1)
+            #expect(d.body.count <= EventStreams.messageBytes || m.events.count == 1, "\(d.body.count) bytes in \(m.events.count) events")
             seen += m.events.map(\.sequence)
         }
-        #expect(batches.count > 2)
+        #expect(deliveries.count > 2)
         #expect(seen == Array(1...2_001), "every event once, in order, numbered")
+        #expect(streams.isEmpty && streams.drain().isEmpty)
     }
 
-    /// An EVENT batch's events, decoded from the body the outbox assembled (as a client decodes them).
-    static func events(_ b: Outbox.Batch) -> WireEvents? {
-        guard case .event = b.message, let body = b.body,
-              case .success(let envelope) = WireCodec.decode([Header(command: .event, requestID: b.requestID).bytes, body]),
+    /// An EVENT body's events, decoded as a client decodes them.
+    static func events(_ body: [UInt8]) -> WireEvents? {
+        guard case .success(let envelope) = WireCodec.decode([Header(command: .event, requestID: 9).bytes, body]),
               case .event(let m) = envelope.message else { return nil }
         return m
     }
@@ -158,27 +158,42 @@ struct EventMessageSizeTests {
         }
     }
 
-    /// One event to many watchers is kept once; each watcher's copy still gets its own numbers.
-    @Test func anEventToManyWatchersIsKeptOnceAndNumberedPerWatcher() {
-        var outbox = Outbox()
-        var a = WireEvent()
-        a.opID = "a"
-        a.state = .ready
-        var b = WireEvent()
-        b.opID = "b"
-        b.state = .ready
-        let ia = outbox.add(a)
-        outbox.event(ia, to: 1)
-        outbox.event(ia, to: 2)
-        outbox.event(ia, to: 3)
-        outbox.event(outbox.add(b), to: 1)
-        var next: [UInt64: UInt64] = [1: 10]
-        let batches = outbox.drain(watchRequestID: { _ in 0 }, nextSequence: { c in next[c, default: 0] += 1; return next[c]! })
-        var got: [UInt64: [String]] = [:]
-        for batch in batches {
-            guard case .client(let c) = batch.peer, let m = Self.events(batch) else { continue }
-            got[c, default: []] += m.events.map { "\($0.opID)#\($0.sequence)" }
-        }
-        #expect(got == [1: ["a#11", "b#12"], 2: ["a#1"], 3: ["a#1"]])
+    private func event(_ id: String) -> EventBody {
+        var e = WireEvent()
+        e.opID = id
+        e.state = .ready
+        return EventBody(event: e)
+    }
+
+    private func content(_ deliveries: [EventStreams.Delivery]) -> [String] {
+        deliveries.map { d in "\(d.watchers): " + (Self.events(d.body)?.events.map { "\($0.opID)#\($0.sequence)" } ?? []).joined(separator: " ") }
+    }
+
+    /// One body per stream for all its watchers; a change of watchers closes the body, so each watcher
+    /// gets exactly the events published while it was in the stream; numbers go on across flushes.
+    @Test func aStreamsBodyIsSharedAndCutWhenItsWatchersChange() {
+        var streams = EventStreams()
+        streams.joined(1)
+        streams.joined(1)
+        streams.joined(1)
+        streams.add(event("a"), stream: 1, watchers: [1, 2, 3])
+        streams.add(event("b"), stream: 1, watchers: [1, 2, 3])
+        streams.add(event("c"), stream: 1, watchers: [1, 2])
+        #expect(streams.waitingWatchers == 5)
+        #expect(content(streams.drain()) == ["[1, 2, 3]: a#1 b#2", "[1, 2]: c#3"])
+        streams.add(event("d"), stream: 1, watchers: [1, 2])
+        #expect(content(streams.drain()) == ["[1, 2]: d#4"], "numbers go on across flushes")
+    }
+
+    /// A stream nobody is in is forgotten once what it had is sent (the core never names it again).
+    @Test func aStreamNobodyIsInIsForgotten() {
+        var streams = EventStreams()
+        streams.joined(4)
+        streams.add(event("a"), stream: 4, watchers: [1])
+        streams.left(4)
+        #expect(content(streams.drain()) == ["[1]: a#1"], "what was published while it was in goes out")
+        streams.add(event("b"), stream: 4, watchers: [1])
+        #expect(content(streams.drain()) == ["[1]: b#1"], "a forgotten stream counts from 1 again")
+        #expect(streams.isEmpty)
     }
 }

@@ -164,6 +164,12 @@ struct CommandLineTests {
         #expect(refused.status == 3 && refused.stderr.contains("connection refused"), "\(refused.stderr)")
         #expect(!refused.stderr.contains("STATUS"), "no internal command names: \(refused.stderr)")
         #expect(took < .seconds(5), "took \(took)")
+        // So does `wait` (and `submit --wait`), which waits for the first connection itself.
+        let waitStarted = ContinuousClock.now
+        let waited = try Self.run(opctl, ["wait", "x", "--coordinator", "tcp://127.0.0.1:1", "--timeout", "30"], timeout: 40)
+        let waitTook = ContinuousClock.now - waitStarted
+        #expect(waited.status == 3 && waited.stderr.contains("connection refused"), "\(waited.status) \(waited.stderr)")
+        #expect(waitTook < .seconds(5), "wait took \(waitTook)")
 
         let c = try LocalCluster(journal: false)
         defer { c.stop() }

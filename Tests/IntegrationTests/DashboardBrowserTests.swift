@@ -97,6 +97,16 @@ struct DashboardBrowserTests {
         let s = try CommandLineTests.run(opctl, ["submit", small, "--run", "small", "--wait", "--timeout", "60"], env: env)
         try #require(s.status == 0, "\(s.stdout)\(s.stderr)")
 
+        // A long chain: its collapsed DAG shares boxes between layers (issue 25: 2,000 ops were 2,000 boxes).
+        let chainLength = 600
+        let chainOps: [[String: Any]] = (0..<chainLength).map { i in
+            i == 0 ? ["id": "c0", "command": "true"] : ["id": "c\(i)", "command": "true", "after": ["c\(i - 1)"]]
+        }
+        let chain = c.dir.appendingPathComponent("chain.json")
+        try JSONSerialization.data(withJSONObject: ["operations": chainOps]).write(to: chain)
+        let ch = try CommandLineTests.run(opctl, ["submit", chain.path, "--run", "chain"], env: env)
+        try #require(ch.status == 0, "\(ch.stdout)\(ch.stderr)")
+
         let (layers, width, held) = (10, 195, 50)
         let large = c.dir.appendingPathComponent("large.json")
         try Self.largeGraph(layers: layers, width: width, held: held).write(to: large)
@@ -109,7 +119,7 @@ struct DashboardBrowserTests {
         let r = try CommandLineTests.run(Self.python, [
             script, "--url", "http://127.0.0.1:\(port)/", "--opctl", opctl, "--endpoint", c.endpoint,
             "--big", "big", "--big-total", "\(layers * width + held)", "--held", "held", "--held-count", "\(held)",
-            "--small", "small", "--out", out.path,
+            "--small", "small", "--chain", "chain", "--chain-total", "\(chainLength)", "--out", out.path,
         ], env: env, timeout: 240)
         #expect(r.status == 0, "scripts/dashboard-browser.py:\n\(r.stdout)\(r.stderr)\n\(c.logs())")
         #expect(r.stdout.contains("dashboard: every check passed"), "\(r.stdout)")

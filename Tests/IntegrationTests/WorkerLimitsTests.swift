@@ -45,4 +45,21 @@ struct WorkerLimitsTests {
             #expect(run.status != 0 && run.stderr.contains(message), "\(args): \(run.status) \(run.stderr)")
         }
     }
+
+    /// An endpoint libzmq would refuse with "Invalid argument" or retry for ever is refused at start,
+    /// saying what is wrong; HOST:PORT is taken as tcp://HOST:PORT, as opctl takes it.
+    @Test func aWorkerRefusesAnEndpointItCannotConnectTo() throws {
+        for (args, env, message) in [
+            (["--connect", "tcp://127.0.0.1"], [String: String](), "--connect: 'tcp://127.0.0.1' has no port"),
+            (["--connect", "tcp://127.0.0.1:99999"], [:], "port 99999 in tcp://127.0.0.1:99999 is out of range"),
+            (["--connect", "tcp://127.0.0.1:*"], [:], "'*' in tcp://127.0.0.1:* is not a port"),
+            ([], ["OPCOORD": "udp://head:7600"], "$OPCOORD: unknown transport 'udp'"),
+        ] {
+            let run = try CommandLineTests.run(Binaries.path("opworker"), args, env: env, timeout: 20)
+            #expect(run.status != 0 && run.stderr.contains(message), "\(args) \(env): \(run.status) \(run.stderr)")
+        }
+        let opctl = try CommandLineTests.run(Binaries.path("opctl"), ["--coordinator", "tcp://127.0.0.1:70000", "runs"], timeout: 20)
+        #expect(opctl.status == 64 && opctl.stderr.contains("port 70000 in tcp://127.0.0.1:70000 is out of range"),
+                "opctl: \(opctl.status) \(opctl.stderr)")
+    }
 }

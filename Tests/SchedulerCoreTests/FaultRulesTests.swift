@@ -191,7 +191,7 @@ import Testing
         let d = dispatches(all)
         all += h.start(d[0])
         all += h.finish(d[0], .succeeded([4]))
-        let ts = all.compactMap { if case .publish(let ws, let e) = $0, ws.contains(5) { return e.transition } else { return nil } }
+        let ts = all.compactMap { if case .publish(let p) = $0, p.watchers.contains(5) { return p.event.transition } else { return nil } }
         #expect(ts == [.ready, .dispatched(part: 0, attempt: 1, worker: 1), .executing(part: 0, attempt: 1, worker: 1),
                      .finished(.succeeded([4]))])
     }
@@ -203,7 +203,7 @@ import Testing
         h.send(.watch(ClientRef(client: 5, request: 1), queue: "default"))
         var all = h.send(.submit(h.ref(), ops: [op("a"), op("b", ["a"])], queues: []))
         all += h.send(.cancel(h.ref(), ids: ["b"], cascade: false))
-        let ts = all.compactMap { if case .publish(let ws, let e) = $0, ws.contains(5), e.op == "b" { return e.transition } else { return nil } }
+        let ts = all.compactMap { if case .publish(let p) = $0, p.watchers.contains(5), p.event.op == "b" { return p.event.transition } else { return nil } }
         #expect(ts == [.cancelled(state: .pending), .finished(.cancelled("cancelled"))])
     }
 

@@ -284,9 +284,9 @@ func config(retainRuns: Int = 10_000, retainMicros: Int64 = 24 * 3_600_000_000, 
         h.submit([op("a")], run: "r1")
         h.submit([op("a")], run: "r2")
         let w = ClientRef(client: 5, request: 1)
-        #expect(reply(w, h.send(.watch(w, queue: nil, run: "r1"))) == .ok)
+        #expect(reply(w, h.send(.watch(w, queue: nil, run: "r1"))) == .watching(stream: 1))
         var events: [OpEvent] = []
-        func collect(_ out: [Action]) { for a in out { if case .publish(let ws, let e) = a, ws.contains(5) { events.append(e) } } }
+        func collect(_ out: [Action]) { for a in out { if case .publish(let p) = a, p.watchers.contains(5) { events.append(p.event) } } }
         let out = h.send(.workerJoined(WorkerHello(worker: 1, name: "w1", slots: 2, kinds: ["noop"])))
         collect(out)
         for d in dispatches(out) { collect(h.finish(d)) }
@@ -301,13 +301,13 @@ func config(retainRuns: Int = 10_000, retainMicros: Int64 = 24 * 3_600_000_000, 
         var h = Harness(config: config(retainRuns: 0))
         h.submit([op("a")], run: "r1")
         let w = ClientRef(client: 5, request: 1)
-        #expect(reply(w, h.send(.watch(w, queue: nil, run: "r1"))) == .ok)
+        #expect(reply(w, h.send(.watch(w, queue: nil, run: "r1"))) == .watching(stream: 1))
         h.drain(h.join(1))
         #expect(h.s.runInfo("r1") == nil, "evicted at once (retainRuns 0)")
         var heard: [String] = []
         let (_, d) = h.submit([op("c")], run: "r2")
         #expect(d.map(\.op) == ["r2/c"])
-        for a in h.finish(d[0]) { if case .publish(let ws, let e) = a, ws.contains(5) { heard.append(e.op) } }
+        for a in h.finish(d[0]) { if case .publish(let p) = a, p.watchers.contains(5) { heard.append(p.event.op) } }
         #expect(heard == [])
     }
 

@@ -240,7 +240,8 @@ struct Simulation {
             if finished[i] > 1 { fail("\(id) finished twice") }
             running[specs[i].queue, default: []].remove(id)
             ready[specs[i].queue, default: []].remove(id)
-        case .publish(let watchers, let ev):
+        case .publish(let p):
+            let watchers = p.watchers, ev = p.event
             if watchers.contains(10) {
                 // A watch scoped to a run sees that run's events only.
                 if let k = watchedRun, specIndex[ev.op].map({ runOf[$0] }) != k {

@@ -213,17 +213,18 @@ struct TypedOperationTests {
         #expect(try String(contentsOf: log, encoding: .utf8).contains("--slots must be ≥ 1"))
     }
 
-    /// The wire form is enough for another language: a Python worker (examples/python/worker.py plus
-    /// two typed kinds, Tests/Fixtures/typed/typed_worker.py) serves `Square` and `Resize`, and the
+    /// The wire form is enough for another language: a Python worker (python/examples/worker.py plus
+    /// two typed kinds on the `opqueue` package, Tests/Fixtures/typed/typed_worker.py) serves `Square` and `Resize`, and the
     /// client gets values and the typed error as from a Swift worker.
     @Test func pythonWorkerServesTypedKinds() async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let local = try LocalCluster(heartbeatMs: 200)
         defer { local.stop() }
+        try PythonPackage.requireInterpreter()
         let python = try LocalCluster.launch(
-            executable: "/usr/bin/python3",
+            executable: PythonPackage.python,
             [root.appendingPathComponent("Tests/Fixtures/typed/typed_worker.py").path, local.endpoint, "--name", "py", "--slots", "2", "--seconds", "60"],
-            log: local.dir.appendingPathComponent("py.log"), env: ["PYTHONPATH": root.appendingPathComponent("examples/python").path])
+            log: local.dir.appendingPathComponent("py.log"))
         defer { kill(python.processIdentifier, SIGKILL); python.waitUntilExit() }
         try local.waitUntil("the Python worker registered", timeout: 20) { try local.workerList().contains { $0.name == "py" } }
         let remote = try RemoteCoordinator(endpoint: local.endpoint, timeout: .seconds(5))

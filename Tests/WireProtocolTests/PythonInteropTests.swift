@@ -2,16 +2,17 @@ import Foundation
 import Testing
 @testable import WireProtocol
 
-/// Proves that examples/python (written from docs/PROTOCOL.md) and this codec agree,
-/// both ways, field by field, without sockets. Fails — never skips — when Debian's
-/// python3 or its modules are missing.
+/// Proves that the `opqueue` Python package's codec (python/, written from docs/PROTOCOL.md) and this
+/// codec agree, both ways, field by field, without sockets (python/examples/interop.py). Fails — never
+/// skips — when the venv scripts/setup makes is missing.
 @Suite(.serialized) struct PythonInteropTests {
-    /// Debian's interpreter (the one with python3-zmq/python3-protobuf); OPQUEUE_PYTHON overrides it.
-    static let python = ProcessInfo.processInfo.environment["OPQUEUE_PYTHON"] ?? "/usr/bin/python3"
-    static let script = URL(fileURLWithPath: #filePath)
+    static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("examples/python/interop.py").path
-    static let install = "install Debian's python3 with python3-zmq and python3-protobuf (apt-get install python3 python3-zmq python3-protobuf)"
+    /// The venv's interpreter (the package installed in it); $OPQ_PYTHON overrides it.
+    static let python = ProcessInfo.processInfo.environment["OPQ_PYTHON"].flatMap { $0.isEmpty ? nil : $0 }
+        ?? root.appendingPathComponent(".venv-python/bin/python").path
+    static let script = root.appendingPathComponent("python/examples/interop.py").path
+    static let install = "run scripts/setup: it makes .venv-python with the opqueue package (pip install ./python)"
 
     /// Runs the script with `mode`, feeding `input`; returns (status, stdout, stderr). Bounded to 30 s.
     private func run(_ mode: String, input: String = "") throws -> (Int32, String, String) {

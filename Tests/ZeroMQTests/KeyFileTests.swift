@@ -99,6 +99,17 @@ struct KeyFileTests {
         #expect(EndpointScope.bindProblem("127.0.0.1:7600")?.contains("is not an endpoint") == true)
     }
 
+    /// The same checks for connecting, where a port of * means nothing.
+    @Test func connectEndpointsAreCheckedBeforeLibzmqSeesThem() {
+        for e in ["tcp://127.0.0.1:7600", "tcp://head.example:1", "tcp://[::1]:65535", "ipc:///tmp/x", "inproc://a"] {
+            #expect(EndpointScope.connectProblem(e) == nil, "\(e)")
+        }
+        #expect(EndpointScope.connectProblem("tcp://head:*")?.contains("'*' in tcp://head:* is not a port: give a number from 1 to 65535") == true)
+        #expect(EndpointScope.connectProblem("tcp://head")?.contains("has no port: give tcp://HOST:PORT (e.g. tcp://HEAD:7600)") == true)
+        #expect(EndpointScope.connectProblem("tcp://head:65536")?.contains("out of range") == true)
+        #expect(EndpointScope.connectProblem("pgm://x")?.contains("unknown transport 'pgm'") == true)
+    }
+
     @Test func endpointsOnlyThisMachineReachesAreLoopback() {
         for e in ["tcp://127.0.0.1:7600", "tcp://127.1.2.3:*", "tcp://localhost:1", "tcp://[::1]:7600", "ipc:///tmp/x", "inproc://a"] {
             #expect(EndpointScope.isLoopback(e), "\(e)")

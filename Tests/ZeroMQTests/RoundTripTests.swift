@@ -63,6 +63,23 @@ import ZeroMQ
         #expect(into.withUnsafeBytes { Array($0) } == [1, 2, 3])
     }
 
+    /// One body sent to several peers behind their own frames, content shared (the coordinator's EVENT
+    /// bodies): each peer gets the whole message; the original frame stays whole for the next send.
+    @Test func aSharedFrameGoesToSeveralPeersWhole() throws {
+        let ctx = try Context()
+        let a = try makeSocket(ctx, .pair), b = try makeSocket(ctx, .pair)
+        let c = try makeSocket(ctx, .pair), d = try makeSocket(ctx, .pair)
+        try b.connect(try bindAnywhere(a, tcp: true))
+        try d.connect(try bindAnywhere(c, tcp: true))
+        let payload = [UInt8](repeating: 7, count: 1_000)
+        let body = Frame(payload)
+        #expect(try a.sendMultipart([bytes("to b")], last: body.sharingContent()))
+        #expect(try c.sendMultipart([bytes("to d"), bytes("h")], last: body.sharingContent()))
+        #expect(body.bytes == payload, "the original keeps its content")
+        #expect(try b.receiveMultipart() == [bytes("to b"), payload])
+        #expect(try d.receiveMultipart() == [bytes("to d"), bytes("h"), payload])
+    }
+
     @Test func nonBlockingOnEmptyAndUnconnectedSockets() throws {
         let ctx = try Context()
         let dealer = try Socket(ctx, type: .dealer)

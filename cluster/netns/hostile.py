@@ -19,11 +19,9 @@ import sys
 import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "examples", "python"))
-import zmq  # noqa: E402
-import opqueue_pb2 as pb  # noqa: E402
-from opqueue_wire import decode, encode  # noqa: E402
+import zmq
+from opqueue import opqueue_pb2 as pb  # the package in python/ (scripts/setup installs it in .venv-python)
+from opqueue.wire import decode, encode
 
 endpoint, seconds = sys.argv[1], float(sys.argv[2])
 greedy_kinds = (sys.argv[3] if len(sys.argv) > 3 else "sleep,noop").split(",")

@@ -18,7 +18,8 @@ OPS="${OPQ_HOSTILE_OPS:-20000}"
 SECS="${OPQ_HOSTILE_SECONDS:-20}"
 MAX_RSS_MIB="${OPQ_HOSTILE_MAX_RSS_MIB:-256}"
 MAX_LOG_KIB="${OPQ_HOSTILE_MAX_LOG_KIB:-512}"
-PY=/usr/bin/python3
+# hostile.py speaks the protocol with the `opqueue` package: the venv scripts/setup makes holds it.
+PY="$HERE/../../.venv-python/bin/python"
 [ -x "$PY" ] || PY=python3
 export OPQ_NETNS_PREFIX=opqh OPQ_NETNS_STATE=/tmp/opqh-hostile
 HOSTS="$HERE/loopback-hosts.sh"

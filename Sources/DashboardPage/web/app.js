@@ -533,6 +533,7 @@ function opRow(op, now) {
 
 const DAG_CAP = 20000;         // ops fetched for one run's DAG at most
 const DAG_COLLAPSE_OVER = 300; // above this many ops, one box per layer
+const DAG_MAX_BOXES = 40;      // collapsed: more layers than this share boxes (a long chain is a few bands)
 
 const dagDrawn = { key: "" };   // what the DAG shows now, when it can no longer change
 
@@ -674,29 +675,39 @@ function drawDag(graph) {
   finishDag(width, height, [edges, nodes], graph.ops.length, false);
 }
 
-/** One box per layer with its ops' counts by state (a stacked bar); edges join layers that depend. */
+/**
+ * One box per layer with its ops' counts by state (a stacked bar); edges join layers that depend. With
+ * more than DAG_MAX_BOXES layers (a long chain), consecutive layers share a box ("layers 0–49").
+ */
 function drawCollapsedDag(graph) {
   const BOX_W = 170, BOX_H = 74;
-  const onPathLayer = new Set(graph.critical.map((v) => graph.layer[v]));
-  const groups = graph.layers.map((nodes, L) => {
-    const counts = {};
-    const queues = new Set();
+  const per = Math.max(1, Math.ceil(graph.layers.length / DAG_MAX_BOXES));
+  const band = (L) => Math.floor(L / per);
+  const groups = [];
+  graph.layers.forEach((nodes, L) => {
+    const g = groups[band(L)] ||= { B: band(L), first: L, last: L, n: 0, counts: {}, queues: new Set() };
+    g.last = L;
     for (const v of nodes) {
       const st = displayState(graph.ops[v]);
-      counts[st] = (counts[st] || 0) + 1;
-      queues.add(str(graph.ops[v].queue) || "default");
+      g.counts[st] = (g.counts[st] || 0) + 1;
+      g.queues.add(str(graph.ops[v].queue) || "default");
+      g.n += 1;
     }
-    return { L, n: nodes.length, counts, queues: [...queues] };
   });
+  for (const g of groups) g.queues = [...g.queues];
   const links = new Set();
-  graph.preds.forEach((ps, v) => ps.forEach((u) => links.add(`${graph.layer[u]}>${graph.layer[v]}`)));
-  const x = (L) => PAD + L * (BOX_W + COL_GAP);
+  graph.preds.forEach((ps, v) => ps.forEach((u) => {
+    if (band(graph.layer[u]) !== band(graph.layer[v])) links.add(`${band(graph.layer[u])}>${band(graph.layer[v])}`);
+  }));
+  const x = (B) => PAD + B * (BOX_W + COL_GAP);
   const edges = svg("g", { class: "edges" });
   for (const link of links) {
     const [a, b] = link.split(">").map(Number);
     const y1 = PAD + BOX_H / 2;
-    const crit = onPathLayer.has(a) && onPathLayer.has(b) && b === a + 1;
-    // Links skipping layers arc below the boxes so they stay visible.
+    // Every layer holds one op of the critical path (layers are longest-path depths), so boxes are
+    // not marked; the edges between consecutive boxes are.
+    const crit = b === a + 1;
+    // Links skipping boxes arc below them so they stay visible.
     const d = b === a + 1 ? `M${x(a) + BOX_W},${y1} L${x(b)},${y1}`
       : `M${x(a) + BOX_W / 2},${PAD + BOX_H} C${x(a) + BOX_W / 2},${PAD + BOX_H + 30 + 6 * (b - a)} ${x(b) + BOX_W / 2},${PAD + BOX_H + 30 + 6 * (b - a)} ${x(b) + BOX_W / 2},${PAD + BOX_H}`;
     edges.append(svg("path", { d, class: crit ? "edge critical" : "edge" }));
@@ -704,15 +715,14 @@ function drawCollapsedDag(graph) {
   const order = ["succeeded", "failed", "cancelled", "executing", "dispatched", "ready", "pending"];
   const boxes = svg("g", { class: "nodes" });
   for (const g of groups) {
+    const name = g.first === g.last ? `layer ${g.first}` : `layers ${g.first}–${g.last}`;
     const box = svg("g", {
-      // Every layer holds one op of the critical path (layers are longest-path depths), so boxes are
-      // not marked; the edges between consecutive layers on the path are.
-      class: "dag-group", "data-dag-item": "group", "data-layer": g.L,
-      "data-count": g.n, transform: `translate(${x(g.L)},${PAD})`,
+      class: "dag-group", "data-dag-item": "group", "data-layer": g.first, "data-last-layer": g.last,
+      "data-count": g.n, transform: `translate(${x(g.B)},${PAD})`,
     },
-      svg("title", {}, `layer ${g.L}: ${g.n} ops in ${g.queues.join(", ")}\n` + order.filter((s) => g.counts[s]).map((s) => `${s}: ${g.counts[s]}`).join("\n")),
+      svg("title", {}, `${name}: ${g.n} ops in ${g.queues.join(", ")}\n` + order.filter((s) => g.counts[s]).map((s) => `${s}: ${g.counts[s]}`).join("\n")),
       svg("rect", { width: BOX_W, height: BOX_H, rx: 6, class: "group-box" }),
-      svg("text", { x: 8, y: 18 }, `layer ${g.L}: ${fmtCount(g.n)} ops`),
+      svg("text", { x: 8, y: 18 }, `${name}: ${fmtCount(g.n)} ops`),
       svg("text", { x: 8, y: 34, class: "small" }, g.queues.slice(0, 3).join(", ") + (g.queues.length > 3 ? ", …" : "")));
     let off = 0;
     for (const s of order) {

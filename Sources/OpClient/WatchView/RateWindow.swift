@@ -7,17 +7,24 @@ public struct RateWindow: Sendable {
     /// Below this much history the rate is unknown: two samples 0.1 s apart say little.
     public let minimumSpan: Double
     private var samples: [(t: Double, count: UInt64)] = []
+    /// The last count as given, and what counts that went down have lost (added back: see `add`).
+    private var lastGiven: UInt64?
+    private var lost: UInt64 = 0
 
     public init(span: Double = 10, minimumSpan: Double = 1) {
         self.span = span
         self.minimumSpan = minimumSpan
     }
 
-    /// Records that `count` operations had finished at time `t`. A count that went down (a coordinator
-    /// that came back without its journal, a run evicted) starts the window afresh.
+    /// Records that `count` operations had finished at time `t`. A count that went down (a queue whose
+    /// finished runs were evicted, a coordinator that came back without its journal) keeps the window:
+    /// the drop is not progress, and the rate goes on from what it was. (Starting afresh made a queue's
+    /// rate cover only the last second or two after each eviction, unlike its runs' rates beside it.)
     public mutating func add(_ count: UInt64, at t: Double) {
-        if let last = samples.last, count < last.count || t < last.t { samples.removeAll() }
-        samples.append((t, count))
+        if let last = samples.last, t < last.t { samples.removeAll(); lost = 0 }
+        if let given = lastGiven, count < given { lost += given - count }
+        lastGiven = count
+        samples.append((t, count + lost))
         // Keep one sample at or before the window's start, so the rate covers the whole span.
         var drop = 0
         while samples.count - drop >= 2 && samples[drop + 1].t <= t - span { drop += 1 }

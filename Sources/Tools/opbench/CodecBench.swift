@@ -64,7 +64,32 @@ func runCodecBench(quick: Bool) -> [BenchResult] {
             ],
             note: "target ≥ 2M rec/s: \(rate >= 2_000_000 ? "met" : "NOT met")"))
     }
+    results.append(submitSendCost(seconds: seconds))
     return results
+}
+
+/// What a client spends per operation to send a SUBMIT of 8,192 `noop`s (as the e2e benchmark's
+/// client and opctl do): cutting the batch, then `encodeChecked` (validation, size bound, protobuf
+/// encode, the pre-scan of the encoded body), and each step alone, in ns per operation.
+private func submitSendCost(seconds: Double) -> BenchResult {
+    let n = WireLimits.maxBatchRecords
+    let ops = (0..<n).map { i in
+        var o = WireOperation()
+        o.id = "ind256-\(100_000 + i)"
+        o.kind = "noop"
+        o.queue = "e2e-independent-pf256"
+        return o
+    }
+    guard let message = Batcher.submits(ops, run: "b", appendAll: true).first else { fatalError("no SUBMIT") }
+    let perOp = { (rate: Double) in (1e9 / rate / Double(n) * 10).rounded() / 10 }
+    let split = measure(seconds: seconds) { _ = Batcher.submits(ops, run: "b", appendAll: true).count }
+    let validate = measure(seconds: seconds) { _ = try? WireCodec.validate(message) }
+    let encode = measure(seconds: seconds) { _ = WireCodec.encode(message).count }
+    let checked = measure(seconds: seconds) { _ = try? WireCodec.encodeChecked(message).count }
+    return BenchResult(suite: "wire", name: "submit_send_8192", fields: [
+        ("ops", Double(n)), ("split_ns_per_op", perOp(split)), ("validate_ns_per_op", perOp(validate)),
+        ("encode_ns_per_op", perOp(encode)), ("encode_checked_ns_per_op", perOp(checked)),
+    ], note: "client side of one SUBMIT, ns per operation")
 }
 
 /// Best of 3 runs of `body` for about `seconds` each, in iterations per second

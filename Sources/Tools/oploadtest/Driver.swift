@@ -226,7 +226,8 @@ final class Driver {
     func absorb(_ events: [WireEvent]) {
         let t = monotonicMicros()
         for e in events {
-            if e.sequence != lastSequence + 1 { eventGaps += 1 }
+            // A stream is shared by watchers of the same filters: its first number here may be any.
+            if lastSequence != 0 && e.sequence != lastSequence + 1 { eventGaps += 1 }
             lastSequence = e.sequence
             guard e.run == runName, e.opID.hasPrefix(template.idPrefix) else { continue }
             lastState[e.opID] = e.state

@@ -1,27 +1,27 @@
-#!/usr/bin/python3
-"""examples/python/worker.py plus two typed kinds, written from docs/HANDLERS.md ("The wire form") alone:
-`Square` ({"n": N} -> N*N as JSON) and `Resize` ({"side": S, "format": F} -> "SxS" as JSON, or the typed
-failure `ResizeError.tooSmall(side:)` in an `opq-typed/1` line). Same arguments as worker.py; PYTHONPATH
-must hold examples/python. (TypedOperationTests.pythonWorkerServesTypedKinds.)"""
-import json
+#!/usr/bin/env python3
+"""python/examples/worker.py plus two typed kinds, on the `opqueue` package, written from docs/HANDLERS.md
+("The wire form"): `Square` ({"n": N} -> N*N as JSON) and `Resize` ({"side": S, "format": F} -> "SxS" as
+JSON, or the typed failure `ResizeError.tooSmall(side:)`). Same arguments as worker.py; run with the venv
+scripts/setup makes. (TypedOperationTests.pythonWorkerServesTypedKinds.)"""
+import os
+import sys
 
-import worker
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "python", "examples"))
 
-
-def run_typed(part, fallback=worker.run_part):
-    rec = part.rec
-    if rec.kind == "Square":
-        n = json.loads(rec.payload)["n"]
-        return {"succeeded": json.dumps(n * n).encode()}
-    if rec.kind == "Resize":
-        r = json.loads(rec.payload)
-        if r["side"] < 16:
-            line = json.dumps({"error": "failure", "type": "ResizeError", "value": {"tooSmall": {"side": r["side"]}}})
-            return {"failed": "tooSmall(side: %d)\nopq-typed/1 %s" % (r["side"], line)}
-        return {"succeeded": json.dumps("%dx%d" % (r["side"], r["side"])).encode()}
-    return fallback(part)
+import worker  # noqa: E402  python/examples/worker.py
+from opqueue import TypedFailure  # noqa: E402
 
 
-worker.KINDS += ["Square", "Resize"]
-worker.run_part = run_typed
-worker.main()
+def typed(w):
+    @w.operation("Square")
+    def square(p):
+        return p["n"] * p["n"]
+
+    @w.operation("Resize")
+    def resize(p):
+        if p["side"] < 16:
+            raise TypedFailure("tooSmall(side: %d)" % p["side"], "ResizeError", {"tooSmall": {"side": p["side"]}})
+        return "%dx%d" % (p["side"], p["side"])
+
+
+sys.exit(worker.main(extend=typed))

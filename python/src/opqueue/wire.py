@@ -3,9 +3,14 @@
 A message is two ZeroMQ frames: an 8-byte header and a protobuf body.
 Header: b"OQ", version (1), command code, request id (uint32 big-endian).
 """
-import struct
+from __future__ import annotations
 
-import opqueue_pb2 as pb
+import struct
+from typing import Any, Sequence
+
+from google.protobuf.message import Message
+
+from . import opqueue_pb2 as pb
 
 SIGNATURE = b"OQ"
 VERSION = 1
@@ -13,7 +18,7 @@ HEADER_SIZE = 8
 MAX_BODY_SIZE = 16 << 20
 
 # command code -> (name, body message class or None for an empty body)
-COMMANDS = {
+COMMANDS: dict[int, tuple[str, Any]] = {
     0x01: ("HELLO", pb.Hello), 0x02: ("WELCOME", pb.Welcome), 0x03: ("REJECT", pb.Reject),
     0x04: ("CREDIT", pb.Credit), 0x05: ("DISPATCH", pb.Dispatch), 0x06: ("STARTED", pb.Started),
     0x07: ("PROGRESS", pb.Progress), 0x08: ("FINISHED", pb.Finished), 0x09: ("CANCEL", pb.Cancel),
@@ -31,11 +36,11 @@ COMMANDS = {
 CODE = {name: code for code, (name, _) in COMMANDS.items()}
 
 
-class WireError(Exception):
+class WireError(ValueError):
     """A frame sequence that is not a valid v1 message."""
 
 
-def encode(name, body=None, request_id=0):
+def encode(name: str, body: Message | None = None, request_id: int = 0) -> list[bytes]:
     """Frames [header, body] for command `name` (e.g. "HELLO") and protobuf `body`."""
     code = CODE[name]
     if body is None:
@@ -44,7 +49,7 @@ def encode(name, body=None, request_id=0):
     return [header, body.SerializeToString()]
 
 
-def decode(frames):
+def decode(frames: Sequence[bytes]) -> tuple[str, int, Any]:
     """(name, request_id, body message) or raises WireError."""
     if len(frames) < 1 or len(frames[0]) < HEADER_SIZE:
         raise WireError("truncated")

@@ -6,34 +6,41 @@ secret key file and the coordinator's public key (the 40 characters, or a file h
 --key / --coordinator-key or $OPQ_KEY / $OPQ_COORDINATOR_KEY; neither means no keys (a loopback or
 --insecure coordinator), one without the other is a mistake.
 
-    keys = resolve(args.key, args.coordinator_key)   # None or Keys; raises KeyFileError
-    watch = prepare(sock, keys)                     # before sock.connect(...)
-    why = watch.refusal()                           # "authentication failed: ..." or None
+    keys = resolve(key, coordinator_key)   # None or Keys; raises KeyFileError
+    watch = prepare(sock, keys)            # before sock.connect(...); sock may be a zmq.asyncio socket
+    why = watch.refusal()                  # "authentication failed: ..." or None (never blocks)
 """
+from __future__ import annotations
+
+import argparse
+import itertools
 import os
 import stat
+from typing import Mapping
 
 import zmq
 from zmq.utils import z85
 from zmq.utils.monitor import recv_monitor_message
+
+from .errors import OpqueueError
 
 Z85_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#")
 MAX_FILE = 64 << 10
 MAKE = "key files are made by 'opctl keys new PATH'"
 
 
-class KeyFileError(Exception):
+class KeyFileError(OpqueueError):
     """Why keys cannot be used, with what to do about it (str(e) is the whole message)."""
 
 
 class Keys:
     """A client's CURVE keys: its secret and public key and the coordinator's public key (Z85 bytes)."""
 
-    def __init__(self, secret, public, server):
+    def __init__(self, secret: bytes, public: bytes, server: bytes) -> None:
         self.secret, self.public, self.server = secret, public, server
 
 
-def _z85_key(text):
+def _z85_key(text: str) -> bytes | None:
     """The 32-byte key's Z85 text as bytes, or None if `text` is not one."""
     if len(text) != 40 or not set(text) <= Z85_CHARS:
         return None
@@ -45,7 +52,7 @@ def _z85_key(text):
     return text.encode()
 
 
-def _key_line(text):
+def _key_line(text: str) -> str | None:
     """The first line that is not blank or a `#` comment."""
     for line in text.split("\n"):
         t = line.strip()
@@ -54,7 +61,7 @@ def _key_line(text):
     return None
 
 
-def _read(path):
+def _read(path: str) -> str:
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_FILE + 1)
@@ -65,7 +72,7 @@ def _read(path):
     return data.decode("utf-8", errors="replace")
 
 
-def load_secret(path):
+def load_secret(path: str) -> tuple[bytes, bytes]:
     """(secret, public) Z85 bytes of the key pair whose secret half is in `path`."""
     try:
         st = os.stat(path)
@@ -88,7 +95,7 @@ def load_secret(path):
     return secret, zmq.curve_public(secret)
 
 
-def load_public(key_or_path):
+def load_public(key_or_path: str) -> bytes:
     """Z85 bytes of a public key given as its 40 characters or as the path of a file holding them."""
     given = key_or_path.strip()
     # Z85 has '/' and '.' in it, so a key can look like a path: a file that exists wins.
@@ -107,7 +114,8 @@ def load_public(key_or_path):
     return key
 
 
-def resolve(key=None, coordinator_key=None, environ=None):
+def resolve(key: str | None = None, coordinator_key: str | None = None,
+            environ: Mapping[str, str] | None = None) -> Keys | None:
     """Keys from the flags, else $OPQ_KEY / $OPQ_COORDINATOR_KEY; None when neither is given."""
     env = os.environ if environ is None else environ
     secret_path = key or env.get("OPQ_KEY") or None
@@ -132,19 +140,28 @@ class HandshakeWatch:
     EVENTS = (zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
               | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_DISCONNECTED)
 
-    def __init__(self, sock, keyed, who):
+    _numbers = itertools.count()
+
+    def __init__(self, sock: zmq.Socket, keyed: bool, who: str) -> None:
         self.keyed, self.who = keyed, who
-        self.socket = sock.get_monitor_socket(self.EVENTS)  # a PAIR socket; poll it with the main one
+        # A plain (blocking-API) PAIR socket on the same context, also for a zmq.asyncio socket, so
+        # refusal() can drain it without an event loop.
+        address = "inproc://opqueue-monitor-%d-%d" % (os.getpid(), next(self._numbers))
+        sock.monitor(address, self.EVENTS)
+        self.socket: zmq.Socket = zmq.Context.shadow(sock.context.underlying).socket(zmq.PAIR)
+        self.socket.connect(address)
         self.closes = 0  # connections closed during the handshake, in a row
         self.up = False
+        self.handshakes = 0  # handshakes that succeeded: a new one after the first is a reconnection
 
-    def refusal(self):
+    def refusal(self) -> str | None:
         """Drains the monitor; "authentication failed: WHY" once the coordinator refused us, else None."""
         while self.socket.poll(0):
             ev = recv_monitor_message(self.socket)
             kind, value = ev["event"], ev["value"]
             if kind == zmq.EVENT_HANDSHAKE_SUCCEEDED:
                 self.up, self.closes = True, 0
+                self.handshakes += 1
             elif kind == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
                 return "authentication failed: " + (
                     "the coordinator does not allow this %s's key (status %d): ask its operator to add the "
@@ -168,11 +185,11 @@ class HandshakeWatch:
                                 "CURVE handshake: --coordinator-key is probably not its public key")
         return None
 
-    def close(self):
+    def close(self) -> None:
         self.socket.close(linger=0)
 
 
-def prepare(sock, keys, who="client"):
+def prepare(sock: zmq.Socket, keys: Keys | None, who: str = "client") -> HandshakeWatch:
     """Sets `sock`'s CURVE keys (if any) and starts watching its handshakes; call before connect."""
     if keys is not None:
         sock.curve_secretkey = keys.secret
@@ -181,7 +198,7 @@ def prepare(sock, keys, who="client"):
     return HandshakeWatch(sock, keys is not None, who)
 
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     """--key and --coordinator-key for an argparse parser."""
     parser.add_argument("--key", metavar="PATH",
                         help="this program's secret key file, made by 'opctl keys new PATH' (or $OPQ_KEY)")

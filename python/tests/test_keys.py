@@ -1,21 +1,17 @@
-#!/usr/bin/python3
-"""Unit tests of opqueue_keys (key files, as Sources/ZeroMQ/KeyFile.swift loads them, and handshake
+"""Unit tests of opqueue.keys (key files, as Sources/ZeroMQ/KeyFile.swift loads them, and handshake
 refusals), without a coordinator: a pyzmq CURVE server with a ZAP authenticator stands in for it.
 
-    /usr/bin/python3 examples/python/test_keys.py      (run by Tests/IntegrationTests/PythonWorkerTests)
+    pytest python/tests/test_keys.py      (in the venv scripts/setup makes; scripts/test runs it)
 """
 import os
-import sys
 import tempfile
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import zmq
+from zmq.auth.thread import ThreadAuthenticator
 
-import zmq  # noqa: E402
-from zmq.auth.thread import ThreadAuthenticator  # noqa: E402
-
-import opqueue_keys as k  # noqa: E402
+import opqueue.keys as k
 
 
 def write(path, text, mode):

@@ -1,5 +1,5 @@
-#!/usr/bin/python3
-"""Interop check between this Python implementation and the Swift codec.
+#!/usr/bin/env python3
+"""Interop check between the `opqueue` package's codec (opqueue.wire) and the Swift codec.
 
     interop.py emit   prints "NAME HEADER_HEX BODY_HEX" per fixture (Python-encoded)
     interop.py check  reads such lines (Swift-encoded) on stdin, decodes each and
@@ -11,15 +11,12 @@ The fixtures repeat, value for value, those of Tests/WireProtocolTests/Fixtures.
 import sys
 
 try:
-    import zmq  # noqa: F401  (the worker needs it; fail here so the test says so)
-    import google.protobuf  # noqa: F401
+    from opqueue import opqueue_pb2 as pb
+    from opqueue.wire import WireError, decode, encode
 except ImportError as e:
-    print("MISSING %s: install Debian's python3-zmq and python3-protobuf "
-          "(apt-get install python3-zmq python3-protobuf)" % e.name, file=sys.stderr)
+    print("MISSING %s: run it with the venv scripts/setup makes (.venv-python/bin/python), or "
+          "pip install ./python" % e.name, file=sys.stderr)
     sys.exit(3)
-
-import opqueue_pb2 as pb
-from opqueue_wire import WireError, decode, encode
 
 
 def dispatch_record(i):

@@ -1,0 +1,732 @@
+"""Clients: `AsyncClient` (asyncio) and `Client` (the same, blocking, on a private event loop thread).
+
+    with Client("tcp://coordinator:7600") as client:
+        run = client.run()
+        dl = run.add("download", payload={"url": u})
+        op = run.add("resize", payload={"side": 128}, after=[dl], priority="high", retries=3, queue="images")
+        run.submit()
+        print(op.result(timeout=60))     # the result, JSON-decoded (bytes when it is not JSON)
+
+One DEALER socket per client; requests carry ids and their replies are matched by id, so many may be
+outstanding (from many threads with `Client`, many tasks with `AsyncClient`).
+"""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import secrets
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence, TypeVar
+
+import zmq
+import zmq.asyncio
+
+from . import codec
+from . import keys as keyfiles
+from . import opqueue_pb2 as pb
+from .errors import (AuthenticationFailed, OperationCancelled, OperationFailed, OpqueueError, RequestRefused,
+                     SubmitRejected, Timeout, Unauthorized, UnknownOperation)
+from .wire import WireError, decode, encode
+
+__all__ = ["AsyncClient", "Client", "Run", "Op", "AsyncRun", "AsyncOp", "OpStatus", "Outcome", "Event",
+           "PRIORITIES", "QOS", "Watch", "WatchStream", "WaitResult"]
+
+PRIORITIES = {"veryLow": -8, "low": -4, "normal": 0, "high": 4, "veryHigh": 8}
+QOS = {"userInteractive": pb.QOS_USER_INTERACTIVE, "userInitiated": pb.QOS_USER_INITIATED, "default": pb.QOS_DEFAULT,
+       "utility": pb.QOS_UTILITY, "background": pb.QOS_BACKGROUND}
+STATES = {pb.OP_STATE_PENDING: "pending", pb.OP_STATE_READY: "ready", pb.OP_STATE_DISPATCHED: "dispatched",
+          pb.OP_STATE_EXECUTING: "executing", pb.OP_STATE_FINISHED: "finished", pb.OP_STATE_UNSPECIFIED: "unknown"}
+SUBMIT_BATCH = 4096
+T = TypeVar("T")
+
+
+def priority_value(p: int | str) -> int:
+    if isinstance(p, str):
+        if p not in PRIORITIES:
+            raise ValueError("priority %r is not one of %s" % (p, ", ".join(PRIORITIES)))
+        return PRIORITIES[p]
+    if p not in PRIORITIES.values():
+        raise ValueError("priority %r is not one of -8, -4, 0, 4, 8" % p)
+    return p
+
+
+def qos_value(q: str | None) -> Any:  # a QoS enum value
+    if q is None:
+        return pb.QOS_UNSPECIFIED
+    if q not in QOS:
+        raise ValueError("qos %r is not one of %s" % (q, ", ".join(QOS)))
+    return QOS[q]
+
+
+# -- what replies say, as plain Python
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A finished operation: `status` is "succeeded", "failed" or "cancelled"; `result` the decoded
+    result (JSON, else bytes; None when empty), `error` the failure or cancel text."""
+    op_id: str
+    run: str
+    status: str
+    result: Any = None
+    raw: bytes = b""
+    error: str = ""
+
+    @staticmethod
+    def of(op_id: str, run: str, o: Any) -> "Outcome":
+        which = o.WhichOneof("result")
+        if which == "succeeded":
+            return Outcome(op_id, run, "succeeded", codec.decode_value(o.succeeded), bytes(o.succeeded))
+        if which == "failed":
+            return Outcome(op_id, run, "failed", error=o.failed)
+        if which == "cancelled":
+            return Outcome(op_id, run, "cancelled", error=o.cancelled)
+        return Outcome(op_id, run, "unknown")
+
+    def value(self) -> Any:
+        """The result, or OperationFailed / OperationCancelled."""
+        if self.status == "succeeded":
+            return self.result
+        if self.status == "failed":
+            raise OperationFailed(self.op_id, self.error)
+        if self.status == "cancelled":
+            raise OperationCancelled(self.op_id, self.error)
+        raise OpqueueError("operation %s has no outcome" % self.op_id)
+
+
+@dataclass(frozen=True)
+class OpStatus:
+    id: str
+    run: str
+    queue: str
+    state: str                  # pending, ready, dispatched, executing, finished
+    cancelled: bool
+    attempts: int
+    worker_id: str
+    error: str
+    outcome: Outcome | None     # when finished
+    attempt_errors: list[str] = field(default_factory=list)
+    priority: int = 0
+
+    @staticmethod
+    def of(s: Any) -> "OpStatus":
+        finished = s.state == pb.OP_STATE_FINISHED
+        return OpStatus(s.id, s.run, s.queue, STATES.get(s.state, "unknown"), s.cancelled, s.attempts, s.worker_id,
+                        s.error, Outcome.of(s.id, s.run, s.outcome) if finished else None, list(s.attempt_errors),
+                        s.priority)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One state change from `watch` (PROTOCOL.md §5.22); `outcome` when state is "finished"."""
+    sequence: int
+    op_id: str
+    run: str
+    state: str
+    cancelled: bool
+    attempt: int
+    worker_id: str
+    outcome: Outcome | None
+    fraction: float
+    message: str
+
+    @staticmethod
+    def of(e: Any) -> "Event":
+        finished = e.state == pb.OP_STATE_FINISHED
+        return Event(e.sequence, e.op_id, e.run, STATES.get(e.state, "unknown"), e.cancelled, e.attempt, e.worker_id,
+                     Outcome.of(e.op_id, e.run, e.outcome) if finished else None, e.fraction, e.message)
+
+
+@dataclass(frozen=True)
+class WaitResult:
+    finished: bool
+    outcomes: dict[str, Outcome]
+    pending: list[str]
+    succeeded: int
+    failed: int
+    cancelled: int
+
+
+# -- graphs built in code
+
+
+class _RunBase:
+    """Operations added since the last submit; `submit` sends them (one keyed SUBMIT per 4,096)."""
+
+    def __init__(self, name: str | None, queues: Sequence[dict[str, Any]] = ()) -> None:
+        self.name = name or ""
+        self.id = ""  # known after the first submit
+        self._pending: list[pb.Operation] = []
+        self._queues = [_queue_settings(q) for q in queues]
+        self._ids: set[str] = set()
+        self._counter = itertools.count(1)
+        self._submitted = False
+
+    def _add(self, kind: str, id: str | None, payload: Any, after: Iterable[Any], priority: int | str,
+             retries: int, queue: str, name: str, parts: int, requires: Iterable[str], timeout: float | None,
+             policy: str, loss_retries: int | None, retry_delay: float | None, retry_delay_max: float | None,
+             qos: str | None, barrier: bool) -> str:
+        op_id = id or "%s-%d" % (kind, next(self._counter))
+        while id is None and op_id in self._ids:
+            op_id = "%s-%d" % (kind, next(self._counter))
+        if op_id in self._ids:
+            raise ValueError("operation id %r is in this run already" % op_id)
+        if policy not in ("finished", "succeeded"):
+            raise ValueError("policy must be 'finished' or 'succeeded', not %r" % policy)
+        o = pb.Operation(id=op_id, kind=kind, payload=codec.encode_value(payload), priority=priority_value(priority),
+                         retries=retries, queue=queue, name=name, parts=parts, requires=list(requires),
+                         qos=qos_value(qos), barrier=barrier,
+                         policy=pb.DEPENDENCY_POLICY_SUCCEEDED if policy == "succeeded" else pb.DEPENDENCY_POLICY_FINISHED,
+                         after=[_dependency_id(a, self) for a in after])
+        if timeout is not None:
+            o.timeout_us = int(timeout * 1e6)
+        if loss_retries is not None:
+            o.loss_retries = loss_retries
+        if retry_delay is not None:
+            o.retry_delay_us = int(retry_delay * 1e6)
+        if retry_delay_max is not None:
+            o.retry_delay_max_us = int(retry_delay_max * 1e6)
+        self._ids.add(op_id)
+        self._pending.append(o)
+        return op_id
+
+    def _batches(self) -> list[pb.Submit]:
+        ops, self._pending = self._pending, []
+        batches = []
+        for i in range(0, max(len(ops), 1), SUBMIT_BATCH):
+            batches.append(pb.Submit(operations=ops[i:i + SUBMIT_BATCH], queues=self._queues if i == 0 else []))
+        self._queues = []
+        return batches
+
+
+def _dependency_id(a: Any, run: _RunBase) -> str:
+    if isinstance(a, (Op, AsyncOp)):
+        if a.run is run:
+            return a.id
+        if not a.run.id:
+            raise ValueError("%s belongs to a run not submitted yet: submit it first" % a.id)
+        return "%s/%s" % (a.run.id, a.id)
+    if isinstance(a, str):
+        return a
+    raise TypeError("after takes ops or op ids, not %s" % type(a).__name__)
+
+
+def _queue_settings(q: dict[str, Any]) -> pb.QueueSettings:
+    s = pb.QueueSettings(name=q["name"])
+    limit = q.get("maxConcurrent", q.get("max_concurrent"))
+    if limit is not None:
+        s.max_concurrent = int(limit)
+    if "suspended" in q:
+        s.suspended = bool(q["suspended"])
+    if "qos" in q:
+        s.qos = qos_value(q["qos"])
+    return s
+
+
+class AsyncRun(_RunBase):
+    def __init__(self, client: "AsyncClient", name: str | None, queues: Sequence[dict[str, Any]] = ()) -> None:
+        super().__init__(name, queues)
+        self.client = client
+
+    def add(self, kind: str, payload: Any = None, *, id: str | None = None, after: Iterable[Any] = (),
+            priority: int | str = 0, retries: int = 0, queue: str = "", name: str = "", parts: int = 1,
+            requires: Iterable[str] = (), timeout: float | None = None, policy: str = "finished",
+            loss_retries: int | None = None, retry_delay: float | None = None, retry_delay_max: float | None = None,
+            qos: str | None = None, barrier: bool = False) -> "AsyncOp":
+        """Adds an operation (sent by the next `submit`). `payload`: bytes as they are, anything else as
+        JSON. `after`: ops (or ids) it depends on. `timeout`, `retry_delay`: seconds."""
+        op_id = self._add(kind, id, payload, after, priority, retries, queue, name, parts, requires, timeout, policy,
+                          loss_retries, retry_delay, retry_delay_max, qos, barrier)
+        return AsyncOp(self, op_id)
+
+    async def submit(self, timeout: float | None = None) -> "AsyncRun":
+        for batch in self._batches():
+            if not batch.operations:
+                break
+            batch.run = self.id or self.name
+            batch.append = self._submitted or False
+            reply = await self.client._submit(batch, timeout)
+            self.id, self._submitted = reply.run, True
+        return self
+
+    async def wait(self, timeout: float | None = None) -> WaitResult:
+        """Waits for every operation of the run (the whole run, also ops added by other clients)."""
+        return await self.client.wait(run=self.id, timeout=timeout)
+
+    async def cancel(self, reason: str = "") -> int:
+        return await self.client.cancel(run=self.id, reason=reason)
+
+
+class AsyncOp:
+    def __init__(self, run: AsyncRun, op_id: str) -> None:
+        self.run, self.id = run, op_id
+
+    def __repr__(self) -> str:
+        return "AsyncOp(%s/%s)" % (self.run.id or "?", self.id)
+
+    async def outcome(self, timeout: float | None = None) -> Outcome:
+        r = await self.run.client.wait([self.id], run=self.run.id, timeout=timeout)
+        if not r.finished:
+            raise Timeout("operation %s/%s has not finished within %g s" % (self.run.id, self.id, timeout or 0))
+        return r.outcomes[self.id]
+
+    async def result(self, timeout: float | None = None) -> Any:
+        """The result (JSON-decoded, else bytes); OperationFailed, OperationCancelled or Timeout."""
+        return (await self.outcome(timeout)).value()
+
+    async def cancel(self, reason: str = "", cascade: bool = False) -> int:
+        return await self.run.client.cancel([self.id], run=self.run.id, reason=reason, cascade=cascade)
+
+    async def status(self) -> OpStatus:
+        return (await self.run.client.status([self.id], run=self.run.id))[0]
+
+
+class AsyncClient:
+    """An asyncio client. `key`/`coordinator_key`: CURVE key files (else $OPQ_KEY/$OPQ_COORDINATOR_KEY,
+    else none). `timeout`: seconds to wait for each reply (waits add their own). `resend_after`: a
+    SUBMIT (always keyed) not answered this long is sent again, as opctl does after a lost reply: the
+    coordinator applies a key once."""
+
+    def __init__(self, endpoint: str, *, key: str | None = None, coordinator_key: str | None = None,
+                 timeout: float = 30.0, resend_after: float = 5.0, submitter: str | None = None) -> None:
+        self.endpoint, self.timeout, self.resend_after = endpoint, timeout, resend_after
+        self.submitter = submitter or "%s@%s" % (os.environ.get("USER", "?"), socket.gethostname())
+        self._keys = keyfiles.resolve(key, coordinator_key)  # KeyFileError now, not at the first request
+        self._sock: zmq.asyncio.Socket | None = None
+        self._ids = itertools.count(1)
+        self._replies: dict[int, asyncio.Future[tuple[str, Any]]] = {}
+        self._streams: dict[int, asyncio.Queue[tuple[str, Any]]] = {}
+        self._reader: asyncio.Task[None] | None = None
+        self.duplicates = 0  # SUBMITs the coordinator had applied already (a re-send after a lost reply)
+
+    async def __aenter__(self) -> "AsyncClient":
+        self._open()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+    def _open(self) -> zmq.asyncio.Socket:
+        if self._sock is None:
+            self._ctx = zmq.asyncio.Context()
+            self._sock = self._ctx.socket(zmq.DEALER)
+            self._sock.setsockopt(zmq.LINGER, 0)
+            self._watch = keyfiles.prepare(self._sock, self._keys, who="client")
+            self._sock.connect(self.endpoint)
+            self._reader = asyncio.ensure_future(self._read())
+        return self._sock
+
+    async def close(self) -> None:
+        if self._sock is None:
+            return
+        if self._reader is not None:
+            self._reader.cancel()
+        self._watch.close()
+        self._sock.close(linger=0)
+        self._ctx.term()
+        self._sock = None
+
+    async def _read(self) -> None:
+        assert self._sock is not None
+        while True:
+            frames = await self._sock.recv_multipart()
+            try:
+                name, rid, msg = decode(frames)
+            except WireError:
+                continue
+            stream = self._streams.get(rid)
+            if stream is not None:
+                stream.put_nowait((name, msg))
+                continue
+            f = self._replies.pop(rid, None)
+            if f is not None and not f.done():
+                f.set_result((name, msg))
+
+    def _refused(self, name: str) -> None:
+        why = self._watch.refusal()
+        if why is not None:
+            raise AuthenticationFailed("%s at %s" % (why, self.endpoint), "UNAUTHORIZED")
+
+    async def request(self, name: str, body: Any, reply: str, extra: float = 0.0, resend: bool = False) -> Any:
+        """Sends `name` and returns the body of its `reply`; ERROR becomes RequestRefused (or a subclass).
+        `resend`: send the same bytes again every `resend_after` s until answered (keyed SUBMIT only)."""
+        sock = self._open()
+        rid = next(self._ids) & 0xFFFFFFFF
+        frames = encode(name, body, rid)
+        future: asyncio.Future[tuple[str, Any]] = asyncio.get_running_loop().create_future()
+        self._replies[rid] = future
+        deadline = time.monotonic() + self.timeout + extra
+        sent_at = time.monotonic()
+        handshakes = self._watch.handshakes
+        try:
+            await sock.send_multipart(frames)
+            while not future.done():
+                self._refused(name)
+                now = time.monotonic()
+                if now >= deadline:
+                    raise Timeout("no reply to %s from %s within %g s" % (name, self.endpoint, self.timeout + extra))
+                # A reconnection (a new handshake) or a quiet while may mean the reply was lost.
+                if resend and (now - sent_at >= self.resend_after + extra or self._watch.handshakes > handshakes > 0):
+                    await sock.send_multipart(frames)
+                    sent_at, handshakes = now, self._watch.handshakes
+                await asyncio.wait([future], timeout=min(0.1, deadline - now))
+        finally:
+            self._replies.pop(rid, None)
+        got, msg = future.result()
+        if got == "ERROR":
+            raise _refusal(name, msg)
+        if got != reply:
+            raise OpqueueError("%s: expected %s, got %s" % (name, reply, got))
+        return msg
+
+    # -- runs and operations
+
+    def run(self, name: str | None = None, queues: Sequence[dict[str, Any]] = ()) -> AsyncRun:
+        """A new run (named by the coordinator unless `name` is given); `queues`: settings applied with
+        its first SUBMIT, e.g. [{"name": "images", "maxConcurrent": 2}]."""
+        return AsyncRun(self, name, queues)
+
+    async def _submit(self, s: pb.Submit, timeout: float | None) -> Any:
+        s.submitter = self.submitter
+        s.submission_key = secrets.token_hex(16)  # one per batch: re-sent as it is (PROTOCOL.md §5.13)
+        extra = 0.0 if timeout is None else max(0.0, timeout - self.timeout)
+        r = await self.request("SUBMIT", s, "SUBMIT-REPLY", extra=extra, resend=True)
+        if not r.accepted:
+            raise SubmitRejected([{"op_id": e.op_id, "problem": pb.SubmitProblem.Name(e.problem), "field": e.field,
+                                   "message": e.message, "related": list(e.related)} for e in r.errors])
+        if r.duplicate:
+            self.duplicates += 1
+        return r
+
+    async def submit_file(self, path: str, run: str | None = None) -> AsyncRun:
+        """Submits a graph file (docs/GRAPHS.md: JSON, or YAML with PyYAML installed) as a new run."""
+        from .graph import load_graph
+        queues, ops = load_graph(path)
+        r = self.run(run, queues)
+        for o in ops:
+            if o.id in r._ids:
+                raise ValueError("%s: operation id %r is repeated" % (path, o.id))
+            r._ids.add(o.id)
+            r._pending.append(o)
+        return await r.submit()
+
+    async def wait(self, ops: Sequence[str] = (), *, run: str = "", queue: str = "", timeout: float | None = None,
+                   results: bool = True) -> WaitResult:
+        """Waits until the ops (or the run, or the queue) finished, at most `timeout` s (None: no bound)."""
+        w = pb.Wait(op_ids=list(ops), run=run, queue=queue, with_results=results)
+        if timeout is not None:
+            w.timeout_us = int(max(0.0, timeout) * 1e6)
+        extra = 10 * 365 * 86400.0 if timeout is None else timeout
+        r = await self.request("WAIT", w, "WAIT-REPLY", extra=extra)
+        outcomes = {}
+        for o in r.outcomes:
+            outcomes[o.op_id.rpartition("/")[2] if o.run and o.op_id.startswith(o.run + "/") else o.op_id] = \
+                Outcome.of(o.op_id, o.run, o.outcome)
+        return WaitResult(r.finished, outcomes, list(r.pending), r.succeeded_count, r.failed_count, r.cancelled_count)
+
+    async def status(self, ops: Sequence[str] = (), *, run: str = "", queue: str = "", results: bool = True,
+                     limit: int = 0) -> list[OpStatus]:
+        """Status of the ops (or of a run's or queue's ops), every page; UnknownOperation names unknown ids."""
+        out: list[OpStatus] = []
+        after = ""
+        while True:
+            r = await self.request("STATUS", pb.Status(op_ids=list(ops), run=run, queue=queue, with_results=results,
+                                                       ops=True, after=after, limit=limit), "STATUS-REPLY")
+            if r.not_found:
+                raise UnknownOperation("unknown operation(s): %s" % ", ".join(r.not_found), "NOT_FOUND", r.not_found[0])
+            out += [OpStatus.of(s) for s in r.ops]
+            if not r.next_after or ops:
+                return out
+            after = r.next_after
+
+    async def runs(self, limit: int = 0) -> list[Any]:
+        """The retained runs, newest first (RunInfo messages: id, submitter, total, succeeded, failed…)."""
+        return list((await self.request("RUNS", pb.Runs(limit=limit), "RUNS-REPLY")).runs)
+
+    async def workers(self) -> list[Any]:
+        """The registered workers (WorkerInfo messages: worker_id, name, slots, kinds, running…)."""
+        return list((await self.request("WORKERS", pb.Workers(), "WORKERS-REPLY")).workers)
+
+    async def cancel(self, ops: Sequence[str] = (), *, run: str = "", queue: str = "", reason: str = "",
+                     cascade: bool = False) -> int:
+        """Cancels ops (ids resolved in `run`), a whole run, or every op of a queue."""
+        r = await self.request("CANCEL-OPS", pb.CancelOps(op_ids=list(ops), run=run, queue=queue, reason=reason,
+                                                          cascade=cascade), "ACK")
+        return r.affected
+
+    async def suspend(self, queue: str) -> None:
+        await self.request("QUEUE", pb.QueueControl(settings=pb.QueueSettings(name=queue, suspended=True)), "ACK")
+
+    async def resume(self, queue: str) -> None:
+        await self.request("QUEUE", pb.QueueControl(settings=pb.QueueSettings(name=queue, suspended=False)), "ACK")
+
+    async def limit(self, queue: str, max_concurrent: int | None) -> None:
+        """Caps the queue's running operations cluster-wide (None: unlimited)."""
+        n = -1 if max_concurrent is None else max_concurrent
+        await self.request("QUEUE", pb.QueueControl(settings=pb.QueueSettings(name=queue, max_concurrent=n)), "ACK")
+
+    async def set_priority(self, ops: Sequence[str], priority: int | str, *, run: str = "", inherit: bool = False) -> int:
+        r = await self.request("SET-PRIORITY", pb.SetPriority(op_ids=list(ops), priority=priority_value(priority),
+                                                              run=run, inherit=inherit), "ACK")
+        return r.affected
+
+    async def watch(self, *, queue: str = "", run: str = "", results: bool = False,
+                    progress: bool = False) -> "WatchStream":
+        """Subscribes (returns once the coordinator acknowledged, so no later change is missed) and
+        returns an async iterator of `Event`s; `close()` it (or `async with`) to unsubscribe. A
+        subscription the coordinator ends for reading too slowly (ERROR BUSY) is made again by itself;
+        events in between are lost: re-read with `status`. `sequence` numbers the events of a stream,
+        which watchers with the same filters share (protocol 1.7), so the first one may be any number."""
+        stream = WatchStream(self, pb.Watch(queue=queue, run=run, with_results=results, progress=progress))
+        await stream._subscribe()
+        return stream
+
+    async def _next(self, stream: "asyncio.Queue[tuple[str, Any]]", timeout: float | None, name: str) -> tuple[str, Any]:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            self._refused(name)
+            wait = 0.25 if deadline is None else min(0.25, deadline - time.monotonic())
+            if wait <= 0:
+                raise Timeout("no reply to %s from %s within %g s" % (name, self.endpoint, timeout or 0))
+            try:
+                return await asyncio.wait_for(stream.get(), wait)
+            except asyncio.TimeoutError:
+                continue
+
+
+class WatchStream:
+    """The events of one WATCH subscription (see AsyncClient.watch)."""
+
+    def __init__(self, client: AsyncClient, request: Any) -> None:
+        self.client, self.request = client, request
+        self.rid = 0
+        self.restarts = 0  # subscriptions made again after ERROR BUSY
+        self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self._ready: list[Event] = []
+
+    async def _subscribe(self) -> None:
+        c = self.client
+        sock = c._open()
+        self.client._streams.pop(self.rid, None)
+        self.rid = next(c._ids) & 0xFFFFFFFF
+        self._queue = asyncio.Queue()
+        c._streams[self.rid] = self._queue
+        await sock.send_multipart(encode("WATCH", self.request, self.rid))
+        name, msg = await c._next(self._queue, c.timeout, "WATCH")
+        if name == "ERROR":
+            raise _refusal("WATCH", msg)
+
+    def __aiter__(self) -> "WatchStream":
+        return self
+
+    async def __anext__(self) -> Event:
+        return await self.next()
+
+    async def next(self, timeout: float | None = None) -> Event:
+        """The next event; `Timeout` when none came within `timeout` s (None: wait without bound)."""
+        while not self._ready:
+            name, msg = await self.client._next(self._queue, timeout, "WATCH events")
+            if name == "CLOSED":
+                raise StopAsyncIteration
+            if name == "EVENT":
+                self._ready = [Event.of(e) for e in msg.events]
+            elif name == "ERROR" and msg.code == pb.ERROR_CODE_BUSY:
+                self.restarts += 1
+                await self._subscribe()  # too slow: subscribe again
+            elif name == "ERROR":
+                raise _refusal("WATCH", msg)
+        return self._ready.pop(0)
+
+    async def close(self) -> None:
+        c = self.client
+        self._queue.put_nowait(("CLOSED", None))  # ends an __anext__ waiting in another task or thread
+        if c._streams.pop(self.rid, None) is not None and c._sock is not None:
+            await c._sock.send_multipart(encode("WATCH", pb.Watch(stop=True), next(c._ids) & 0xFFFFFFFF))
+
+    async def __aenter__(self) -> "WatchStream":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+
+def _refusal(name: str, msg: Any) -> RequestRefused:
+    code = pb.ErrorCode.Name(msg.code).removeprefix("ERROR_CODE_")
+    text = "%s refused: %s %s" % (name, code, msg.message)
+    cls = {"NOT_FOUND": UnknownOperation, "UNAUTHORIZED": Unauthorized}.get(code, RequestRefused)
+    return cls(text, code, msg.op_id)
+
+
+# -- the blocking form
+
+
+class _LoopThread:
+    """An event loop on a daemon thread, for the blocking client."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="opqueue-client", daemon=True)
+        self.thread.start()
+
+    def call(self, coro: Awaitable[T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()  # type: ignore[arg-type]
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+        if not self.thread.is_alive():
+            self.loop.close()
+
+
+class Run:
+    """A run being built and submitted with a blocking `Client` (see `AsyncRun` for the arguments)."""
+
+    def __init__(self, client: "Client", inner: AsyncRun) -> None:
+        self.client, self._inner = client, inner
+
+    @property
+    def id(self) -> str:
+        return self._inner.id
+
+    def add(self, kind: str, payload: Any = None, **options: Any) -> "Op":
+        options["after"] = [a._inner if isinstance(a, Op) else a for a in options.get("after", ())]
+        return Op(self, self._inner.add(kind, payload, **options))
+
+    def submit(self, timeout: float | None = None) -> "Run":
+        self.client._call(self._inner.submit(timeout))
+        return self
+
+    def wait(self, timeout: float | None = None) -> WaitResult:
+        return self.client._call(self._inner.wait(timeout))
+
+    def cancel(self, reason: str = "") -> int:
+        return self.client._call(self._inner.cancel(reason))
+
+    def __enter__(self) -> "Run":
+        return self
+
+    def __exit__(self, exc_type: Any, *rest: Any) -> None:
+        if exc_type is None:
+            self.submit()
+
+
+class Op:
+    def __init__(self, run: Run, inner: AsyncOp) -> None:
+        self.run, self._inner = run, inner
+
+    @property
+    def id(self) -> str:
+        return self._inner.id
+
+    def __repr__(self) -> str:
+        return "Op(%s/%s)" % (self.run.id or "?", self.id)
+
+    def result(self, timeout: float | None = None) -> Any:
+        return self.run.client._call(self._inner.result(timeout))
+
+    def outcome(self, timeout: float | None = None) -> Outcome:
+        return self.run.client._call(self._inner.outcome(timeout))
+
+    def cancel(self, reason: str = "", cascade: bool = False) -> int:
+        return self.run.client._call(self._inner.cancel(reason, cascade))
+
+    def status(self) -> OpStatus:
+        return self.run.client._call(self._inner.status())
+
+
+class Client:
+    """The blocking client: `AsyncClient`'s methods, each waiting for its reply. Thread-safe."""
+
+    def __init__(self, endpoint: str, **options: Any) -> None:
+        self._inner = AsyncClient(endpoint, **options)
+        self._thread = _LoopThread()
+
+    def _call(self, coro: Awaitable[T]) -> T:
+        return self._thread.call(coro)
+
+    def close(self) -> None:
+        self._call(self._inner.close())
+        self._thread.stop()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @property
+    def duplicates(self) -> int:
+        return self._inner.duplicates
+
+    def run(self, name: str | None = None, queues: Sequence[dict[str, Any]] = ()) -> Run:
+        return Run(self, self._inner.run(name, queues))
+
+    def submit_file(self, path: str, run: str | None = None) -> Run:
+        return Run(self, self._call(self._inner.submit_file(path, run)))
+
+    def wait(self, ops: Sequence[str] = (), **kw: Any) -> WaitResult:
+        return self._call(self._inner.wait(ops, **kw))
+
+    def status(self, ops: Sequence[str] = (), **kw: Any) -> list[OpStatus]:
+        return self._call(self._inner.status(ops, **kw))
+
+    def runs(self, limit: int = 0) -> list[Any]:
+        return self._call(self._inner.runs(limit))
+
+    def workers(self) -> list[Any]:
+        return self._call(self._inner.workers())
+
+    def cancel(self, ops: Sequence[str] = (), **kw: Any) -> int:
+        return self._call(self._inner.cancel(ops, **kw))
+
+    def suspend(self, queue: str) -> None:
+        self._call(self._inner.suspend(queue))
+
+    def resume(self, queue: str) -> None:
+        self._call(self._inner.resume(queue))
+
+    def limit(self, queue: str, max_concurrent: int | None) -> None:
+        self._call(self._inner.limit(queue, max_concurrent))
+
+    def set_priority(self, ops: Sequence[str], priority: int | str, **kw: Any) -> int:
+        return self._call(self._inner.set_priority(ops, priority, **kw))
+
+    def request(self, name: str, body: Any, reply: str) -> Any:
+        return self._call(self._inner.request(name, body, reply))
+
+    def watch(self, **kw: Any) -> "Watch":
+        """Subscribes now (see AsyncClient.watch) and returns a blocking iterator of events; `close()`
+        it, or use it in a `with` block, to unsubscribe."""
+        return Watch(self, self._call(self._inner.watch(**kw)))
+
+
+class Watch:
+    """Blocking iterator over a WatchStream."""
+
+    def __init__(self, client: Client, stream: WatchStream) -> None:
+        self.client, self.stream = client, stream
+
+    def __iter__(self) -> "Watch":
+        return self
+
+    def __next__(self) -> Event:
+        return self.client._call(self.stream.__anext__())
+
+    def next(self, timeout: float | None = None) -> Event:
+        """The next event; `Timeout` when none came within `timeout` s."""
+        return self.client._call(self.stream.next(timeout))
+
+    def close(self) -> None:
+        self.client._call(self.stream.close())
+
+
+    def __enter__(self) -> "Watch":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
