@@ -70,6 +70,7 @@ final class CoordinatorLoop {
         coreConfig.startTimeoutMicros = config.startTimeoutMs * 1000
         coreConfig.retainMicros = config.retainMicros
         coreConfig.retainRuns = config.retainRuns
+        coreConfig.retainBytes = config.retainBytes
         coreConfig.journal = config.stateDirectory != nil
         if config.metricsBoard != nil { coreConfig.metricsSampleCapacity = 100_000 }
         (core, journal) = try Self.recover(config, coreConfig, waker: waker, wake: durabilityWake, logger: logger)
@@ -129,6 +130,7 @@ final class CoordinatorLoop {
     func run(stopRequested: () -> Bool) throws {
         if journal != nil {
             now = CoordinatorClock.nowMicros()
+            for s in core.journalledWorkerSessions() { peers.restore(session: s.id, who: WorkerIdentity(name: s.name, owner: s.owner)) }
             feed(.recovered)
             if let until = core.holdingUntil {
                 logger.info("dispatch waits up to \((until - now) / 1000) ms for the workers that were connected to re-register with what they hold")
@@ -160,8 +162,11 @@ final class CoordinatorLoop {
             if now >= nextPeerSweep { forgetIdlePeers() }
             if now >= nextMetricsPublish { publishMetrics(); nextMetricsPublish = now + 1_000_000 }
             if now >= nextMemoryCheck { releaseMemoryAfterSlowReaders(); nextMemoryCheck = now + 5_000_000 }
+            retainedMemory.check(retained: core.retainedBytes, budget: core.config.retainBytes)
         }
     }
+
+    private var retainedMemory = RetainedMemory()
 
     private var nextMetricsPublish: Int64 = 0
 
@@ -311,7 +316,9 @@ final class CoordinatorLoop {
             endSession(old, reason: "re-registered on the same connection", tell: false)
             replaced.append(old)
         }
-        if let old = peers.openSession(named: h.name), !workerLinks.isLost(old) {
+        let owner = principal.map { Principal.pinTagPrefix + $0.name } ?? h.name
+        let who = WorkerIdentity(name: h.name, owner: owner)
+        if let old = peers.openSession(of: who), !workerLinks.isLost(old) {
             // The same worker restarted (or a second one given the same --name): the new session takes
             // its identity, and whatever the old one held runs again.
             if let suppressed = logLimiter.admit("replaced \(h.name)", now: now) {
@@ -320,7 +327,7 @@ final class CoordinatorLoop {
             endSession(old, reason: "replaced by a new connection of worker '\(h.name)'", tell: true)
             replaced.append(old)
         }
-        let id = peers.newWorker(routing: routing, name: h.name)
+        let id = peers.newWorker(routing: routing, who: who)
         var clock = WorkerClock()
         clock.observe(sent: h.sentUs, receivedAt: now)
         // With keys every worker also carries "key:NAME", so a submitter can pin ops to a key (PROTOCOL.md §12).
@@ -338,8 +345,7 @@ final class CoordinatorLoop {
         workerLinks.opened(id, info: WorkerLinks.Info(name: h.name, tags: tags, kinds: h.kinds, connectedAt: now), clock: clock, now: now)
         feed(.workerJoined(WorkerHello(worker: id, name: h.name, slots: Int(h.slots), tags: tags,
                                        kinds: h.kinds, credit: 0, prefetch: h.hasPrefetch ? Int(h.prefetch) : nil,
-                                       running: running, finished: finished, replaces: replaced,
-                                       owner: principal.map { Principal.pinTagPrefix + $0.name })))
+                                       running: running, finished: finished, replaces: replaced, owner: owner)))
         // (1.5) Their output, as a FINISHED's would be kept (a coordinator that restarted has none from
         // before) — only for attempts this worker may claim: a refused claim's output is never shown.
         for r in h.finished where r.carriesOutput && core.mayClaim(r.opID, by: id) {

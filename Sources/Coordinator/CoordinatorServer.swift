@@ -22,6 +22,8 @@ public struct CoordinatorConfig: Sendable {
     public var retainMicros: Int64 = 24 * 3_600_000_000
     /// At most this many finished runs are kept.
     public var retainRuns = 10_000
+    /// `--retain-bytes`: finished ops' results, texts and metadata kept (SchedulerConfig.retainBytes).
+    public var retainBytes = Int.max
     /// Bytes of attempts' output (stdout/stderr tails) kept for LOGS, oldest evicted first; 0 keeps none.
     public var logStoreBytes = 64 << 20
     /// A client silent this long that is owed nothing (no WAIT, WATCH or reply) is forgotten (µs).

@@ -2,8 +2,10 @@
 ///
 /// Every HELLO starts a new worker session with a fresh, never-reused session id, so the core treats a
 /// worker that re-registers as a new worker and fences anything it says about an earlier session. The
-/// session id carries the worker's number, which a worker keeps across reconnects as long as it uses the
-/// same name (`WorkerName`): status keeps pointing at the same machine. A routing id keeps pointing at
+/// session id carries the worker's number, which a worker keeps across reconnects and coordinator
+/// restarts as long as it uses the same name and key (`WorkerIdentity`; the journal's `workerSession`
+/// records restore them): status, logs and the Prometheus `worker` label keep pointing at the same
+/// machine. A worker named "wN" gets number N unless another worker holds it. A routing id keeps pointing at
 /// its last session after that session was declared lost, so late messages (a frozen worker that wakes
 /// up) still reach the core, are counted as fenced, and the worker is told to register again.
 struct PeerTable {
@@ -14,8 +16,9 @@ struct PeerTable {
     private var clientRouting: [UInt64: [UInt8]] = [:]
     private var nextWorkerNumber: UInt64 = 1
     private var nextClient: UInt64 = 1
-    /// A worker's number by its name, and the sessions it had so far.
-    private var numberByName: [String: UInt64] = [:]
+    /// A worker's number by its identity (and back), and the sessions it had so far.
+    private var numberByWorker: [WorkerIdentity: UInt64] = [:]
+    private var workerByNumber: [UInt64: WorkerIdentity] = [:]
     private var sessions: [UInt64: UInt64] = [:]
     /// The session each worker number has open now.
     private var openSession: [UInt64: UInt64] = [:]
@@ -31,19 +34,27 @@ struct PeerTable {
     func routing(ofWorker id: UInt64) -> [UInt8]? { workerRouting[id] }
     func routing(ofClient id: UInt64) -> [UInt8]? { clientRouting[id] }
 
-    /// The open session of the worker called `name`, if any (the caller ends it before a new one starts:
-    /// a worker restarted under the same name replaces its old session at once).
-    func openSession(named name: String) -> UInt64? { numberByName[name].flatMap { openSession[$0] } }
+    /// The open session of the worker `who`, if any (the caller ends it before a new one starts: a worker
+    /// restarted under the same name and key replaces its old session at once).
+    func openSession(of who: WorkerIdentity) -> UInt64? { numberByWorker[who].flatMap { openSession[$0] } }
 
-    /// Registers a new session of the worker called `name` on `routing` (replacing whatever was there).
-    /// A name seen before keeps its number.
-    mutating func newWorker(routing: [UInt8], name: String) -> UInt64 {
-        let n: UInt64
-        if let known = numberByName[name] { n = known } else {
-            n = nextWorkerNumber
-            nextWorkerNumber += 1
-            numberByName[name] = n
+    /// The number a worker has or will get: its own; N for a name "wN" when no other worker holds N
+    /// (so `--name w1` is w1); else the next free one.
+    func number(for who: WorkerIdentity) -> UInt64 {
+        if let known = numberByWorker[who] { return known }
+        if who.name.first == "w", let n = UInt64(who.name.dropFirst()), n > 0, n < 1 << 40, workerByNumber[n] == nil,
+           String(n) == who.name.dropFirst() {
+            return n
         }
+        var n = nextWorkerNumber
+        while workerByNumber[n] != nil { n += 1 }
+        return n
+    }
+
+    /// Registers a new session of worker `who` on `routing` (replacing whatever was there).
+    mutating func newWorker(routing: [UInt8], who: WorkerIdentity) -> UInt64 {
+        let n = number(for: who)
+        bind(n, who)
         let session = (sessions[n] ?? 0) + 1
         sessions[n] = session
         let id = WorkerName.sessionID(number: n, session: session)
@@ -51,6 +62,21 @@ struct PeerTable {
         roles[routing] = .worker(id)
         workerRouting[id] = routing
         return id
+    }
+
+    /// A session the journal names (a coordinator restart): its worker keeps its number, and its next
+    /// session continues the count (so a session id names one session across restarts too).
+    mutating func restore(session id: UInt64, who: WorkerIdentity) {
+        let n = WorkerName.number(id)
+        guard n > 0, workerByNumber[n] == nil || workerByNumber[n] == who, numberByWorker[who] == nil || numberByWorker[who] == n else { return }
+        bind(n, who)
+        sessions[n] = max(sessions[n] ?? 0, UInt64(WorkerName.session(id)))
+    }
+
+    private mutating func bind(_ n: UInt64, _ who: WorkerIdentity) {
+        numberByWorker[who] = n
+        workerByNumber[n] = who
+        if n >= nextWorkerNumber { nextWorkerNumber = n + 1 }
     }
 
     /// The session ended (lost or left); its number is free for the same name again.
@@ -106,6 +132,13 @@ struct PeerTable {
     }
 
     var workerIDs: Dictionary<UInt64, [UInt8]>.Keys { workerRouting.keys }
+}
+
+/// Who a worker is: its name and owner (its key's pin tag with keys, else its name; `WorkerHello.owner`).
+/// Two workers with the same name and different keys are two workers, with two numbers.
+struct WorkerIdentity: Hashable {
+    var name: String
+    var owner: String
 }
 
 /// Worker session ids: the worker's number (kept across reconnects) in the high bits, the session count

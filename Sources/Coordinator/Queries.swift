@@ -78,6 +78,8 @@ extension CoordinatorLoop {
             let counts = core.runCounts
             r.retained = UInt64(counts.retained)
             r.evicted = UInt64(counts.evicted)
+            r.retainedBytes = UInt64(max(0, core.retainedBytes))
+            r.retainBytes = UInt64(max(0, core.config.retainBytes))
             return .success(r)
         }
     }
@@ -97,6 +99,8 @@ extension CoordinatorLoop {
         w.failed = UInt64(i.failed)
         w.cancelled = UInt64(i.cancelled)
         w.evictAtUs = i.evictAt ?? 0
+        w.resultsEvicted = i.resultsEvicted
+        w.bytes = UInt64(max(0, i.bytes))
         return w
     }
 
@@ -132,7 +136,13 @@ extension CoordinatorLoop {
         if let w = st.workers.first ?? st.lastWorker {
             o.workerID = WorkerName.text(w)
             o.workerSession = WorkerName.session(w)
-            o.workerKey = loopAccess?.keyNameOfWorker[WorkerName.number(w)] ?? ""
+            if let access = loopAccess {
+                // A session of before a restart: the key its journalled owner names ("key:NAME").
+                let journalled = st.workers.isEmpty ? st.lastWorkerOwner.flatMap { owner in
+                    owner.hasPrefix(Principal.pinTagPrefix) ? String(owner.dropFirst(Principal.pinTagPrefix.count)) : nil
+                } : nil
+                o.workerKey = access.keyNameOfWorker[WorkerName.number(w)] ?? journalled ?? ""
+            }
         }
         o.attempts = UInt32(st.attempts)
         o.resultSize = UInt64(st.resultSize)
@@ -146,6 +156,7 @@ extension CoordinatorLoop {
         o.priority = Int32(st.priority)
         o.parts = UInt32(st.parts)
         o.partsDone = UInt32(st.partsFinished)
+        o.resultEvicted = st.resultEvicted
         return o
     }
 
@@ -462,6 +473,9 @@ extension CoordinatorLoop {
         case .priorityChanged(let p):
             w.event = "priority"
             w.detail = "\(p)"
+        case .restarted:
+            w.event = "restarted"
+            w.detail = "coordinator restarted; entries before it are rebuilt from the journal"
         }
         return w
     }

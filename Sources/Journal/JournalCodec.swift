@@ -17,6 +17,13 @@
 //    10 runNumber        svarint next
 //    11 evictedRun       str name · svarint finishedAt · svarint evictedAt
 //    12 submissionKey    str run · Key · svarint count
+//    13 finished+history str id · Outcome · svarint at · History    (`finished` with `history`; tag 7 without)
+//    14 workerSession    u64 id · str name · str owner
+//    15 resultsEvicted   str run
+//   History    = uvarint worker (session id, 0 none) · u8 flags · [svarint at − readyAt] · [svarint at − dispatchedAt]
+//                · [svarint at − startedAt] · uvarint attempts · [uvarint n · str error × n]
+//                flags: bit 0 ready, bit 1 dispatched, bit 2 started (the time is not 0), bit 3 errors; other bits 0.
+//                Times are differences from the finish (a few bytes each, where absolute times take eight).
 //   Op         = str id · u8 flags · [str name] · str queue · str kind · bytes payload · uvarint n · str after × n
 //                · svarint priority · [u8 qos] · svarint parts · u8 policy · svarint retries · svarint lossRetries
 //                · [svarint timeoutMicros] · uvarint n · str requires × n · svarint retryDelayMicros
@@ -44,7 +51,12 @@ public enum JournalCodec {
 
     enum Tag: UInt8 {
         case submitted = 1, cancelRequested, cancelAll, cancelRun, queueSettings, priorityChanged, finished,
-             workerJoined, workerLeft, runNumber, evictedRun, submissionKey
+             workerJoined, workerLeft, runNumber, evictedRun, submissionKey, finishedWithHistory, workerSession, resultsEvicted
+    }
+
+    enum HistoryFlag {
+        static let ready: UInt8 = 1, dispatched: UInt8 = 2, started: UInt8 = 4, errors: UInt8 = 8
+        static let all: UInt8 = 15
     }
 
     enum OpFlag {

@@ -185,7 +185,7 @@ struct JournalDecoder {
             let id = try string("id")
             let priority = try int("priority")
             record = .priorityChanged(id: id, priority: priority, inherit: try bool("inherit"))
-        case .finished:
+        case .finished, .finishedWithHistory:
             let id = try string("id")
             let kindOffset = offset
             let kind = try byte("outcome kind")
@@ -196,7 +196,14 @@ struct JournalDecoder {
             case OutcomeKind.cancelled.rawValue: outcome = .cancelled(try string("cancel reason"))
             default: throw JournalCodecError(reason: "unknown outcome kind \(kind)", offset: kindOffset)
             }
-            record = .finished(id: id, outcome: outcome, at: try signed("finished at"))
+            let at = try signed("finished at")
+            record = .finished(id: id, outcome: outcome, at: at, history: tag == .finished ? nil : try history(finishedAt: at))
+        case .workerSession:
+            let id = try fixed64("worker session id")
+            let name = try string("worker name")
+            record = .workerSession(id: id, name: name, owner: try string("worker owner"))
+        case .resultsEvicted:
+            record = .resultsEvicted(run: try string("run"))
         case .workerJoined:
             record = .workerJoined(name: try string("worker name"))
         case .workerLeft:
@@ -213,6 +220,22 @@ struct JournalDecoder {
             record = .submissionKey(run: run, key: key, count: try int("count"))
         }
         return JournalEntry(at: at, record: record)
+    }
+
+    mutating func history(finishedAt at: Int64) throws(JournalCodecError) -> OpHistory {
+        let worker = try unsigned("history worker")
+        let flagsOffset = offset
+        let flags = try byte("history flags")
+        guard flags & ~JournalCodec.HistoryFlag.all == 0 else {
+            throw JournalCodecError(reason: "history flags 0x\(String(flags, radix: 16)) has unknown bits", offset: flagsOffset)
+        }
+        let ready = flags & JournalCodec.HistoryFlag.ready != 0 ? at &- (try signed("history ready")) : 0
+        let dispatched = flags & JournalCodec.HistoryFlag.dispatched != 0 ? at &- (try signed("history dispatched")) : 0
+        let started = flags & JournalCodec.HistoryFlag.started != 0 ? at &- (try signed("history started")) : 0
+        let attempts = Int(truncatingIfNeeded: try unsigned("history attempts"))
+        let errors = flags & JournalCodec.HistoryFlag.errors != 0 ? try strings("history attempt errors") : []
+        return OpHistory(worker: worker, readyAt: ready, dispatchedAt: dispatched, startedAt: started, attempts: attempts,
+                         attemptErrors: errors)
     }
 
     mutating func key() throws(JournalCodecError) -> SubmissionKey {

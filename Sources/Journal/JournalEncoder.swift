@@ -38,19 +38,23 @@ struct JournalEncoder {
             return head + size(queue.name) + varint + 2
         case .priorityChanged(let id, _, _):
             return head + size(id) + varint + 1
-        case .finished(let id, let outcome, _):
+        case .finished(let id, let outcome, _, let history):
             let result: Int
             switch outcome {
             case .succeeded(let bytes): result = varint + bytes.count
             case .failed(let text), .cancelled(let text): result = size(text)
             }
-            return head + size(id) + 1 + result + varint
+            return head + size(id) + 1 + result + varint + (history.map { 1 + 5 * varint + size($0.attemptErrors) } ?? 0)
+        case .workerSession(_, let name, let owner):
+            return head + 8 + size(name) + size(owner)
         case .workerJoined(let name), .workerLeft(let name):
             return head + size(name)
         case .runNumber:
             return head + varint
         case .evictedRun(let name, _, _):
             return head + size(name) + 2 * varint
+        case .resultsEvicted(let run):
+            return head + size(run)
         case .submissionKey(let run, let key, _):
             return head + size(run) + size(key.key) + 8 + varint
         }
@@ -103,8 +107,8 @@ struct JournalEncoder {
             string(id)
             signed(Int64(priority))
             bool(inherit)
-        case .finished(let id, let outcome, let at):
-            tag(.finished)
+        case .finished(let id, let outcome, let at, let history):
+            tag(history == nil ? .finished : .finishedWithHistory)
             string(id)
             switch outcome {
             case .succeeded(let result):
@@ -118,6 +122,16 @@ struct JournalEncoder {
                 string(reason)
             }
             signed(at)
+            if let history { self.history(history, finishedAt: at) }
+        case .workerSession(let id, let name, let owner):
+            tag(.workerSession)
+            position.storeBytes(of: id.littleEndian, as: UInt64.self)
+            position += 8
+            string(name)
+            string(owner)
+        case .resultsEvicted(let run):
+            tag(.resultsEvicted)
+            string(run)
         case .workerJoined(let name):
             tag(.workerJoined)
             string(name)
@@ -164,6 +178,21 @@ struct JournalEncoder {
         // Always written, nil as the default it stands for (decoded back to nil: OperationSpec.retryDelayMicros).
         signed(op.retryDelayMicros ?? OperationSpec.defaultRetryDelayMicros)
         signed(op.retryDelayMaxMicros ?? OperationSpec.defaultRetryDelayMaxMicros)
+    }
+
+    private mutating func history(_ h: OpHistory, finishedAt at: Int64) {
+        unsigned(h.worker)
+        var flags: UInt8 = 0
+        if h.readyAt != 0 { flags |= JournalCodec.HistoryFlag.ready }
+        if h.dispatchedAt != 0 { flags |= JournalCodec.HistoryFlag.dispatched }
+        if h.startedAt != 0 { flags |= JournalCodec.HistoryFlag.started }
+        if !h.attemptErrors.isEmpty { flags |= JournalCodec.HistoryFlag.errors }
+        byte(flags)
+        if h.readyAt != 0 { signed(at &- h.readyAt) }
+        if h.dispatchedAt != 0 { signed(at &- h.dispatchedAt) }
+        if h.startedAt != 0 { signed(at &- h.startedAt) }
+        unsigned(UInt64(truncatingIfNeeded: h.attempts))
+        if !h.attemptErrors.isEmpty { strings(h.attemptErrors) }
     }
 
     private mutating func queue(_ queue: QueueSpec) {

@@ -486,7 +486,7 @@ extension Recoverer {
                 case .submitted(let run, _, let ops, _, _):
                     if seenRuns.insert(run).inserted { runs.append(run) }
                     for o in ops { op(o.id) }
-                case .finished(let id, _, _): op(id)
+                case .finished(let id, _, _, _): op(id)
                 case .cancelRequested(let ids, _, _): ids.forEach(op)
                 case .priorityChanged(let id, _, _): op(id)
                 default: break

@@ -183,18 +183,41 @@ public enum JournalRecord: Sendable, Equatable {
     case cancelRun(run: String, reason: String)
     case queueSettings(QueueSpec)
     case priorityChanged(id: String, priority: Int, inherit: Bool)
-    /// `at`: when the op finished (the worker's time on the coordinator's timeline).
-    case finished(id: String, outcome: Outcome, at: Int64)
+    /// `at`: when the op finished (the worker's time on the coordinator's timeline). `history`: what status
+    /// shows of how it ran (nil in records written before history was journalled).
+    case finished(id: String, outcome: Outcome, at: Int64, history: OpHistory? = nil)
     /// Worker sessions by name: who held work when the coordinator stopped (recovery waits for them).
     case workerJoined(name: String)
+    /// A worker session's identity (its id, name and owner), written when it joins and by snapshots for
+    /// sessions that finished retained ops: a finish record's `history` names the session by id.
+    case workerSession(id: UInt64, name: String, owner: String)
     case workerLeft(name: String)
     /// A finished run was evicted (its ops forgotten; a snapshot lists the names it still remembers).
     case evictedRun(name: String, finishedAt: Int64, evictedAt: Int64)
+    /// A finished run's results were dropped for `SchedulerConfig.retainBytes` (its ops are kept).
+    case resultsEvicted(run: String)
     // Written by snapshots only:
     /// The next generated run number ("r-N").
     case runNumber(next: Int)
     /// A submission key of a retained run's batch and the count its reply said.
     case submissionKey(run: String, key: SubmissionKey, count: Int)
+}
+
+/// What status shows of how a finished op ran, journalled in its finish record so that it survives a
+/// restart (docs/DEPLOY.md, "What survives what"). Times are 0 when it never happened.
+public struct OpHistory: Sendable, Equatable {
+    /// The session (`WorkerHello.worker`) that last held a part, 0 none; named by a `workerSession` record.
+    public var worker: UInt64
+    public var readyAt: Int64
+    public var dispatchedAt: Int64
+    public var startedAt: Int64
+    public var attempts: Int
+    /// Failed attempts' errors, oldest first (as status lists them).
+    public var attemptErrors: [String]
+    public init(worker: UInt64, readyAt: Int64, dispatchedAt: Int64, startedAt: Int64, attempts: Int, attemptErrors: [String]) {
+        self.worker = worker; self.readyAt = readyAt; self.dispatchedAt = dispatchedAt; self.startedAt = startedAt
+        self.attempts = attempts; self.attemptErrors = attemptErrors
+    }
 }
 
 public enum Action: Sendable, Equatable {

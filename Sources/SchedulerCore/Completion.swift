@@ -137,6 +137,8 @@ extension Scheduler {
             ops.hot[i].flags |= Flag.cancelled
             reasons[op] = r
         }
+        ops.payloads[i] = []   // needed only to dispatch
+        holdBytes(op, outcome)
         if !crossRunDeps.isEmpty { unpinDependencyRuns(of: op) }
         runOpFinished(op, outcome.kind, at: at, &out)
         if ops.hot[i].inflightParts > 0 {
@@ -155,7 +157,7 @@ extension Scheduler {
         if ops.hot[i].parts > 1 { multi[op] = nil }
         if !timeouts.isEmpty { timeouts[op] = nil }
         if !retryDelays.isEmpty { retryDelays[op] = nil }
-        if journaling { out.append(.journal(.finished(id: ops.ids[i], outcome: outcome, at: at))) }
+        if journaling { out.append(.journal(.finished(id: ops.ids[i], outcome: outcome, at: at, history: history(of: op)))) }
         if !watchers.isEmpty { publish(op, .finished(outcome), at: at, &out) }
         var e = Int(ops.hot[i].epoch)
         epochs[e].unfinished -= 1

@@ -25,6 +25,7 @@ extension Scheduler {
             evictRun(f.slot)
             if journaling { out.append(.journal(.evictedRun(name: r.name, finishedAt: r.finishedAt, evictedAt: now))) }
         }
+        if retainedBytes > config.retainHighWater { evictForBytes(&out) }
         compactIfMostlyDead()
     }
 
@@ -69,6 +70,7 @@ extension Scheduler {
             if !attemptErrors.isEmpty { attemptErrors[op] = nil }
         }
         deadOps += r.ops.count
+        retainedBytes -= r.bytes
         finishedRunCount -= 1
         rememberEvicted(r.name, finishedAt: r.finishedAt, evictedAt: now)
         runIndex[r.name] = nil

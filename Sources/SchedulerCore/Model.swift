@@ -42,6 +42,13 @@ public struct SchedulerConfig: Sendable {
     public var retainMicros: Int64 = 24 * 3_600_000_000
     /// At most this many finished runs are kept; beyond it the oldest finished is evicted first.
     public var retainRuns: Int = 10_000
+    /// The memory finished ops may take (`--retain-bytes`). What they hold (`Scheduler.retainedBytes`) is
+    /// kept under 75 % of it: past that the oldest finished runs lose their results first, then are
+    /// evicted whole, down to 65 %. The rest is room for what is in flight: messages being read, encoded
+    /// or sent, and results a snapshot being written still holds after they were evicted.
+    public var retainBytes: Int = .max
+    var retainHighWater: Int { retainBytes == .max ? .max : retainBytes / 4 * 3 }
+    var retainLowWater: Int { retainBytes == .max ? .max : retainBytes / 20 * 13 }
     /// Names of evicted runs remembered (to say "evicted" rather than "unknown").
     public var evictedRunsRemembered: Int = 100_000
     /// Dead rows of evicted ops are compacted away once they are this many and outnumber live ones.

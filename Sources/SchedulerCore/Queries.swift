@@ -10,6 +10,9 @@ public struct OpStatus: Sendable, Equatable {
     public var outcome: OutcomeKind
     public var workers: [UInt64]          // workers holding a part now
     public var lastWorker: UInt64?        // the worker that last held a part (stays after it finished)
+    /// That worker's owner (its key's name with keys, else its name): a session of before a restart is
+    /// not connected, so the shell cannot look its key up.
+    public var lastWorkerOwner: String?
     public var attempts: Int
     public var priority: Int
     public var qos: OperationQoS
@@ -25,6 +28,8 @@ public struct OpStatus: Sendable, Equatable {
     public var errorText: String?         // failure text or cancel reason
     /// Every failed attempt's error, oldest first (the newest `Scheduler.attemptErrorsKept`).
     public var attemptErrors: [String]
+    /// Its run's results were evicted (`SchedulerConfig.retainBytes`): a succeeded op's result is gone.
+    public var resultEvicted: Bool
 }
 
 /// Which ops a status listing covers (every set field applies).
@@ -133,6 +138,7 @@ extension Scheduler {
             kind: kindNames[Int(classes[Int(lane.cls)].kind)], state: ops.hot[i].state,
             isCancelled: ops.hot[i].flags & Flag.cancelled != 0, outcome: ops.hot[i].outcome, workers: holders(op),
             lastWorker: ops.lastWorker[i] >= 0 ? workers[Int(ops.lastWorker[i])].id : nil,
+            lastWorkerOwner: ops.lastWorker[i] >= 0 ? workers[Int(ops.lastWorker[i])].owner : nil,
             attempts: Int(ops.hot[i].attempt), priority: Int(ops.hot[i].priority), qos: OperationQoS(rank: Int(lane.qos))!,
             parts: Int(ops.hot[i].parts), partsFinished: partsFinished,
             unfinishedDependencies: ops.hot[i].state == .pending ? Int(ops.hot[i].unfinishedDeps) : 0,
@@ -140,7 +146,8 @@ extension Scheduler {
             dispatchedAt: ops.dispatchedAt[i] == 0 ? nil : ops.dispatchedAt[i],
             startedAt: ops.startedAt[i] == 0 ? nil : ops.startedAt[i],
             finishedAt: ops.hot[i].state == .finished ? ops.finishedAt[i] : nil,
-            resultSize: results[op]?.count ?? 0, errorText: reasons[op], attemptErrors: attemptErrors[op] ?? [])
+            resultSize: results[op]?.count ?? 0, errorText: reasons[op], attemptErrors: attemptErrors[op] ?? [],
+            resultEvicted: ops.hot[i].outcome == .succeeded && resultEvicted(op))
     }
 
     /// One page of op keys ("RUN/OP") matching `filter`: runs newest first, each in submission order,

@@ -41,17 +41,30 @@ extension Scheduler {
             applyQueueSettings(spec)
         case .priorityChanged(let id, let priority, let inherit):
             setPriority(ref, id, priority, inherit, nil, &out)
-        case .finished(let id, let outcome, let at):
+        case .finished(let id, let outcome, let at, let history):
             guard let op = lookup(id) else { return }
             if ops.hot[Int(op)].state != .finished {
                 finishOp(op, outcome, at: at, &out)
             } else if ops.hot[Int(op)].outcome == outcome.kind {
                 // Finished already by replay (a dependency's cancel reached it first): the record's text wins.
+                releaseBytes(op)
                 switch outcome {
                 case .succeeded(let bytes): results[op] = bytes.isEmpty ? nil : bytes
                 case .failed(let text), .cancelled(let text): reasons[op] = text
                 }
+                holdBytes(op)
+            } else {
+                return
             }
+            if let history {
+                releaseBytes(op)
+                applyHistory(op, history)
+                holdBytes(op)
+            }
+        case .resultsEvicted(let run):
+            if let slot = runIndex[run] { evictResults(slot) }
+        case .workerSession(let id, let name, let owner):
+            restoreWorkerSession(id: id, name: name, owner: owner)
         case .workerJoined(let name):
             journalWorkers.insert(name)
         case .workerLeft(let name):
@@ -76,6 +89,7 @@ extension Scheduler {
     /// Replay is over: hold dispatch for the workers that were connected, if anything is left to run.
     mutating func recovered(_ out: inout [Action]) {
         replaying = false
+        recoveredAt = now
         let unfinished = queues.reduce(0) { $0 + Int($1.unfinished) }
         if !journalWorkers.isEmpty && unfinished > 0 {
             // A worker notices the old coordinator's silence one liveness bound after it stopped, then

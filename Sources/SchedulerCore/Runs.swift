@@ -48,6 +48,9 @@ struct RunState {
     var pins: Int32 = 0
     /// Submission keys of its batches (forgotten with the run).
     var submissionKeys: [String] = []
+    /// What its finished ops hold (`Scheduler.heldBytes`), and whether their results were evicted.
+    var bytes = 0
+    var resultsEvicted = false
 }
 
 /// A batch applied under a submission key: what a retry with the same key is told (A5).
@@ -79,6 +82,10 @@ public struct RunInfo: Sendable, Equatable {
     public var cancelled: Int
     /// When a finished run is evicted at the latest (its retention period), nil while unfinished.
     public var evictAt: Int64?
+    /// Its results were evicted to stay within `--retain-bytes` (status, outcomes and times are kept).
+    public var resultsEvicted: Bool = false
+    /// What its finished ops hold in memory (results, texts, metadata; counted against `--retain-bytes`).
+    public var bytes: Int = 0
     public var unfinished: Int { pending + ready + dispatched + executing }
 }
 
@@ -323,7 +330,8 @@ extension Scheduler {
         var info = RunInfo(name: r.name, submitter: r.submitter, submittedAt: r.submittedAt,
                            finishedAt: r.finishedAt == 0 ? nil : r.finishedAt, total: r.ops.count,
                            pending: 0, ready: 0, dispatched: 0, executing: 0,
-                           succeeded: Int(r.succeeded), failed: Int(r.failed), cancelled: Int(r.cancelled), evictAt: nil)
+                           succeeded: Int(r.succeeded), failed: Int(r.failed), cancelled: Int(r.cancelled), evictAt: nil,
+                           resultsEvicted: r.resultsEvicted, bytes: r.bytes)
         if r.unfinished > 0 {
             // Live states are not counted per run on the hot path; a run with open ops is scanned.
             for op in r.ops {

@@ -74,6 +74,8 @@ public struct Scheduler: Sendable {
     var evictedOrder = Deque<String>()
     var evictedTotal = 0
     var deadOps = 0
+    /// Bytes finished ops of retained runs hold (RetainBytes.swift), against `config.retainBytes`.
+    public internal(set) var retainedBytes = 0
     var crossRunDeps: [Int32: [Int32]] = [:]   // op → slots of other runs it depends on (pins)
     public internal(set) var compactions = 0
     /// Submission keys of retained runs' batches (A5).
@@ -83,6 +85,10 @@ public struct Scheduler: Sendable {
     var replaying = false
     var hold: RecoveryHold?
     var journalWorkers: Set<String> = []
+    /// Sessions of before the restart, by id, as `workerSession` records named them (History.swift).
+    var restoredWorkers: [UInt64: Int32] = [:]
+    /// When replay ended (0: never replayed); stories of replayed ops end there (Story.swift).
+    var recoveredAt: Int64 = 0
 
     var story: [StoryRaw] = []
     var storyPos = 0
@@ -151,7 +157,7 @@ public struct Scheduler: Sendable {
         drainReleases(&out)
         pump(&out)
         // Replay evicts where the journal's `evictedRun` records say, nothing else (Eviction.swift).
-        if !replaying && (finishedRunCount > config.retainRuns
+        if !replaying && (finishedRunCount > config.retainRuns || retainedBytes > config.retainHighWater
                           || (finishedRuns.first.map { now &- $0.at >= config.retainMicros } ?? false)) {
             evictRuns(&out)
         }

@@ -29,6 +29,7 @@ extension Scheduler {
         for q in queues {
             out.append((now, .queueSettings(QueueSpec(name: q.name, maxConcurrent: Int(q.maxConcurrent), qos: q.qos, suspended: q.suspended))))
         }
+        for r in workerSessionRecords() { out.append((now, r)) }
         var tagNames = [String](repeating: "", count: 64)
         for (t, b) in tagBits { tagNames[b] = t }
         var batch: [OperationSpec] = []
@@ -59,8 +60,10 @@ extension Scheduler {
         flush(&out)
         finished.sort { (ops.finishedAt[Int($0)], $0) < (ops.finishedAt[Int($1)], $1) }
         for op in finished {
-            out.append((ops.finishedAt[Int(op)], .finished(id: ops.ids[Int(op)], outcome: outcome(of: op)!, at: ops.finishedAt[Int(op)])))
+            out.append((ops.finishedAt[Int(op)], .finished(id: ops.ids[Int(op)], outcome: outcome(of: op)!, at: ops.finishedAt[Int(op)],
+                                                           history: history(of: op))))
         }
+        for r in runs where r?.resultsEvicted == true { out.append((now, .resultsEvicted(run: r!.name))) }
         for op in cancelling {
             let cascade = ops.hot[Int(op)].flags & Flag.cascade != 0
             out.append((now, .cancelRequested(ids: [ops.ids[Int(op)]], cascade: cascade, reason: reasons[op] ?? "cancelled")))

@@ -191,6 +191,9 @@ struct WorkerState {
     var classes: [Int32] = []
     var dispatched: Int = 0
     var lostReason: String?
+    /// A session named by the journal, connected before a restart: never alive here, held only so that
+    /// restored ops can name the worker that ran them (History.swift).
+    var restored = false
 }
 
 struct Inflight { var worker: Int32; var attempt: UInt16 }

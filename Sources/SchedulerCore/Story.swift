@@ -1,5 +1,11 @@
 // Per-op transition log: one ring shared by all ops, each op chained through `prev` (bounded in total
 // by config.storyCapacity and per op by config.storyPerOp). Overwritten entries are detected by age.
+// The story is not journalled: replay records nothing and marks the op's chain as ending in a restart
+// (`storyRestarted`); its story then starts with entries rebuilt from the columns the journal restores
+// (History.swift) and a `restarted` entry, so "lost in a restart" is told apart from "overwritten".
+
+/// A chain's end: the entries before it were lost in a restart.
+let storyRestarted: Int32 = -2
 
 struct StoryRaw {
     var stimulus: UInt64
@@ -30,6 +36,9 @@ public struct StoryEntry: Sendable, Equatable, CustomStringConvertible {
         case timedOut(part: Int, attempt: Int)
         case finished(OutcomeKind)
         case priorityChanged(Int)
+        /// The coordinator restarted: earlier entries are rebuilt from the journal (submission, the last
+        /// ready, dispatch, start and the finish); retries and requeues before it are not recorded.
+        case restarted
     }
     public var stimulus: UInt64
     public var at: Int64
@@ -43,6 +52,7 @@ extension Scheduler {
     mutating func record(_ op: Int32, _ code: StoryCode, part: Int, extra: Int32, at: Int64? = nil) {
         let cap = config.storyCapacity
         guard cap > 0 else { return }
+        if replaying { ops.hot[Int(op)].storyHead = storyRestarted; return }
         let entry = StoryRaw(stimulus: stimulus, at: at ?? now, op: op, prev: ops.hot[Int(op)].storyHead, extra: extra,
                              part: UInt16(truncatingIfNeeded: part), code: code)
         let idx = cap & (cap - 1) == 0 ? storyPos & (cap - 1) : storyPos % cap
@@ -57,7 +67,8 @@ extension Scheduler {
         return ((storyPos - 1 - i) % cap + cap) % cap
     }
 
-    /// The op's transitions, oldest first; earlier ones may have been overwritten (`truncated`).
+    /// The op's transitions, oldest first; earlier ones may have been overwritten (`truncated`), or lost
+    /// in a restart (then the story starts with entries rebuilt from the journal and `.restarted`).
     public func story(_ id: String) -> (entries: [StoryEntry], truncated: Bool)? {
         guard let op = find(id) else { return nil }
         var raws: [StoryRaw] = []
@@ -72,7 +83,26 @@ extension Scheduler {
             lastAge = age
             i = Int(story[i].prev)
         }
-        return (raws.reversed().map(decode), truncated)
+        let entries = raws.reversed().map(decode)
+        guard i == Int(storyRestarted) && !truncated else { return (entries, truncated) }
+        return (rebuiltStory(op) + entries, false)
+    }
+
+    /// A replayed op's story up to the restart, from what the journal restored (stimulus 0: no input of
+    /// this process caused them).
+    private func rebuiltStory(_ op: Int32) -> [StoryEntry] {
+        let i = Int(op)
+        var out = [StoryEntry(stimulus: 0, at: ops.submittedAt[i], event: .submitted)]
+        func add(_ at: Int64, _ event: StoryEntry.Event) {
+            if at > 0 && at <= recoveredAt { out.append(StoryEntry(stimulus: 0, at: at, event: event)) }
+        }
+        add(ops.readyAt[i], .ready)
+        let w = ops.lastWorker[i]
+        if w >= 0 { add(ops.dispatchedAt[i], .dispatched(part: 0, worker: workers[Int(w)].id)) }
+        add(ops.startedAt[i], .started(part: 0, attempt: Int(ops.hot[i].attempt)))
+        if ops.hot[i].state == .finished { add(ops.finishedAt[i], .finished(ops.hot[i].outcome)) }
+        out.append(StoryEntry(stimulus: 0, at: recoveredAt, event: .restarted))
+        return out
     }
 
     func decode(_ r: StoryRaw) -> StoryEntry {

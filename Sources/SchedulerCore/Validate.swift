@@ -150,6 +150,14 @@ extension Scheduler {
             if r.finishedAt != 0 && !r.name.isEmpty { finishedRetained += 1 }
         }
         check(finishedRetained == finishedRunCount, "finished runs \(finishedRunCount) ≠ \(finishedRetained)")
+        // Retention by bytes (RetainBytes.swift): each run's count is what its finished ops hold.
+        var totalBytes = 0
+        for r in runs where r != nil {
+            let held = r!.ops.reduce(0) { ops.hot[Int($1)].state == .finished ? $0 + heldBytes($1) : $0 }
+            check(r!.bytes == held, "run \(r!.name): bytes \(r!.bytes) ≠ \(held) held")
+            totalBytes += r!.bytes
+        }
+        check(totalBytes == retainedBytes, "retained bytes \(retainedBytes) ≠ \(totalBytes)")
         var pins = [Int32: Int32]()
         for (op, rs) in crossRunDeps {
             check(ops.hot[Int(op)].state != .finished, "\(ops.ids[Int(op)]): finished but still pins runs")

@@ -30,7 +30,10 @@ extension Scheduler {
             workers[Int(w)].classes.append(Int32(c))
         }
         livenessHeap.insert(TimerEntry(at: now &+ config.livenessBoundMicros, target: w))
-        if journaling { out.append(.journal(.workerJoined(name: h.name))) }
+        if journaling {
+            out.append(.journal(.workerSession(id: h.worker, name: h.name, owner: h.owner)))
+            out.append(.journal(.workerJoined(name: h.name)))
+        }
         giveCredit(w, h.credit ?? h.slots)
         workerClaims(w, h, &out)
     }

@@ -56,6 +56,9 @@ struct OpCoord: ParsableCommand {
     @Option(help: "Most finished runs kept; beyond it the oldest finished run is evicted.")
     var retainRuns: Int = 10_000
 
+    @Option(help: "Memory for finished operations' results, error texts and metadata (bytes, e.g. 256MiB or 4GiB, or a share of RAM such as 25%). Beyond it the oldest finished runs lose their results first, then are evicted whole; status and runs say so. Output tails have their own --log-store-bytes.")
+    var retainBytes: String = ByteSize.defaultRetain
+
     @Option(help: "Bytes of operations' output (stdout/stderr tails of each attempt, 'opctl logs') kept in memory; the oldest attempts are evicted first; 0 keeps none. Not journalled.")
     var logStoreBytes: Int = 64 << 20
 
@@ -153,6 +156,9 @@ struct OpCoord: ParsableCommand {
         guard kept >= 1_000_000 else { throw ValidationError("--retain must be at least 1s, so a finished run can still be read") }
         guard clientOutputBytes >= 64 << 10 else { throw ValidationError("--client-output-bytes must be at least 65536 (64 KiB)") }
         guard logStoreBytes >= 0 else { throw ValidationError("--log-store-bytes must be ≥ 0") }
+        guard ByteSize.bytes(retainBytes) != nil else {
+            throw ValidationError("--retain-bytes '\(retainBytes)' is not a size: give bytes, a number with KiB, MiB or GiB (e.g. 256MiB), or a share of RAM (e.g. 25%)")
+        }
         guard retainRuns >= 1 else { throw ValidationError("--retain-runs must be ≥ 1, so a finished run can still be read") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
         guard heartbeatMs >= 10 else { throw ValidationError("--heartbeat-ms must be ≥ 10") }
@@ -173,6 +179,7 @@ struct OpCoord: ParsableCommand {
         config.startTimeoutMs = Int64(startTimeout * 1000)
         config.retainMicros = RetentionPeriod.micros(retain)!
         config.retainRuns = retainRuns
+        config.retainBytes = ByteSize.bytes(retainBytes)!
         config.logStoreBytes = logStoreBytes
         config.clientIdleMicros = RetentionPeriod.micros(clientIdle)!
         config.clientOutputBytes = clientOutputBytes

@@ -62,7 +62,10 @@ struct Logs: ParsableCommand {
         if r.evicted { print("(earlier output of \(l.opID) was evicted: opcoord --log-store-bytes)") }
         show(r)
         guard follow else {
-            if r.attempts.isEmpty { print("no output kept for \(l.opID)" + (attempt.map { " attempt \($0)" } ?? "")) }
+            if r.attempts.isEmpty {
+                print("no output kept for \(l.opID)" + (attempt.map { " attempt \($0)" } ?? "")
+                      + " (output is kept in the coordinator's memory only: not across its restarts)")
+            }
             return
         }
         let deadline = Date().addingTimeInterval(timeout)
@@ -112,7 +115,10 @@ struct Story: ParsableCommand {
         discussion: """
             The stimulus is the number of the coordinator input that caused the transition (inputs that \
             share it happened together). The story is bounded (64 entries per operation, a shared ring \
-            overall) and not journalled: "earlier entries were overwritten" says when the start is missing.
+            overall): "earlier entries were overwritten" says when the start is missing. It is not \
+            journalled: after a coordinator restart, a 'restarted' entry follows what was rebuilt from the \
+            journal (submission, the last ready, dispatch and start, the finish; stimulus #0); retries and \
+            requeues before it are not recorded.
             """)
     @OptionGroup var connection: Connection
     @OptionGroup var scope: RunScope
@@ -150,7 +156,7 @@ struct Story: ParsableCommand {
             if !details.isEmpty { what += " " + details.joined(separator: ", ") }
             let plus = Double(e.atUs - origin) / 1000
             out += "  " + TimeText.clock(e.atUs).padding(toLength: 12, withPad: " ", startingAt: 0)
-                + String(format: " %+10.1fms", plus) + "  #\(e.stimulus)".padding(toLength: 10, withPad: " ", startingAt: 0)
+                + String(format: " %+10.1fms", plus) + (e.stimulus == 0 ? "  journal" : "  #\(e.stimulus)").padding(toLength: 10, withPad: " ", startingAt: 0)
                 + " " + what + "\n"
         }
         if r.entries.isEmpty { out += "  (no transitions recorded)\n" }

@@ -21,7 +21,9 @@ struct Runs: ParsableCommand {
         abstract: "List the retained runs, newest first: who submitted them, when, and how far they are.",
         discussion: """
             Every `opctl submit` is a run. Finished runs are kept for the coordinator's --retain period \
-            (and at most --retain-runs of them), then evicted: asking for an evicted run says so.
+            (and at most --retain-runs of them), then evicted: asking for an evicted run says so. Beyond the \
+            coordinator's --retain-bytes the oldest finished runs lose their results first (RESULTS says \
+            "evicted"; outcomes, times and errors stay), then are evicted whole.
             """)
 
     @OptionGroup var connection: Connection
@@ -53,7 +55,7 @@ struct Runs: ParsableCommand {
         } while !after.isEmpty && list.count < limit
         if json {
             printJSON(["runs": list.map { runJSON($0, now: reply.nowUs) }, "retained": reply.retained, "evicted": reply.evicted,
-                       "truncated": !after.isEmpty])
+                       "retained_bytes": reply.retainedBytes, "retain_bytes": reply.retainBytes, "truncated": !after.isEmpty])
             return
         }
         if list.isEmpty { print("no runs (\(reply.evicted) evicted)"); return }
@@ -61,10 +63,11 @@ struct Runs: ParsableCommand {
             let done = r.succeeded + r.failed + r.cancelled
             return [r.id, runState(r), "\(done)/\(r.total)", "\(r.succeeded)", "\(r.failed)", "\(r.cancelled)",
                     TimeText.clock(r.submittedUs), TimeText.duration(runDuration(r, now: reply.nowUs)),
-                    r.submitter.isEmpty ? "-" : r.submitter]
+                    r.resultsEvicted ? "evicted" : byteText(r.bytes), r.submitter.isEmpty ? "-" : r.submitter]
         }
-        printTable([["RUN", "STATE", "DONE", "OK", "FAILED", "CANCELLED", "SUBMITTED", "DURATION", "BY"]] + rows)
-        print("\(reply.retained) run(s) retained, \(reply.evicted) evicted" + (after.isEmpty ? "" : "; more with --limit"))
+        printTable([["RUN", "STATE", "DONE", "OK", "FAILED", "CANCELLED", "SUBMITTED", "DURATION", "RESULTS", "BY"]] + rows)
+        print("\(reply.retained) run(s) retained, \(reply.evicted) evicted" + (after.isEmpty ? "" : "; more with --limit")
+              + "; finished operations hold \(byteText(reply.retainedBytes)) of --retain-bytes \(byteText(reply.retainBytes))")
     }
 }
 
@@ -82,7 +85,19 @@ func runJSON(_ r: WireRunInfo, now: Int64) -> [String: Any] {
      "finished_us": r.finishedUs == 0 ? NSNull() : r.finishedUs as Any, "total": r.total,
      "pending": r.pending, "ready": r.ready, "dispatched": r.dispatched, "executing": r.executing,
      "succeeded": r.succeeded, "failed": r.failed, "cancelled": r.cancelled,
-     "duration_us": runDuration(r, now: now), "evict_at_us": r.evictAtUs == 0 ? NSNull() : r.evictAtUs as Any]
+     "duration_us": runDuration(r, now: now), "evict_at_us": r.evictAtUs == 0 ? NSNull() : r.evictAtUs as Any,
+     "results_evicted": r.resultsEvicted, "bytes": r.bytes]
+}
+
+/// "512B", "3.2KiB", "256.0MiB", "1.5GiB".
+func byteText(_ n: UInt64) -> String {
+    if n < 1024 { return "\(n)B" }
+    var v = Double(n) / 1024
+    for unit in ["KiB", "MiB", "GiB"] {
+        if v < 1024 || unit == "GiB" { return String(format: "%.1f%@", v, unit) }
+        v /= 1024
+    }
+    return "\(n)B"
 }
 
 /// Times for people: local wall-clock time of day, and compact durations.

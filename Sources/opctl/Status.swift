@@ -267,7 +267,7 @@ func opJSON(_ o: WireOpStatus, results: Bool) -> [String: Any] {
         "cancelled": o.cancelled, "outcome": outcomeName(o.outcome), "worker": o.workerID, "worker_key": o.workerKey,
         "worker_session": o.workerSession, "attempts": o.attempts,
         "priority": priorityName(o.priority), "parts": o.parts, "parts_done": o.partsDone,
-        "result_size": o.resultSize, "error": o.error, "attempt_errors": o.attemptErrors,
+        "result_size": o.resultSize, "result_evicted": o.resultEvicted, "error": o.error, "attempt_errors": o.attemptErrors,
         "submitted_us": o.submittedUs, "ready_us": o.readyUs, "dispatched_us": o.dispatchedUs,
         "started_us": o.startedUs, "finished_us": o.finishedUs,
     ]
@@ -304,7 +304,7 @@ func printOps(_ ops: [WireOpStatus], attemptErrors: Bool = false) {
         rows.append([o.run.isEmpty ? "-" : o.run, id, stateName(o.state, cancelled: o.cancelled), outcomeName(o.outcome),
                      workerText(o), "\(o.attempts)", o.queue, priorityName(o.priority),
                      TimeText.clock(o.submittedUs), rel(o.readyUs), rel(o.dispatchedUs), rel(o.startedUs), rel(o.finishedUs),
-                     duration, o.resultSize > 0 ? "\(o.resultSize)B" : "-", o.error.isEmpty ? "" : firstLine(o.error)])
+                     duration, o.resultEvicted ? "evicted" : o.resultSize > 0 ? "\(o.resultSize)B" : "-", o.error.isEmpty ? "" : firstLine(o.error)])
     }
     printTable(rows)
     guard attemptErrors else { return }

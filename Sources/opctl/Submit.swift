@@ -14,7 +14,9 @@ struct Submit: ParsableCommand {
             The graph is checked here first and every problem is printed (unknown fields, unknown \
             dependencies, cycles with their members, payloads over 1 MiB and other protocol limits, ...): \
             nothing is sent unless the whole graph passes. The coordinator checks again and accepts or \
-            rejects each batch (up to 8192 operations and 16 MiB) as a whole. With --wait, every accepted \
+            rejects each batch (up to 8192 operations and 16 MiB) as a whole; a graph of several batches \
+            has its dependencies on other runs' operations (RUN/OP) checked with the coordinator before the \
+            first batch is sent, so an unknown or evicted one stops it with nothing sent. With --wait, every accepted \
             operation is waited for, also across a lost connection (see `opctl wait --help`).
             Each batch carries a submission key of its own. If the connection to the coordinator is lost \
             before a batch is answered (it stopped or restarted, or the network failed), opctl says so on \
@@ -62,6 +64,7 @@ struct Submit: ParsableCommand {
         let deadline = timeout.map { started + .microseconds(Int64(($0 * 1_000_000).rounded())) }
         let conn = try withCoordinator { try connection.connect() }
         if !allowUnknownKinds { try checkKinds(graph, conn) }
+        try checkOtherRuns(messages, conn)
         var accepted = 0
         var warnings: [WireUnplaceable] = []
         var workersConnected = 0
@@ -162,6 +165,47 @@ struct Submit: ParsableCommand {
         printError("opctl: graph rejected: over the protocol's limits (docs/PROTOCOL.md §10); nothing was sent:")
         for p in problems.prefix(20) { printError("  - \(p)") }
         if problems.count > 20 { printError("  (and \(problems.count - 20) more)") }
+        throw ExitCode(2)
+    }
+
+    /// Dependencies on other runs' operations ("RUN/OP"), all of them before the first batch of a graph
+    /// sent in several: the coordinator checks each batch as a whole, so a later batch naming an operation
+    /// it does not have (never submitted, or its run evicted) would be refused after earlier batches were
+    /// accepted. One STATUS (more only past its reply budget); a key without `view` skips the check.
+    private func checkOtherRuns(_ messages: [Message], _ conn: CoordinatorConnection) throws {
+        guard messages.count > 1 else { return }   // one batch is accepted or refused whole anyway
+        let own = newRun.map { $0 + "/" }
+        var refs: [String] = []
+        var seen: Set<String> = []
+        for case .submit(let m) in messages {
+            for o in m.operations {
+                for d in o.after where d.contains("/") && !(own.map(d.hasPrefix) ?? false) && seen.insert(d).inserted { refs.append(d) }
+            }
+        }
+        var missing: [String] = []
+        var ask = refs
+        while !ask.isEmpty {
+            var s = WireStatus()
+            s.opIds = Array(ask.prefix(WireLimits.maxBatchRecords))
+            let reply: Message
+            do {
+                reply = try conn.request(.status(s))
+            } catch ClientError.server(.unauthorized, _) {
+                return   // a key that may not read: the batches themselves are checked by the coordinator
+            } catch let error as ClientError {
+                throw report(error)
+            }
+            guard case .statusReply(let r) = reply else { throw ExitCode(3) }
+            missing += r.notFound
+            let answered = s.opIds.count - r.omitted.count
+            guard answered > 0 else { break }
+            ask = r.omitted + ask.dropFirst(s.opIds.count)
+        }
+        guard !missing.isEmpty else { return }
+        printError("opctl: graph rejected: it depends on operations of other runs that the coordinator does not have "
+                   + "(never submitted, or their run was evicted); nothing was sent:")
+        for m in missing.prefix(20) { printError("  - \(m)") }
+        if missing.count > 20 { printError("  (and \(missing.count - 20) more)") }
         throw ExitCode(2)
     }
 

@@ -8,7 +8,8 @@ import WireProtocol
 /// short shell ops and restarted on its state directory. Every op succeeds exactly once with its result,
 /// and none runs twice: a finished op is not run again, and ops running at a crash are handed back by
 /// their workers instead of being run again (each run appends a line to a file; no worker is lost, so
-/// the count of re-runs must be 0).
+/// the count of re-runs must be 0). What STATUS says of every finished op is the same before and after
+/// each restart (issue 25 finding 2: worker, session, times, attempts, outcome are journalled).
 /// OPQ_CRASH_OPS (default 20,000), OPQ_CRASH_KILLS (10) and OPQ_CRASH_SEED size and replay it.
 @Suite(.serialized) struct CrashRecoveryTests {
     @Test func aKilledCoordinatorLosesNothingAndRunsNothingTwice() throws {
@@ -51,11 +52,37 @@ import WireProtocol
             try #require(r.accepted, "\(r.errors.prefix(3))")
         }
 
+        // Every finished op's status (a STATUS reply is held until what it shows is on disk).
+        func finishedStatuses() throws -> [String: WireOpStatus] {
+            var out: [String: WireOpStatus] = [:]
+            var after = ""
+            let conn = try c.connect(timeout: .seconds(30))
+            repeat {
+                var s = WireStatus()
+                s.run = "crash"
+                s.states = [.finished]
+                s.ops = true
+                s.limit = 8192
+                s.after = after
+                guard case .statusReply(let r) = try conn.request(.status(s), timeout: .seconds(60)) else { throw ClusterError("no STATUS reply") }
+                for o in r.ops { out[o.id] = o }
+                after = r.nextAfter
+            } while !after.isEmpty
+            return out
+        }
+
         // Kill at random moments while it runs, restart on the same state directory at once.
+        var compared = 0
         for k in 0..<kills {
             usleep(UInt32(200_000 + random(1_300_000)))   // the moment is the point: not a synchronisation
+            let before = try finishedStatuses()
             let status = try c.restartCoordinator(crash: true)
             #expect(status == SIGKILL, "kill \(k + 1): the coordinator was ended by SIGKILL (\(status))")
+            let after = try finishedStatuses()
+            let changed = before.filter { after[$0.key] != $0.value }.keys.sorted()
+            compared += before.count
+            let examples = changed.prefix(3).map { "\(String(describing: before[$0])) -> \(String(describing: after[$0]))" }
+            #expect(changed.isEmpty, "kill \(k + 1): \(changed.count) of \(before.count) finished ops' status changed: \(examples)")
         }
 
         var w = WireWait()
@@ -91,6 +118,6 @@ import WireProtocol
         let workerLogs = ["crash-a", "crash-b"].map { (try? String(contentsOf: c.dir.appendingPathComponent("\($0).log"), encoding: .utf8)) ?? "" }
         let reRegistrations = workerLogs.joined().components(separatedBy: "still held").count - 1
         #expect(reRegistrations > 0, "no worker re-registered holding parts: the kills tested nothing")
-        print("crash test: \(total) ops, \(kills) kills, \(reRegistrations) re-registrations holding parts, \(lines.count - runs.count) re-runs")
+        print("crash test: \(total) ops, \(kills) kills, \(reRegistrations) re-registrations holding parts, \(lines.count - runs.count) re-runs, \(compared) finished statuses compared across restarts")
     }
 }

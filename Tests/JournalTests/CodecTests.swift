@@ -110,7 +110,7 @@ struct CodecTests {
         let e3 = try #require(throws: JournalCodecError.self) { try JournalCodec.decode(varint[...]) }
         #expect(e3.reason.contains("64 bits"))
         // Invalid UTF-8, an unknown tag, bad bools, a wrong version, trailing bytes.
-        for (bad, words) in [([1, 0, 8, 1, 0xC3] as [UInt8], "UTF-8"), ([1, 0, 13], "tag"),
+        for (bad, words) in [([1, 0, 8, 1, 0xC3] as [UInt8], "UTF-8"), ([1, 0, 16], "tag"),
                              ([1, 0, 6, 0, 0, 2], "boolean"), ([2, 0, 8, 0], "version"), ([1, 0, 8, 0, 0], "after the end")] {
             let e = try #require(throws: JournalCodecError.self) { try JournalCodec.decode(bad[...]) }
             #expect(e.reason.contains(words), "\(e)")

@@ -24,7 +24,7 @@ struct RandomEntries {
     var rng: SplitMix64
     init(seed: UInt64) { rng = SplitMix64(seed: seed) }
 
-    static let caseCount = 12
+    static let caseCount = 15
 
     mutating func entry() -> JournalEntry { entry(case: rng.int(Self.caseCount)) }
 
@@ -43,6 +43,9 @@ struct RandomEntries {
         case 8: record = .workerLeft(name: string())
         case 9: record = .runNumber(next: int())
         case 10: record = .evictedRun(name: string(), finishedAt: int64(), evictedAt: int64())
+        case 12: record = .finished(id: string(), outcome: outcome(), at: int64(), history: history())
+        case 14: record = .resultsEvicted(run: string())
+        case 13: record = .workerSession(id: rng.bool() ? rng.next() : UInt64(rng.int(1 << 30)), name: string(), owner: string())
         default: record = .submissionKey(run: string(), key: key(), count: int())
         }
         return JournalEntry(at: int64(), record: record)
@@ -62,6 +65,14 @@ struct RandomEntries {
             parts: int(), policy: rng.bool() ? .finished : .succeeded, retries: int(), lossRetries: int(),
             timeoutMicros: rng.bool() ? int64() : nil, requires: list(3) { $0.string() }, barrier: rng.bool(),
             retryDelayMicros: int64(), retryDelayMaxMicros: int64())
+    }
+
+    /// Times 0 (never) or anything, so the differences from the finish wrap too.
+    mutating func history() -> OpHistory {
+        func time(_ r: inout RandomEntries) -> Int64 { r.rng.bool() ? 0 : r.int64() }
+        return OpHistory(worker: rng.bool() ? 0 : rng.next(), readyAt: time(&self), dispatchedAt: time(&self),
+                         startedAt: time(&self), attempts: rng.bool() ? 1 : Int(truncatingIfNeeded: rng.next()),
+                         attemptErrors: list(3) { $0.string() })
     }
 
     mutating func queue() -> QueueSpec {

@@ -21,7 +21,7 @@ extension Simulation {
         /// Keyed batches submitted in the lost steps: their clients got no reply and send them again.
         var resend: [LostTailModel.Submit]
         var finishes: Set<String> {
-            Set(records.compactMap { if case .finished(let id, _, _) = $0 { return id } else { return nil } })
+            Set(records.compactMap { if case .finished(let id, _, _, _) = $0 { return id } else { return nil } })
         }
     }
 
@@ -134,12 +134,12 @@ extension Simulation {
             let back = reporters.allSatisfy { alive.contains($0) && !silent.contains($0) }
             // A multi-part op's parts run again after a crash (by design), and so do its dependents.
             let multiPart = records.contains {
-                if case .finished(let id, _, _) = $0 { return specIndex[id].map { specs[$0].parts > 1 } ?? false }
+                if case .finished(let id, _, _, _) = $0 { return specIndex[id].map { specs[$0].parts > 1 } ?? false }
                 return false
             }
             // A final failure comes back as a failed attempt of an op whose retries were not journalled: it
             // may be retried (ARCHITECTURE.md, "What a lost tail can still run again").
-            let failure = records.contains { if case .finished(_, .failed, _) = $0 { return true }; return false }
+            let failure = records.contains { if case .finished(_, .failed, _, _) = $0 { return true }; return false }
             let strict = cut.rederivable && back && !multiPart && !failure
             if !strict && tail.strictCuts { continue }
             journalLog.removeLast(journalLog.count - cut.journalCount)

@@ -21,7 +21,7 @@ import Testing
         #expect(cancels(out).isEmpty, "cancelled on the worker: \(cancels(out))")
         #expect(h.state("a") == .executing)
         let done = h.send(.partFinished(PartRef(worker: 3, op: "a", part: 0, attempt: sent[0].attempt), .succeeded([7]), grant: 1))
-        #expect(done.contains { if case .journal(.finished("a", .succeeded([7]), _)) = $0 { return true } else { return false } })
+        #expect(done.contains { if case .journal(.finished("a", .succeeded([7]), _, _)) = $0 { return true } else { return false } })
     }
 
     /// After recovery dispatch waits for the workers the journal says were connected; their HELLO's
@@ -110,7 +110,7 @@ import Testing
             #expect(cancels(out).isEmpty, "the running retry was refused: \(cancels(out))")
             #expect(dispatches(out).isEmpty, "run again: \(dispatches(out))")
             let done = r.send(.partFinished(PartRef(worker: 3, op: "a", part: 0, attempt: 2), .succeeded([9]), grant: 1))
-            #expect(done.contains { if case .journal(.finished("a", .succeeded([9]), _)) = $0 { return true } else { return false } })
+            #expect(done.contains { if case .journal(.finished("a", .succeeded([9]), _, _)) = $0 { return true } else { return false } })
         }
     }
 
@@ -132,7 +132,7 @@ import Testing
         let first = FinishedPart(part: HeldPart(op: "a", part: 0, attempt: 1), outcome: .failed("boom"), at: r.now - 8)
         let second = FinishedPart(part: HeldPart(op: "a", part: 0, attempt: 2), outcome: .succeeded([4]), at: r.now - 3)
         let out = r.send(.workerJoined(WorkerHello(worker: 2, name: "w1", slots: 1, kinds: ["noop"], finished: [second, first])))
-        #expect(out.contains { if case .journal(.finished("a", .succeeded([4]), _)) = $0 { return true } else { return false } })
+        #expect(out.contains { if case .journal(.finished("a", .succeeded([4]), _, _)) = $0 { return true } else { return false } })
         #expect(dispatches(out).isEmpty, "run again: \(dispatches(out))")
     }
 

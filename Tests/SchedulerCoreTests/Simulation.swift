@@ -231,7 +231,7 @@ struct Simulation {
                     }
                 }
             }
-        case .journal(.finished(let id, let outcome, _)):
+        case .journal(.finished(let id, let outcome, _, _)):
             guard let i = specIndex[id] else { return fail("finished unknown op \(id)") }
             finished[i] += 1
             if finished[i] == 1 { finishedCount += 1 }

@@ -86,7 +86,7 @@ import Testing
         let out = h.send(.submit(h.ref(), ops: [op("a")], queues: []))
         #expect(out.contains(.journal(.submitted(run: "", submitter: "", ops: [op("a")], queues: [], key: nil))))
         let d = h.join(1)
-        #expect(h.finish(d[0]).contains { if case .journal(.finished("a", .succeeded([]), _)) = $0 { return true }; return false })
+        #expect(h.finish(d[0]).contains { if case .journal(.finished("a", .succeeded([]), _, _)) = $0 { return true }; return false })
         let rejected = h.send(.submit(h.ref(), ops: [op("a")], queues: []))
         #expect(!rejected.contains { if case .journal = $0 { return true } else { return false } })
     }

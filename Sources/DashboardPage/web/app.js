@@ -936,7 +936,7 @@ function opOutcomeSection(op) {
   const items = [];
   if (out === "succeeded") {
     const result = op.outcome && op.outcome.succeeded ? b64text(op.outcome.succeeded) : "";
-    items.push(el("p", {}, `result: ${fmtBytes(op.result_size)}`));
+    items.push(el("p", {}, op.result_evicted ? "result: evicted (opcoord --retain-bytes)" : `result: ${fmtBytes(op.result_size)}`));
     if (result) items.push(el("pre", { id: "op-result", class: "log" }, result.slice(0, 4096) + (result.length > 4096 ? "\n…" : "")));
   } else if (out) {
     items.push(el("pre", { id: "op-error", class: "log bad" }, str(op.error) || str((op.outcome || {})[out])));
@@ -960,7 +960,8 @@ function whySection(why, finished) {
 
 /** Per-attempt stdout/stderr (LogsReply); absent on coordinators without LOGS. */
 function logsSection(logs) {
-  if (!logs) return section("op-logs", "Output", el("p", { class: "muted" }, "no output kept"));
+  const none = "no output kept (output is held in the coordinator's memory only: not across its restarts)";
+  if (!logs) return section("op-logs", "Output", el("p", { class: "muted" }, none));
   const attempts = list(logs.attempts);
   const items = attempts.map((a) => {
     const head = `attempt ${num(a.attempt) || 1}` + (num(a.part) ? `, part ${num(a.part)}` : "") +
@@ -975,7 +976,7 @@ function logsSection(logs) {
     return el("div", { class: "attempt-log", "data-attempt": num(a.attempt) || 1, "data-part": num(a.part) },
       el("h4", {}, head), stream("stdout", a.stdout, a.stdout_dropped), stream("stderr", a.stderr, a.stderr_dropped));
   });
-  if (!items.length) items.push(el("p", { class: "muted" }, num(logs.evicted) ? "output evicted" : "no output kept"));
+  if (!items.length) items.push(el("p", { class: "muted" }, num(logs.evicted) ? "output evicted" : none));
   else if (num(logs.evicted)) items.push(el("p", { class: "muted" }, `${num(logs.evicted)} older attempt(s) evicted`));
   return section("op-logs", "Output", ...items);
 }

@@ -6,7 +6,7 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let json = arguments.contains("--json")
 let quick = arguments.contains("--quick")
 let peers = arguments.contains("--peers")
-let suites = ["core", "wire", "worker", "e2e", "history", "recovery", "slow-readers", "loop", "all"]
+let suites = ["core", "wire", "worker", "e2e", "history", "recovery", "slow-readers", "loop", "retain-bytes", "all"]
 guard let suite = arguments.first, suites.contains(suite) else {
     FileHandle.standardError.write(Data("usage: opbench \(suites.joined(separator: "|")) [--json] [--quick] [--peers]\n".utf8))
     exit(2)
@@ -37,6 +37,10 @@ if suite == "recovery" {
 // Not part of `all`: thousands of clients that never read, and a well-behaved one beside them.
 if suite == "slow-readers" {
     BenchReport.emit(runSlowReadersBench(quick: quick), json: json)
+}
+// Not part of `all`: finished runs with 1 MiB results under --retain-bytes 256MiB (RSS against the budget).
+if suite == "retain-bytes" {
+    BenchReport.emit(runRetainBytesBench(quick: quick), json: json)
 }
 // Not part of `all`: simulated workers beside a large submit, the loop's longest pass and heartbeat gaps.
 if suite == "loop" {

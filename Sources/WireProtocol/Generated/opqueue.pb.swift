@@ -1370,6 +1370,12 @@ public nonisolated struct WireOpStatus: @unchecked Sendable {
     set {_uniqueStorage()._after = newValue}
   }
 
+  /// succeeded, but its run's results were evicted (opcoord --retain-bytes)
+  public var resultEvicted: Bool {
+    get {_storage._resultEvicted}
+    set {_uniqueStorage()._resultEvicted = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1794,6 +1800,12 @@ public nonisolated struct WireRunInfo: Sendable {
   /// finished: when it is evicted at the latest (0 = not scheduled)
   public var evictAtUs: Int64 = 0
 
+  /// its results were evicted to stay within opcoord --retain-bytes (the rest is kept)
+  public var resultsEvicted: Bool = false
+
+  /// what its finished operations hold in memory (counted against --retain-bytes)
+  public var bytes: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1815,6 +1827,12 @@ public nonisolated struct WireRunsReply: Sendable {
 
   /// runs evicted so far
   public var evicted: UInt64 = 0
+
+  /// what finished operations of retained runs hold (results, texts, metadata)
+  public var retainedBytes: UInt64 = 0
+
+  /// opcoord --retain-bytes: beyond it results, then whole runs, are evicted oldest first
+  public var retainBytes: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -3583,7 +3601,7 @@ nonisolated extension WireQueueCounts: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".OpStatus"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}queue\0\u{1}state\0\u{1}cancelled\0\u{1}outcome\0\u{3}worker_id\0\u{1}attempts\0\u{3}result_size\0\u{1}error\0\u{3}submitted_us\0\u{3}ready_us\0\u{3}started_us\0\u{3}finished_us\0\u{1}priority\0\u{1}parts\0\u{3}parts_done\0\u{3}dispatched_us\0\u{3}attempt_errors\0\u{3}worker_session\0\u{1}run\0\u{3}worker_key\0\u{1}kind\0\u{1}after\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}queue\0\u{1}state\0\u{1}cancelled\0\u{1}outcome\0\u{3}worker_id\0\u{1}attempts\0\u{3}result_size\0\u{1}error\0\u{3}submitted_us\0\u{3}ready_us\0\u{3}started_us\0\u{3}finished_us\0\u{1}priority\0\u{1}parts\0\u{3}parts_done\0\u{3}dispatched_us\0\u{3}attempt_errors\0\u{3}worker_session\0\u{1}run\0\u{3}worker_key\0\u{1}kind\0\u{1}after\0\u{3}result_evicted\0")
 
   fileprivate class _StorageClass {
     var _id: String = String()
@@ -3610,6 +3628,7 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
     var _workerKey: String = String()
     var _kind: String = String()
     var _after: [String] = []
+    var _resultEvicted: Bool = false
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -3644,6 +3663,7 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
       _workerKey = source._workerKey
       _kind = source._kind
       _after = source._after
+      _resultEvicted = source._resultEvicted
     }
   }
 
@@ -3686,6 +3706,7 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
         case 22: try { try decoder.decodeSingularStringField(value: &_storage._workerKey) }()
         case 23: try { try decoder.decodeSingularStringField(value: &_storage._kind) }()
         case 24: try { try decoder.decodeRepeatedStringField(value: &_storage._after) }()
+        case 25: try { try decoder.decodeSingularBoolField(value: &_storage._resultEvicted) }()
         default: break
         }
       }
@@ -3770,6 +3791,9 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
       if !_storage._after.isEmpty {
         try visitor.visitRepeatedStringField(value: _storage._after, fieldNumber: 24)
       }
+      if _storage._resultEvicted != false {
+        try visitor.visitSingularBoolField(value: _storage._resultEvicted, fieldNumber: 25)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -3803,6 +3827,7 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
         if _storage._workerKey != rhs_storage._workerKey {return false}
         if _storage._kind != rhs_storage._kind {return false}
         if _storage._after != rhs_storage._after {return false}
+        if _storage._resultEvicted != rhs_storage._resultEvicted {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -4565,7 +4590,7 @@ nonisolated extension WireRuns: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
 
 nonisolated extension WireRunInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RunInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}submitter\0\u{3}submitted_us\0\u{3}finished_us\0\u{1}total\0\u{1}pending\0\u{1}ready\0\u{1}dispatched\0\u{1}executing\0\u{1}succeeded\0\u{1}failed\0\u{1}cancelled\0\u{3}evict_at_us\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}submitter\0\u{3}submitted_us\0\u{3}finished_us\0\u{1}total\0\u{1}pending\0\u{1}ready\0\u{1}dispatched\0\u{1}executing\0\u{1}succeeded\0\u{1}failed\0\u{1}cancelled\0\u{3}evict_at_us\0\u{3}results_evicted\0\u{1}bytes\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4586,6 +4611,8 @@ nonisolated extension WireRunInfo: SwiftProtobuf.Message, SwiftProtobuf._Message
       case 11: try { try decoder.decodeSingularUInt64Field(value: &self.failed) }()
       case 12: try { try decoder.decodeSingularUInt64Field(value: &self.cancelled) }()
       case 13: try { try decoder.decodeSingularInt64Field(value: &self.evictAtUs) }()
+      case 14: try { try decoder.decodeSingularBoolField(value: &self.resultsEvicted) }()
+      case 15: try { try decoder.decodeSingularUInt64Field(value: &self.bytes) }()
       default: break
       }
     }
@@ -4631,6 +4658,12 @@ nonisolated extension WireRunInfo: SwiftProtobuf.Message, SwiftProtobuf._Message
     if self.evictAtUs != 0 {
       try visitor.visitSingularInt64Field(value: self.evictAtUs, fieldNumber: 13)
     }
+    if self.resultsEvicted != false {
+      try visitor.visitSingularBoolField(value: self.resultsEvicted, fieldNumber: 14)
+    }
+    if self.bytes != 0 {
+      try visitor.visitSingularUInt64Field(value: self.bytes, fieldNumber: 15)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4648,6 +4681,8 @@ nonisolated extension WireRunInfo: SwiftProtobuf.Message, SwiftProtobuf._Message
     if lhs.failed != rhs.failed {return false}
     if lhs.cancelled != rhs.cancelled {return false}
     if lhs.evictAtUs != rhs.evictAtUs {return false}
+    if lhs.resultsEvicted != rhs.resultsEvicted {return false}
+    if lhs.bytes != rhs.bytes {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4655,7 +4690,7 @@ nonisolated extension WireRunInfo: SwiftProtobuf.Message, SwiftProtobuf._Message
 
 nonisolated extension WireRunsReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RunsReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}runs\0\u{3}next_after\0\u{3}now_us\0\u{1}retained\0\u{1}evicted\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}runs\0\u{3}next_after\0\u{3}now_us\0\u{1}retained\0\u{1}evicted\0\u{3}retained_bytes\0\u{3}retain_bytes\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4668,6 +4703,8 @@ nonisolated extension WireRunsReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 3: try { try decoder.decodeSingularInt64Field(value: &self.nowUs) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.retained) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.evicted) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.retainedBytes) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.retainBytes) }()
       default: break
       }
     }
@@ -4689,6 +4726,12 @@ nonisolated extension WireRunsReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if self.evicted != 0 {
       try visitor.visitSingularUInt64Field(value: self.evicted, fieldNumber: 5)
     }
+    if self.retainedBytes != 0 {
+      try visitor.visitSingularUInt64Field(value: self.retainedBytes, fieldNumber: 6)
+    }
+    if self.retainBytes != 0 {
+      try visitor.visitSingularUInt64Field(value: self.retainBytes, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4698,6 +4741,8 @@ nonisolated extension WireRunsReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.nowUs != rhs.nowUs {return false}
     if lhs.retained != rhs.retained {return false}
     if lhs.evicted != rhs.evicted {return false}
+    if lhs.retainedBytes != rhs.retainedBytes {return false}
+    if lhs.retainBytes != rhs.retainBytes {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

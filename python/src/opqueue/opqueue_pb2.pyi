@@ -290,7 +290,7 @@ class OpOutcome(_message.Message):
     def __init__(self, op_id: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, _Mapping]] = ..., run: _Optional[str] = ...) -> None: ...
 
 class OpStatus(_message.Message):
-    __slots__ = ["after", "attempt_errors", "attempts", "cancelled", "dispatched_us", "error", "finished_us", "id", "kind", "name", "outcome", "parts", "parts_done", "priority", "queue", "ready_us", "result_size", "run", "started_us", "state", "submitted_us", "worker_id", "worker_key", "worker_session"]
+    __slots__ = ["after", "attempt_errors", "attempts", "cancelled", "dispatched_us", "error", "finished_us", "id", "kind", "name", "outcome", "parts", "parts_done", "priority", "queue", "ready_us", "result_evicted", "result_size", "run", "started_us", "state", "submitted_us", "worker_id", "worker_key", "worker_session"]
     AFTER_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_ERRORS_FIELD_NUMBER: _ClassVar[int]
@@ -307,6 +307,7 @@ class OpStatus(_message.Message):
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     READY_US_FIELD_NUMBER: _ClassVar[int]
+    RESULT_EVICTED_FIELD_NUMBER: _ClassVar[int]
     RESULT_SIZE_FIELD_NUMBER: _ClassVar[int]
     RUN_FIELD_NUMBER: _ClassVar[int]
     STARTED_US_FIELD_NUMBER: _ClassVar[int]
@@ -331,6 +332,7 @@ class OpStatus(_message.Message):
     priority: int
     queue: str
     ready_us: int
+    result_evicted: bool
     result_size: int
     run: str
     started_us: int
@@ -339,7 +341,7 @@ class OpStatus(_message.Message):
     worker_id: str
     worker_key: str
     worker_session: int
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., queue: _Optional[str] = ..., state: _Optional[_Union[OpState, str]] = ..., cancelled: bool = ..., outcome: _Optional[_Union[Outcome, _Mapping]] = ..., worker_id: _Optional[str] = ..., attempts: _Optional[int] = ..., result_size: _Optional[int] = ..., error: _Optional[str] = ..., submitted_us: _Optional[int] = ..., ready_us: _Optional[int] = ..., started_us: _Optional[int] = ..., finished_us: _Optional[int] = ..., priority: _Optional[int] = ..., parts: _Optional[int] = ..., parts_done: _Optional[int] = ..., dispatched_us: _Optional[int] = ..., attempt_errors: _Optional[_Iterable[str]] = ..., worker_session: _Optional[int] = ..., run: _Optional[str] = ..., worker_key: _Optional[str] = ..., kind: _Optional[str] = ..., after: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., queue: _Optional[str] = ..., state: _Optional[_Union[OpState, str]] = ..., cancelled: bool = ..., outcome: _Optional[_Union[Outcome, _Mapping]] = ..., worker_id: _Optional[str] = ..., attempts: _Optional[int] = ..., result_size: _Optional[int] = ..., error: _Optional[str] = ..., submitted_us: _Optional[int] = ..., ready_us: _Optional[int] = ..., started_us: _Optional[int] = ..., finished_us: _Optional[int] = ..., priority: _Optional[int] = ..., parts: _Optional[int] = ..., parts_done: _Optional[int] = ..., dispatched_us: _Optional[int] = ..., attempt_errors: _Optional[_Iterable[str]] = ..., worker_session: _Optional[int] = ..., run: _Optional[str] = ..., worker_key: _Optional[str] = ..., kind: _Optional[str] = ..., after: _Optional[_Iterable[str]] = ..., result_evicted: bool = ...) -> None: ...
 
 class Operation(_message.Message):
     __slots__ = ["after", "barrier", "id", "kind", "loss_retries", "name", "parts", "payload", "policy", "priority", "qos", "queue", "requires", "retries", "retry_delay_max_us", "retry_delay_us", "timeout_us"]
@@ -478,7 +480,8 @@ class Reject(_message.Message):
     def __init__(self, code: _Optional[_Union[ErrorCode, str]] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class RunInfo(_message.Message):
-    __slots__ = ["cancelled", "dispatched", "evict_at_us", "executing", "failed", "finished_us", "id", "pending", "ready", "submitted_us", "submitter", "succeeded", "total"]
+    __slots__ = ["bytes", "cancelled", "dispatched", "evict_at_us", "executing", "failed", "finished_us", "id", "pending", "ready", "results_evicted", "submitted_us", "submitter", "succeeded", "total"]
+    BYTES_FIELD_NUMBER: _ClassVar[int]
     CANCELLED_FIELD_NUMBER: _ClassVar[int]
     DISPATCHED_FIELD_NUMBER: _ClassVar[int]
     EVICT_AT_US_FIELD_NUMBER: _ClassVar[int]
@@ -488,10 +491,12 @@ class RunInfo(_message.Message):
     ID_FIELD_NUMBER: _ClassVar[int]
     PENDING_FIELD_NUMBER: _ClassVar[int]
     READY_FIELD_NUMBER: _ClassVar[int]
+    RESULTS_EVICTED_FIELD_NUMBER: _ClassVar[int]
     SUBMITTED_US_FIELD_NUMBER: _ClassVar[int]
     SUBMITTER_FIELD_NUMBER: _ClassVar[int]
     SUCCEEDED_FIELD_NUMBER: _ClassVar[int]
     TOTAL_FIELD_NUMBER: _ClassVar[int]
+    bytes: int
     cancelled: int
     dispatched: int
     evict_at_us: int
@@ -501,11 +506,12 @@ class RunInfo(_message.Message):
     id: str
     pending: int
     ready: int
+    results_evicted: bool
     submitted_us: int
     submitter: str
     succeeded: int
     total: int
-    def __init__(self, id: _Optional[str] = ..., submitter: _Optional[str] = ..., submitted_us: _Optional[int] = ..., finished_us: _Optional[int] = ..., total: _Optional[int] = ..., pending: _Optional[int] = ..., ready: _Optional[int] = ..., dispatched: _Optional[int] = ..., executing: _Optional[int] = ..., succeeded: _Optional[int] = ..., failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., evict_at_us: _Optional[int] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., submitter: _Optional[str] = ..., submitted_us: _Optional[int] = ..., finished_us: _Optional[int] = ..., total: _Optional[int] = ..., pending: _Optional[int] = ..., ready: _Optional[int] = ..., dispatched: _Optional[int] = ..., executing: _Optional[int] = ..., succeeded: _Optional[int] = ..., failed: _Optional[int] = ..., cancelled: _Optional[int] = ..., evict_at_us: _Optional[int] = ..., results_evicted: bool = ..., bytes: _Optional[int] = ...) -> None: ...
 
 class Runs(_message.Message):
     __slots__ = ["after", "limit", "runs"]
@@ -518,18 +524,22 @@ class Runs(_message.Message):
     def __init__(self, runs: _Optional[_Iterable[str]] = ..., limit: _Optional[int] = ..., after: _Optional[str] = ...) -> None: ...
 
 class RunsReply(_message.Message):
-    __slots__ = ["evicted", "next_after", "now_us", "retained", "runs"]
+    __slots__ = ["evicted", "next_after", "now_us", "retain_bytes", "retained", "retained_bytes", "runs"]
     EVICTED_FIELD_NUMBER: _ClassVar[int]
     NEXT_AFTER_FIELD_NUMBER: _ClassVar[int]
     NOW_US_FIELD_NUMBER: _ClassVar[int]
+    RETAINED_BYTES_FIELD_NUMBER: _ClassVar[int]
     RETAINED_FIELD_NUMBER: _ClassVar[int]
+    RETAIN_BYTES_FIELD_NUMBER: _ClassVar[int]
     RUNS_FIELD_NUMBER: _ClassVar[int]
     evicted: int
     next_after: str
     now_us: int
+    retain_bytes: int
     retained: int
+    retained_bytes: int
     runs: _containers.RepeatedCompositeFieldContainer[RunInfo]
-    def __init__(self, runs: _Optional[_Iterable[_Union[RunInfo, _Mapping]]] = ..., next_after: _Optional[str] = ..., now_us: _Optional[int] = ..., retained: _Optional[int] = ..., evicted: _Optional[int] = ...) -> None: ...
+    def __init__(self, runs: _Optional[_Iterable[_Union[RunInfo, _Mapping]]] = ..., next_after: _Optional[str] = ..., now_us: _Optional[int] = ..., retained: _Optional[int] = ..., evicted: _Optional[int] = ..., retained_bytes: _Optional[int] = ..., retain_bytes: _Optional[int] = ...) -> None: ...
 
 class SetPriority(_message.Message):
     __slots__ = ["inherit", "op_ids", "priority", "run"]
