@@ -490,7 +490,7 @@ private func peerResults(ours: [BenchResult], quick: Bool, sizes: E2ESizes) -> [
                                note: "pip install failed on this machine (scripts/bench printed why)"))
     }
     for fw in frameworks {
-        var args = [script, "--framework", fw, "--workers", "2",
+        let args = [script, "--framework", fw, "--workers", "2",
                     "--independent", "\(sizes.independent)", "--chain", "\(sizes.chain)",
                     "--layers", "\(sizes.layers)", "--width", "\(sizes.width)",
                     "--cancel", "\(min(sizes.cancelSamples, quick ? 10 : 50))", "--budget", "\(Int(sizes.budget))"]
