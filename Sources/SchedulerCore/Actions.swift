@@ -12,18 +12,15 @@ public struct Dispatch: Sendable, Equatable {
     public var inputs: [(String, [UInt8])]
     public var priority: Int
     public var qos: OperationQoS
-    /// Opaque handle of the op; a worker may echo it in `PartRef.token` to spare the id lookup.
-    public var token: UInt64 = 0
 
     public init(worker: UInt64, op: String, part: Int, parts: Int, attempt: Int, kind: String, payload: [UInt8],
-                inputs: [(String, [UInt8])], priority: Int, qos: OperationQoS, token: UInt64 = 0) {
+                inputs: [(String, [UInt8])], priority: Int, qos: OperationQoS) {
         self.worker = worker; self.op = op; self.part = part; self.parts = parts; self.attempt = attempt
         self.kind = kind; self.payload = payload; self.inputs = inputs; self.priority = priority; self.qos = qos
-        self.token = token
     }
 
     public static func == (a: Dispatch, b: Dispatch) -> Bool {
-        a.token == b.token && a.worker == b.worker && a.op == b.op && a.part == b.part && a.parts == b.parts && a.attempt == b.attempt
+        a.worker == b.worker && a.op == b.op && a.part == b.part && a.parts == b.parts && a.attempt == b.attempt
             && a.kind == b.kind && a.payload == b.payload && a.priority == b.priority && a.qos == b.qos
             && a.inputs.count == b.inputs.count
             && zip(a.inputs, b.inputs).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }

@@ -313,7 +313,7 @@ func config(retainRuns: Int = 10_000, retainMicros: Int64 = 24 * 3_600_000_000, 
 
     /// Compaction renumbers every op while others are ready, dispatched, executing and in a retry
     /// delay: dispatch order stays priority then submission order, in-flight parts finish by their
-    /// reports (with the dispatch's now stale token too), and the retry fires.
+    /// reports (with a now stale row too), and the retry fires.
     @Test func testCompactionKeepsDispatchOrderAndInFlightParts() {
         var h = Harness(config: config(retainRuns: 0, compactMinimum: 1))
         h.send(.workerJoined(WorkerHello(worker: 1, name: "w1", slots: 20, kinds: ["noop"], credit: 0)))
@@ -325,6 +325,7 @@ func config(retainRuns: Int = 10_000, retainMicros: Int64 = 24 * 3_600_000_000, 
         h.submit([a, m] + (0..<5).map { op("c\($0)") } + [op("d", p: 4)], run: "r2")
         let first = dispatches(h.send(.credit(worker: 1, grant: 2)))
         #expect(first.map(\.op) == ["r2/a", "r2/m"])
+        let rowOfM = UInt64(h.s.lookup("r2/m")!)   // before compaction renumbers it
         h.finish(first[0], .failed("x"), grant: 0)
         #expect(h.state("r2/a") == .pending, "in its retry delay")
         h.start(first[1])
@@ -334,12 +335,12 @@ func config(retainRuns: Int = 10_000, retainMicros: Int64 = 24 * 3_600_000_000, 
         #expect(h.s.ops.count == 8)
         #expect(h.state("r2/m") == .executing)
         guard case .retrying = h.s.why("r2/a") else { Issue.record("\(h.s.why("r2/a"))"); return }
-        // New ops take the freed indices' successors: the old token of m now names another op.
+        // New ops take the freed indices' successors: m's old row now names another op.
         h.submit((0..<4).map { op("e\($0)", p: -8) }, run: "r3")
-        #expect(h.s.key(of: Int32(first[1].token)) != "r2/m")
+        #expect(h.s.key(of: Int32(rowOfM)) != "r2/m")
         let fenced = h.s.fencing.total
-        h.send(.partFinished(PartRef(worker: 1, op: "r2/m", part: 0, attempt: 1, token: first[1].token), .succeeded([1]), grant: 0))
-        #expect(h.s.fencing.total == fenced, "a report with a stale token is matched by its op id")
+        h.send(.partFinished(PartRef(worker: 1, op: "r2/m", part: 0, attempt: 1, token: rowOfM), .succeeded([1]), grant: 0))
+        #expect(h.s.fencing.total == fenced, "a report with a stale row is matched by its op id")
         #expect(h.s.status("r2/m")?.partsFinished == 1)
         let next = dispatches(h.send(.credit(worker: 1, grant: 7)))
         #expect(next.map(\.op) == ["r2/m", "r2/d", "r2/c0", "r2/c1", "r2/c2", "r2/c3", "r2/c4"])

@@ -368,8 +368,8 @@ struct Simulation {
         let holding = s.isHoldingForWorkers   // a held attempt's report updates its claim (not fenced)
         // An op of an evicted run is unknown now: its late report is fenced as such.
         let wasInflight = s.lookup(d.op).flatMap { s.inflightGet($0, d.part) }.map { Int($0.attempt) == d.attempt && s.workers[Int($0.worker)].id == w } ?? false
-        // Run mode: half the reports echo the dispatch's token, which compaction may have made stale.
-        let token = runMode && rng.chance(0.5) ? d.token : nil
+        // Run mode: half the reports carry the op's row as recovery does (stale rows: RunTests).
+        let token = runMode && rng.chance(0.5) ? s.lookup(d.op).map(UInt64.init) : nil
         let at = runMode && rng.chance(0.3) ? now - Int64(rng.int(100_000)) : nil
         send(.partFinished(PartRef(worker: w, op: d.op, part: d.part, attempt: d.attempt, token: token, at: at), outcome, grant: 1))
         if crashes && s.fencing.total == before {   // taken (not fenced): the worker keeps it for its next HELLO
@@ -402,7 +402,7 @@ struct Simulation {
             if let w = alive.sorted().first(where: { !(held[$0] ?? []).isEmpty && !silent.contains($0) }),
                let d = held[w]!.first(where: { !startedParts[w, default: []].contains(partName($0)) }) ?? held[w]?.first {
                 let at = now - Int64(rng.int(500))
-                let ref = PartRef(worker: w, op: d.op, part: d.part, attempt: d.attempt, token: runMode && rng.chance(0.5) ? d.token : nil, at: at)
+                let ref = PartRef(worker: w, op: d.op, part: d.part, attempt: d.attempt, token: runMode && rng.chance(0.5) ? s.lookup(d.op).map(UInt64.init) : nil, at: at)
                 if rng.chance(0.5) {
                     if !startedParts[w, default: []].contains(partName(d)) && startedParts[w, default: []].count < slots[w, default: 0] {
                         startedParts[w, default: []].insert(partName(d))
