@@ -151,7 +151,9 @@ struct Submit: ParsableCommand {
     private func checkLimits(_ messages: [Message]) throws {
         var problems: [String] = []
         for case .submit(let m) in messages {
-            // Operation by operation first, so that each one over a limit is named.
+            // The batch as a whole first (one encode, as sending it will be); only a batch that fails is
+            // gone through operation by operation, so that each one over a limit is named.
+            if CoordinatorConnection.problem(with: .submit(m)) == nil { continue }
             for o in m.operations {
                 var one = WireSubmit()
                 one.operations = [o]
