@@ -16,33 +16,11 @@ struct RetainedMemory {
     mutating func check(retained: Int, budget: Int) {
         if !thresholdFixed && retained > budget / 8 {
             thresholdFixed = true
-            _ = mallopt?(-3 /* M_MMAP_THRESHOLD */, 256 << 10)
+            _ = GlibcHeap.option?(GlibcHeap.mmapThreshold, 256 << 10)
         }
         if retained > highSinceTrim { highSinceTrim = retained; return }
         guard highSinceTrim - retained >= 16 << 20 else { return }
         highSinceTrim = retained
-        _ = mallocTrim?(0)
+        _ = GlibcHeap.trim?(0)
     }
-
-    /// glibc's `mallopt` (malloc.h is not in the Swift Glibc module): found at run time, nil elsewhere.
-    private static let mallopt: (@convention(c) (Int32, Int32) -> Int32)? = {
-        #if canImport(Glibc)
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
-        #else
-        return nil
-        #endif
-    }()
-    private var mallopt: (@convention(c) (Int32, Int32) -> Int32)? { Self.mallopt }
-    private var mallocTrim: (@convention(c) (Int) -> Int32)? { Self.mallocTrim }
-
-    /// glibc's `malloc_trim` (not in the Swift Glibc module): found at run time, nil elsewhere.
-    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
-        #if canImport(Glibc)
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
-        #else
-        return nil
-        #endif
-    }()
 }

@@ -82,16 +82,6 @@ extension CoordinatorLoop {
         guard slowStreamsEnded >= 64 || droppedSinceTrim >= 8 << 20 || clientsAtTrim - clients >= 64 else { return }
         slowStreamsEnded = 0
         droppedSinceTrim = 0
-        Self.mallocTrim?(0)
+        _ = GlibcHeap.trim?(0)
     }
-
-    /// glibc's `malloc_trim` (not in the Swift Glibc module): found at run time, nil elsewhere.
-    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
-        #if canImport(Glibc)
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
-        #else
-        return nil
-        #endif
-    }()
 }
