@@ -295,7 +295,7 @@ public final class CoordinatorConnection {
     // MARK: events
 
     /// Subscribes to state changes (the KVO analogue); read them with `nextEvents`. After a lost
-    /// connection the subscription is made again (event sequence numbers then restart at 1).
+    /// connection the subscription is made again (its events are numbered anew: PROTOCOL.md §5.22).
     public func watch(queue: String? = nil, run: String = "", opIDs: [String] = [], withResults: Bool = false,
                       progress: Bool = false) throws {
         var w = WireWatch()
