@@ -456,7 +456,7 @@ final class CoordinatorLoop {
     private func apply(_ action: Action) {
         switch action {
         case .dispatch(let d):
-            outbox.dispatch(WireCoreMapping.dispatchRecord(d, name: nil), to: d.worker)
+            outbox.dispatch(WireCoreMapping.dispatchRecord(d), to: d.worker)
         case .cancelOnWorker(let w, let op, _, let attempt, let reason):
             outbox.cancel(op: op, attempt: attempt, reason: reason, on: w)
         case .reply(let ref, let reply):

@@ -108,7 +108,7 @@ enum WireCoreMapping {
         return w
     }
 
-    static func dispatchRecord(_ d: Dispatch, name: String?) -> WireDispatchRecord {
+    static func dispatchRecord(_ d: Dispatch) -> WireDispatchRecord {
         var r = WireDispatchRecord()
         r.opID = d.op
         r.part = UInt32(d.part)
@@ -125,7 +125,7 @@ enum WireCoreMapping {
         }
         r.priority = Int32(d.priority)
         r.qos = d.qos.wire
-        if let name { r.name = name }
+        if let name = d.name { r.name = name }
         return r
     }
 

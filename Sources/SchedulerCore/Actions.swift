@@ -3,6 +3,9 @@
 public struct Dispatch: Sendable, Equatable {
     public var worker: UInt64
     public var op: String
+    /// The display name when one was given that differs from the id; `nil` otherwise (the worker
+    /// shows the op id then), so an op without a name costs no bytes on the wire.
+    public var name: String?
     public var part: Int
     public var parts: Int
     public var attempt: Int
@@ -13,14 +16,14 @@ public struct Dispatch: Sendable, Equatable {
     public var priority: Int
     public var qos: OperationQoS
 
-    public init(worker: UInt64, op: String, part: Int, parts: Int, attempt: Int, kind: String, payload: [UInt8],
-                inputs: [(String, [UInt8])], priority: Int, qos: OperationQoS) {
-        self.worker = worker; self.op = op; self.part = part; self.parts = parts; self.attempt = attempt
+    public init(worker: UInt64, op: String, name: String? = nil, part: Int, parts: Int, attempt: Int, kind: String,
+                payload: [UInt8], inputs: [(String, [UInt8])], priority: Int, qos: OperationQoS) {
+        self.worker = worker; self.op = op; self.name = name; self.part = part; self.parts = parts; self.attempt = attempt
         self.kind = kind; self.payload = payload; self.inputs = inputs; self.priority = priority; self.qos = qos
     }
 
     public static func == (a: Dispatch, b: Dispatch) -> Bool {
-        a.worker == b.worker && a.op == b.op && a.part == b.part && a.parts == b.parts && a.attempt == b.attempt
+        a.worker == b.worker && a.op == b.op && a.name == b.name && a.part == b.part && a.parts == b.parts && a.attempt == b.attempt
             && a.kind == b.kind && a.payload == b.payload && a.priority == b.priority && a.qos == b.qos
             && a.inputs.count == b.inputs.count
             && zip(a.inputs, b.inputs).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }

@@ -114,7 +114,7 @@ extension Scheduler {
             }
         }
         let laneQoS = lanes[Int(ops.hot[i].lane)].qos
-        out.append(.dispatch(Dispatch(worker: wid, op: ops.ids[i], part: part, parts: Int(ops.hot[i].parts),
+        out.append(.dispatch(Dispatch(worker: wid, op: ops.ids[i], name: names.isEmpty ? nil : names[op], part: part, parts: Int(ops.hot[i].parts),
                                       attempt: Int(attempt), kind: kindNames[Int(classes[Int(cls)].kind)],
                                       payload: ops.payloads[i], inputs: inputs, priority: Int(ops.hot[i].priority),
                                       qos: OperationQoS(rank: Int(laneQoS))!)))

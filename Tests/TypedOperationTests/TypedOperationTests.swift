@@ -243,4 +243,16 @@ struct TypedOperationTests {
         try await nap.value
         #expect(progress.completedUnitCount == 100 && q.progress.fractionCompleted == 1)
     }
+
+    /// docs/HANDLERS.md: `context.name` is the display name given when the operation was added, the id otherwise.
+    @Test func handlerSeesTheDisplayName() async throws {
+        let q = cluster.queue("names")
+        let named = TypedRemoteOperation(Identity(), name: "resize the holiday photos")
+        try q.addOperation(named)
+        let plain = try q.addOperation(Identity())
+        let namedSeen = try await named.value, plainSeen = try await plain.value
+        #expect(namedSeen[1] == "resize the holiday photos")
+        #expect(namedSeen[0].hasSuffix(named.id))
+        #expect(plainSeen[1] == plainSeen[0] && plainSeen[0].hasSuffix(plain.id))
+    }
 }

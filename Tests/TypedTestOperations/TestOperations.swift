@@ -157,8 +157,14 @@ public struct ParseWorker: DistributedOperation {
     public enum ParseError: Error, Codable, Sendable, Equatable { case bad(line: String) }
 }
 
+/// What its handler sees of its own identity: `[context.opID, context.name]`.
+public struct Identity: DistributedOperation {
+    public init() {}
+    public func main(_ context: OperationContext) async throws -> [String] { [context.opID, context.name] }
+}
+
 /// What the typed test worker serves.
 public let typedTestWorkerOperations: [any DistributedOperation.Type] = [
     Square.self, SumSquares.self, AfterSquare.self, Nap.self, Resize.self, Flaky.self, Huge.self, Shout.self,
-    ScaleV2.self, NoteV2.self, PointWorker.self, ParseWorker.self,
+    ScaleV2.self, NoteV2.self, PointWorker.self, ParseWorker.self, Identity.self,
 ]
