@@ -1,11 +1,11 @@
 // Public value types of the scheduler core: outcomes and states out, and its settings. What goes in
 // (OperationSpec, QueueSpec, …) is the shared vocabulary, OpModel (Exports.swift).
 
-public enum Outcome: Sendable, Equatable {
-    case succeeded([UInt8])
-    case failed(String)
-    case cancelled(String)
+/// The shared vocabulary's `OperationOutcome` (OpModel), by the name the core has always used.
+public typealias Outcome = OperationOutcome
 
+extension OperationOutcome {
+    /// Which case, without its bytes (what the core's op table stores).
     public var kind: OutcomeKind {
         switch self {
         case .succeeded: return .succeeded

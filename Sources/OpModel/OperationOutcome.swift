@@ -1,4 +1,5 @@
-/// How an operation (or one part of it) ended.
+/// How an operation (or one part of it) ended: what a handler returns, what the core records and
+/// clients read. One type for every module (the core names it `Outcome`, a typealias).
 public enum OperationOutcome: Sendable, Hashable {
     case succeeded([UInt8])
     case failed(String)
