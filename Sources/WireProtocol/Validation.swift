@@ -6,7 +6,7 @@ import Foundation
 /// ranges, sizes); meaning (unknown ids, cycles, duplicates) is the coordinator's job.
 extension WireCodec {
     public static func validate(_ message: Message) throws(WireError) {
-        let c = Check(command: message.command)
+        let c = FieldChecks(command: message.command)
         switch message {
         case .hello(let m):
             try c.equal(m.protocolVersion, UInt32(WireVersion.current), "protocol_version")
@@ -185,7 +185,7 @@ extension WireCodec {
 }
 
 /// Small checks that name the offending field. Field names are built only on failure.
-struct Check {
+struct FieldChecks {
     let command: Command
 
     func id(_ s: String, _ field: @autoclosure () -> String) throws(WireError) {
