@@ -7,6 +7,7 @@ import PackageDescription
 //   shells       Coordinator (+ Journal, its state on disk; HTTPFront, its read-only web side), WorkerAgent, OpClient
 //   runtime      WorkerRuntime, OpSpec
 //   wire         WireProtocol (protobuf), ZeroMQ (over CZeroMQ)
+//   threads      ThreadMonitor (the one pthread Monitor, for Journal and ZeroMQ; no dependencies)
 //   core         SchedulerCore (pure, no I/O)
 //   vocabulary   OpModel (what an operation, a queue and a graph are; no dependencies)
 // The core's simulation tests validate the whole state after every step; optimising the core and its
@@ -37,7 +38,10 @@ var targets: [Target] = [
 
     // Transport: libzmq and its one Swift wrapper.
     .systemLibrary(name: "CZeroMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"])]),
-    .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
+    .target(name: "ZeroMQ", dependencies: ["CZeroMQ", "ThreadMonitor"]),
+    // A pthread mutex + condition on the monotonic clock (no Foundation): the one `Monitor` that the
+    // journal's threads and a ZeroMQ context's shutdown wait on (neither module depends on the other).
+    .target(name: "ThreadMonitor"),
 
     // Protocol: schema, generated code, framing.
     // The vocabulary's QoS and policy map to the wire here (Vocabulary.swift), once for every side.
@@ -80,7 +84,7 @@ var targets: [Target] = [
         .product(name: "Logging", package: "swift-log"),
     ]),
     // The coordinator's write-ahead journal and snapshots on local disk (A5; format in JournalStore.swift).
-    .target(name: "Journal", dependencies: ["SchedulerCore"]),
+    .target(name: "Journal", dependencies: ["SchedulerCore", "ThreadMonitor"]),
     // The Swift API (OperationQueue's vocabulary); a library product, so no unsafe flags below it.
     // Typed operations' `main` runs on a worker with WorkerRuntime's context, so the API depends on it.
     // Closures (`LocalOperation`) run in the client on an embedded worker, so it depends on WorkerAgent too.
@@ -171,7 +175,7 @@ var targets: [Target] = [
     // The generated dashboard assets match Sources/DashboardPage/web/ and load nothing from elsewhere.
     .testTarget(name: "DashboardPageTests", dependencies: ["DashboardPage"]),
     // The journal's codec, on-disk format, recovery rules and writer (temporary directories; tmpfs as root).
-    .testTarget(name: "JournalTests", dependencies: ["Journal", "SchedulerCore"]),
+    .testTarget(name: "JournalTests", dependencies: ["Journal", "SchedulerCore", "ThreadMonitor"]),
     // Real opcoord/opworker/opctl processes over loopback; they must be built first (scripts/test does).
     // Starts real opcoord/opworker processes for the two process-level test targets below.
     .target(name: "ClusterTestSupport", dependencies: ["OpClient", "WireProtocol", "ZeroMQ"], path: "Tests/ClusterTestSupport"),

@@ -1,4 +1,5 @@
 import Glibc
+import ThreadMonitor
 import Synchronization
 
 /// Whether the journal's writes succeed. Readable from any thread.

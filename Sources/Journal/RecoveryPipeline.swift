@@ -1,4 +1,5 @@
 import Glibc
+import ThreadMonitor
 
 /// Recovery with decoding on its own thread (`JournalStore.recover(salvage:pipelined:)`): the decoder
 /// hands over chunks of entries through a small bounded queue while the caller replays the previous

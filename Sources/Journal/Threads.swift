@@ -1,50 +1,7 @@
 import Glibc
 
-/// A pthread mutex with one condition variable on the monotonic clock: what the writer thread sleeps on
-/// (Synchronization's Mutex has no condition variable, and Foundation's NSCondition waits on wall time).
-final class Monitor: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-
-    init() {
-        pthread_mutex_init(mutex, nil)
-        var attr = pthread_condattr_t()
-        pthread_condattr_init(&attr)
-        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
-        pthread_cond_init(cond, &attr)
-        pthread_condattr_destroy(&attr)
-    }
-
-    deinit {
-        pthread_cond_destroy(cond)
-        pthread_mutex_destroy(mutex)
-        cond.deallocate()
-        mutex.deallocate()
-    }
-
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
-    }
-
-    /// Call with the lock held.
-    func wait() { pthread_cond_wait(cond, mutex) }
-
-    /// Call with the lock held; returns at `deadline` (monotonic ns) at the latest.
-    func wait(until deadline: UInt64) {
-        var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-        pthread_cond_timedwait(cond, mutex, &ts)
-    }
-
-    func broadcast() { pthread_cond_broadcast(cond) }
-}
-
-func monotonicNanos() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
+// Thread helpers of the journal's writer and recovery threads (the Monitor they sleep on is
+// ThreadMonitor's, shared with ZeroMQ).
 
 func wallMicros() -> Int64 {
     var ts = timespec()

@@ -1,5 +1,6 @@
 import CZeroMQ
 import Glibc
+import ThreadMonitor
 
 /// A libzmq context: the I/O threads and the registry of sockets. Thread-safe and `Sendable`;
 /// share one per process.
@@ -89,48 +90,22 @@ extension Duration {
     }
 }
 
-/// Open-socket count and termination flag, with a condition to wait for the count to drop to zero.
-/// pthread-based so the ZeroMQ module needs no Foundation.
+/// Open-socket count and termination flag, with a condition to wait for the count to drop to zero
+/// (ThreadMonitor's `Monitor`, so the ZeroMQ module needs no Foundation).
 private final class SocketCounter: @unchecked Sendable {
-    // Heap-allocated: pthread objects must not move, and `&property` gives no stable address.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let monitor = Monitor()
     private var open = 0
     private var terminated = false
 
-    init() {
-        mutex.initialize(to: pthread_mutex_t())
-        cond.initialize(to: pthread_cond_t())
-        pthread_mutex_init(mutex, nil)
-        var attr = pthread_condattr_t()
-        pthread_condattr_init(&attr)
-        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
-        pthread_cond_init(cond, &attr)
-        pthread_condattr_destroy(&attr)
-    }
-
-    deinit {
-        pthread_cond_destroy(cond)
-        pthread_mutex_destroy(mutex)
-        cond.deallocate()
-        mutex.deallocate()
-    }
-
-    private func locked<R>(_ body: () throws -> R) rethrows -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
-    }
-
-    var count: Int { locked { open } }
+    var count: Int { monitor.withLock { open } }
 
     func unlessTerminated(_ body: () -> Void) {
-        locked { if !terminated { body() } }
+        monitor.withLock { if !terminated { body() } }
     }
-    var isTerminated: Bool { locked { terminated } }
+    var isTerminated: Bool { monitor.withLock { terminated } }
 
     func open(_ create: () -> UnsafeMutableRawPointer?) throws -> UnsafeMutableRawPointer {
-        try locked {
+        try monitor.withLock {
             if terminated { throw ZMQError(errno: ETERM, operation: "zmq_socket") }
             guard let s = create() else { throw ZMQError.last("zmq_socket") }
             open += 1
@@ -139,14 +114,14 @@ private final class SocketCounter: @unchecked Sendable {
     }
 
     func closed() {
-        locked {
+        monitor.withLock {
             open -= 1
-            if open == 0 { pthread_cond_broadcast(cond) }
+            if open == 0 { monitor.broadcast() }
         }
     }
 
     func markTerminatedIfIdle() -> Bool {
-        locked {
+        monitor.withLock {
             guard !terminated, open == 0 else { return false }
             terminated = true
             return true
@@ -156,15 +131,10 @@ private final class SocketCounter: @unchecked Sendable {
     /// Returns 0 and marks terminated when the count reached zero in time; the open count if it did not;
     /// -1 if already terminated.
     func waitForZeroAndMarkTerminated(timeoutNanos: Int64) -> Int {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let total = Int64(now.tv_nsec) + min(timeoutNanos, Int64(365 * 86_400) * 1_000_000_000)
-        var deadline = timespec(tv_sec: now.tv_sec + Int(total / 1_000_000_000), tv_nsec: Int(total % 1_000_000_000))
-        return locked {
+        let deadline = monotonicNanos() + UInt64(max(0, min(timeoutNanos, Int64(365 * 86_400) * 1_000_000_000)))
+        return monitor.withLock {
             if terminated { return -1 }
-            while open > 0 {
-                if pthread_cond_timedwait(cond, mutex, &deadline) == ETIMEDOUT { break }
-            }
+            while open > 0 && monotonicNanos() < deadline { monitor.wait(until: deadline) }
             if open > 0 { return open }
             terminated = true
             return 0

@@ -1,5 +1,6 @@
 import CZeroMQ
 import Glibc
+import ThreadMonitor
 
 /// Readiness bits for `Poller`.
 public struct PollEvents: OptionSet, Sendable {
@@ -80,11 +81,11 @@ public final class Poller {
             guard let h = s.handle else { throw ZMQError.closed("zmq_poll(item \(i))") }
             items[i].socket = h
         }
-        let deadline: Int64? = timeout.map { monotonicNanos() &+ max(0, $0.nanoseconds) }
+        let deadline: Int64? = timeout.map { Int64(monotonicNanos()) &+ max(0, $0.nanoseconds) }
         while true {
             var ms: Int = -1
             if let deadline {
-                let left = deadline - monotonicNanos()
+                let left = deadline - Int64(monotonicNanos())
                 ms = left <= 0 ? 0 : Int((left + 999_999) / 1_000_000)
             }
             let n = items.withUnsafeMutableBufferPointer { zmq_poll($0.baseAddress, Int32($0.count), ms) }
@@ -99,12 +100,6 @@ public final class Poller {
 
     public func isReadable(_ index: Int) -> Bool { readyEvents(at: index).contains(.readable) }
     public func isWritable(_ index: Int) -> Bool { readyEvents(at: index).contains(.writable) }
-}
-
-func monotonicNanos() -> Int64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
 }
 
 @available(*, unavailable, message: "a Poller belongs to the thread that owns its sockets")

@@ -1,6 +1,7 @@
 import Glibc
 @testable import Journal
 import Testing
+import ThreadMonitor
 
 /// A fresh directory under /tmp, removed (recursively) when the value goes away.
 final class TemporaryDirectory {
