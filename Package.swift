@@ -37,7 +37,12 @@ var targets: [Target] = [
     .target(name: "Lifecycle"),
 
     // Transport: libzmq and its one Swift wrapper.
-    .systemLibrary(name: "CZeroMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"])]),
+    // No `pkgConfig: "libzmq"`: libzmq3-dev puts zmq.h in /usr/include and libzmq.so on the linker's
+    // default path, and the module map links it, so pkg-config added only the flags of libzmq's private
+    // dependencies (pgm, libxml2, and krb5's `-isystem /usr/include/mit-krb5`, which SwiftPM refuses
+    // with a "prohibited flag(s)" warning on every build); zmq.h needs none of them. scripts/setup
+    // installs libzmq3-dev (Linux only, as the Glibc and eventfd uses are).
+    .systemLibrary(name: "CZeroMQ"),
     .target(name: "ZeroMQ", dependencies: ["CZeroMQ", "ThreadMonitor"]),
     // A pthread mutex + condition on the monotonic clock (no Foundation): the one `Monitor` that the
     // journal's threads and a ZeroMQ context's shutdown wait on (neither module depends on the other).

@@ -92,7 +92,7 @@ public final class HTTPSide: Sendable {
         case nil: stop(); throw HTTPSideError(text: "the HTTP server did not start listening within 12 s")
         }
         let bound: String
-        switch blockingValue { await server.listeningAddress } {
+        switch blockingValue({ await server.listeningAddress }) {
         case .ip4(let h, let p)?: bound = "\(h):\(p)"
         case .ip6(let h, let p)?: bound = "[\(h)]:\(p)"
         default: bound = "?"

@@ -33,7 +33,7 @@ public struct CurveKeyPair: Sendable, Equatable {
     public static func generate() throws -> CurveKeyPair {
         var pub = [CChar](repeating: 0, count: 41), sec = [CChar](repeating: 0, count: 41)
         guard zmq_curve_keypair(&pub, &sec) == 0 else { throw ZMQError.last("zmq_curve_keypair") }
-        return CurveKeyPair(publicKey: Z85.decode(String(cString: pub))!, secretKey: Z85.decode(String(cString: sec))!)
+        return CurveKeyPair(publicKey: Z85.decode(nulTerminated(pub))!, secretKey: Z85.decode(nulTerminated(sec))!)
     }
 
     /// The pair of a secret key written in Z85; the public half is derived (`zmq_curve_public`).
@@ -44,7 +44,7 @@ public struct CurveKeyPair: Sendable, Equatable {
         }
         var pub = [CChar](repeating: 0, count: 41)
         guard zmq_curve_public(&pub, t) == 0 else { throw ZMQError.last("zmq_curve_public") }
-        self.init(publicKey: Z85.decode(String(cString: pub))!, secretKey: secret)
+        self.init(publicKey: Z85.decode(nulTerminated(pub))!, secretKey: secret)
     }
 
     init(publicKey: [UInt8], secretKey: [UInt8]) {
@@ -66,7 +66,7 @@ public enum Z85 {
         precondition(bytes.count % 4 == 0, "Z85 encodes multiples of 4 bytes")
         var out = [CChar](repeating: 0, count: bytes.count * 5 / 4 + 1)
         _ = zmq_z85_encode(&out, bytes, bytes.count)
-        return String(cString: out)
+        return nulTerminated(out)
     }
 
     /// nil when `text` is not Z85 or its length is not a multiple of 5.
@@ -110,4 +110,9 @@ func trimmed(_ text: String) -> String {
     let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
     guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) }) else { return "" }
     return String(text[first...last])
+}
+
+/// The text before the NUL of a buffer libzmq filled (Z85 is ASCII).
+private func nulTerminated(_ buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

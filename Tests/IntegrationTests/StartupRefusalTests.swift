@@ -39,7 +39,7 @@ struct StartupRefusalTests {
         let d = try dir()
         defer { try? FileManager.default.removeItem(atPath: d) }
         try KeyFile.create(at: d + "/coordinator.key")
-        FileManager.default.createFile(atPath: d + "/allow.txt", contents: nil, attributes: [.posixPermissions: 0o644])
+        #expect(FileManager.default.createFile(atPath: d + "/allow.txt", contents: nil, attributes: [.posixPermissions: 0o644]))
         let r = try CommandLineTests.run(opcoord, ["--bind", "tcp://127.0.0.1:*", "--ephemeral", "--http", "off",
                                                    "--key", d + "/coordinator.key.pub", "--allow", d + "/allow.txt"], timeout: 30)
         #expect(r.status == 1, "\(r.status) \(r.stderr)")
@@ -50,7 +50,7 @@ struct StartupRefusalTests {
     @Test func anEmptyTokenFileIsCalledATokenFile() throws {
         let d = try dir()
         defer { try? FileManager.default.removeItem(atPath: d) }
-        FileManager.default.createFile(atPath: d + "/token", contents: nil, attributes: [.posixPermissions: 0o600])
+        #expect(FileManager.default.createFile(atPath: d + "/token", contents: nil, attributes: [.posixPermissions: 0o600]))
         let r = try CommandLineTests.run(opcoord, ["--bind", "tcp://127.0.0.1:*", "--ephemeral", "--http", "127.0.0.1:0",
                                                    "--http-token-file", d + "/token"], timeout: 30)
         #expect(r.status == 1, "\(r.status) \(r.stderr)")

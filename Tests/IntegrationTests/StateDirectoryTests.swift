@@ -146,7 +146,7 @@ import WireProtocol
         }
         // Leave ~400 KiB of the 2 MiB: a filler file takes the rest and is removed to give space back.
         let filler = base.appendingPathComponent("filler").path
-        FileManager.default.createFile(atPath: filler, contents: Data(count: 1_600_000))
+        #expect(FileManager.default.createFile(atPath: filler, contents: Data(count: 1_600_000)))
         let c = try LocalCluster(stateDirectory: base.appendingPathComponent("state").path)
         defer { c.stop() }
         let payload = String(repeating: "p", count: 2000)

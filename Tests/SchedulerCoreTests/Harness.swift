@@ -53,6 +53,7 @@ struct Harness {
     }
 
     /// Runs everything to completion on the given dispatches (finishing each, FIFO); returns op ids in dispatch order.
+    @discardableResult
     mutating func drain(_ initial: [Dispatch], outcome: (Dispatch) -> Outcome = { _ in .succeeded([]) }, limit: Int = 100_000) -> [String] {
         var pending = initial
         var order: [String] = []

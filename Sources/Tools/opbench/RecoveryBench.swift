@@ -69,7 +69,7 @@ func directoryBytes(_ dir: URL) -> Int {
     let files = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
     return files.reduce(0) { sum, f in
         let size = (try? FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent(f).path)[.size] as? Int) ?? 0
-        return sum + (size ?? 0)
+        return sum + size
     }
 }
 
