@@ -1,6 +1,6 @@
 import Glibc
-import ThreadMonitor
 import Synchronization
+import ThreadMonitor
 
 /// Whether the journal's writes succeed. Readable from any thread.
 public enum JournalHealth: Sendable, Equatable, CustomStringConvertible {
