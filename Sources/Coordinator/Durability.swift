@@ -71,6 +71,7 @@ extension CoordinatorLoop {
             // A copy of the core for the snapshot thread: copy-on-write makes it cheap here; the arrays
             // this loop touches next are copied once, as it touches them.
             let copy = core
+            trace.mark("before snapshot request", now: CoordinatorClock.nowMicros())
             if journal.requestSnapshot({ copy.snapshotRecords().map { JournalEntry(at: $0.at, record: $0.record) } }) {
                 logger.info("journal: snapshot of \(copy.totalOperations) operations requested (\(journal.bytesSinceSnapshot) bytes since the last)")
             }
