@@ -5,7 +5,7 @@
 
 /// Where keys live: accepted ops' keys, plus a batch being submitted (indices ≥ base).
 struct IdKeys {
-    var ids: [String]
+    var ids: PagedColumn<String>
     var batch: UnsafeBufferPointer<String>?
     var base: Int32
     @inline(__always) func key(_ i: Int32) -> String {
