@@ -14,6 +14,10 @@ struct PagedColumn<Element> {
 
     init() {}
 
+    init<S: Sequence>(_ elements: S) where S.Element == Element {
+        for e in elements { append(e) }
+    }
+
     subscript(i: Int) -> Element {
         @inline(__always) get {
             // (The pages' own bounds checks catch an index out of range.)

@@ -6,7 +6,7 @@ import Testing
     @Test func testInsertFindRemoveAgainstAModel() {
         var rng = SplitMix64(seed: 7)
         let ids = (0..<5000).map { "id\($0 * 7919 % 5003)-\($0)" }
-        let keys = IdKeys(ids: ids, batch: nil, base: 0)
+        let keys = IdKeys(ids: PagedColumn(ids), batch: nil, base: 0)
         var t = IdTable()
         for (i, id) in ids.enumerated() { #expect(t.insert(id, Int32(i), keys) == nil) }
         #expect(t.insert(ids[42], 99, keys) == 42, "duplicate reports the existing index")
@@ -28,7 +28,7 @@ import Testing
     @Test func testGrowthMovesKeysIncrementally() {
         var rng = SplitMix64(seed: 11)
         let ids = (0..<20_000).map { "op\($0 &* 2_654_435_761 % 1_000_003)-\($0)" }
-        let keys = IdKeys(ids: ids, batch: nil, base: 0)
+        let keys = IdKeys(ids: PagedColumn(ids), batch: nil, base: 0)
         var t = IdTable()
         var present = Set<Int>()
         var sawMigration = false
@@ -62,7 +62,7 @@ import Testing
     /// `migrateSlots` old slots (counted here as the new table's fill right after the switch).
     @Test func testSwitchMovesOnlyAFewSlots() {
         let ids = (0..<96).map { "k\($0)" }   // 64 slots are 3/4 full at 48 keys; the 49th switches
-        let keys = IdKeys(ids: ids, batch: nil, base: 0)
+        let keys = IdKeys(ids: PagedColumn(ids), batch: nil, base: 0)
         var t = IdTable()
         for i in 0..<48 { _ = t.insert(ids[i], Int32(i), keys) }
         #expect(!t.isMigrating && t.slots.count == 64)
@@ -78,7 +78,7 @@ import Testing
     /// Remapping indices (compaction) during a move ends the move and rewrites every key's index.
     @Test func testRemapDuringMigration() {
         let ids = (0..<60).map { "r\($0)" }
-        let keys = IdKeys(ids: ids, batch: nil, base: 0)
+        let keys = IdKeys(ids: PagedColumn(ids), batch: nil, base: 0)
         var t = IdTable()
         for i in 0..<50 { _ = t.insert(ids[i], Int32(i), keys) }
         #expect(t.isMigrating)

@@ -75,7 +75,8 @@ private func loopUnderSubmit(_ cluster: E2ECluster, metrics: String, ops: Int, w
     // With OPQ_LOOP_TRACE=1 (passed on to opcoord): where each hold over budget went (HoldTrace.swift).
     if env["OPQ_LOOP_TRACE"] == "1" {
         let traced = cluster.coordinatorLog(1).split(separator: "\n").filter { $0.contains("trace: held") }
-        print("opcoord: \(traced.count) holds over budget traced; the longest:")
+        let cpu = traced.map { threadCPUMs($0) }
+        print("opcoord: \(traced.count) holds over budget traced; thread CPU over them: max \(cpu.max() ?? 0) ms, \(cpu.filter { $0 > 20 }.count) over 20 ms; the longest by wall time:")
         for line in traced.sorted(by: { heldMs($0) > heldMs($1) }).prefix(40) { print("opcoord: \(line)") }
     }
     let gaps = (try? JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: gapFile)))) as? [String: Double] ?? [:]
@@ -148,5 +149,11 @@ private func freeLoopbackPort() throws -> Int {
 /// The N of a "loop held N ms" log line (0 if none).
 private func heldMs(_ line: Substring) -> Int {
     guard let r = line.range(of: "loop held ") ?? line.range(of: "trace: held ") else { return 0 }
+    return Int(line[r.upperBound...].prefix { $0.isNumber }) ?? 0
+}
+
+/// The N of "thread CPU N ms" in a trace line (0 if none).
+private func threadCPUMs(_ line: Substring) -> Int {
+    guard let r = line.range(of: "thread CPU ") else { return 0 }
     return Int(line[r.upperBound...].prefix { $0.isNumber }) ?? 0
 }
