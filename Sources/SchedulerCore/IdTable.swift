@@ -30,7 +30,7 @@ struct IdTable {
 
     /// Old slots moved per insert: the old table (3/4 full at the switch) is emptied after a quarter of its
     /// size in inserts, long before the new one is 3/4 full.
-    static let migrateSlots = 4
+    static let migrateSlots = 8
     /// A key removed from the old table while moving (never in the new one).
     private static let tombstone = UInt64.max
 

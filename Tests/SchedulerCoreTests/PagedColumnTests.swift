@@ -39,4 +39,29 @@ import Testing
         c[0].a = 5
         #expect(c[PagedColumn<Pair>.pageSize].b == 7 && c[0].a == 5 && c[1].a == 0)
     }
+
+    /// Two copies both written after the copy: neither sees the other's writes or appends (the store
+    /// left behind marks its pages shared too), and a page no other copy holds any more is not copied.
+    @Test func testBothCopiesWrite() {
+        let size = PagedColumn<Int>.pageSize
+        var a = PagedColumn<Int>()
+        for i in 0..<(size + 10) { a.append(i) }
+        var b = a
+        a[1] = -1                  // a takes its own page list
+        b[2] = -2                  // b's pages are shared with a's: copied on its write
+        b[size + 1] = -3
+        a.append(99)
+        b.append(77)
+        #expect(a[1] == -1 && a[2] == 2 && a[size + 1] == size + 1 && a[size + 10] == 99)
+        #expect(b[1] == 1 && b[2] == -2 && b[size + 1] == -3 && b[size + 10] == 77)
+        var c = PagedColumn<[UInt8]>()
+        c.append([1, 2])
+        do {
+            let snapshot = c
+            c[0].append(3)
+            #expect(snapshot[0] == [1, 2])
+        }
+        c[0].append(4)             // the snapshot is gone: written in place
+        #expect(c[0] == [1, 2, 3, 4] && c.count == 1)
+    }
 }
