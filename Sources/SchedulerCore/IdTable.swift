@@ -28,7 +28,7 @@ struct IdTable {
     /// Keys in both tables.
     private(set) var count = 0
 
-    /// Old slots moved per insert: the old table (3/4 full at the switch) is emptied after a quarter of its
+    /// Old slots moved per insert: the old table (3/4 full at the switch) is emptied after an eighth of its
     /// size in inserts, long before the new one is 3/4 full.
     static let migrateSlots = 8
     /// A key removed from the old table while moving (never in the new one).
