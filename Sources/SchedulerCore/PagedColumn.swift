@@ -7,7 +7,7 @@
 ///
 /// Cost on the core's hot path: a write checks that the page list is not shared (one uniqueness check,
 /// as an array's write does) and reads the page's shared flag; a read is two dependent loads. Nested
-/// arrays (`[[Element]]`) cost a second uniqueness check per write, ≈ 8 % of the core benchmark.
+/// arrays (`[[Element]]`) cost a second uniqueness check per write: 0.85× on the core benchmark.
 struct PagedColumn<Element> {
     static var pageShift: Int { 12 }
     static var pageSize: Int { 1 << pageShift }
