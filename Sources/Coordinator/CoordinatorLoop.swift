@@ -37,6 +37,8 @@ final class CoordinatorLoop {
     /// How long the loop holds without reading its socket (LoopPulse.swift): passes over budget, the
     /// longest for /metrics, and the coordinator's own pauses, which are not counted as workers' silence.
     var pulse = LoopPulse(now: CoordinatorClock.nowMicros())
+    /// Where a hold over budget went, with `OPQ_LOOP_TRACE=1` (HoldTrace.swift).
+    var trace = HoldTrace()
     /// The last message handled and its size in operations (a SUBMIT's), for the over-budget log line.
     private var lastInput: (command: Command, ops: Int)?
     /// Repeated warnings about one peer and cause are counted, not logged each time.
@@ -145,7 +147,8 @@ final class CoordinatorLoop {
             // Stamp what this wake-up handles with the time it arrived, not when the loop went to sleep.
             now = CoordinatorClock.nowMicros()
             pulse.woke(at: now)
-            if poller.isReadable(1) { waker.drain(); releaseDurable() }
+            trace.woke(at: now)
+            if poller.isReadable(1) { waker.drain(); releaseDurable(); trace.mark("durable replies", now: CoordinatorClock.nowMicros()) }
             if poller.isReadable(0) { try receiveBurst() }
             if handshakeMonitor != nil, poller.isReadable(2) { drainHandshakeFailures() }
             now = CoordinatorClock.nowMicros()
@@ -156,13 +159,17 @@ final class CoordinatorLoop {
             refreshAccess()
             expireWaits()
             if !backlog.isEmpty { drainBacklog() }
+            trace.mark("waits, backlog", now: CoordinatorClock.nowMicros())
             flush()
+            trace.mark("flush", now: CoordinatorClock.nowMicros())
             commitJournal()
+            trace.mark("journal commit", now: CoordinatorClock.nowMicros())
             for w in workerLinks.idleWorkers(now: now) { send(.heartbeat, toWorker: w) }
             if now >= nextPeerSweep { forgetIdlePeers() }
             if now >= nextMetricsPublish { publishMetrics(); nextMetricsPublish = now + 1_000_000 }
             if now >= nextMemoryCheck { releaseMemoryAfterSlowReaders(); nextMemoryCheck = now + 5_000_000 }
             retainedMemory.check(retained: core.retainedBytes, budget: core.config.retainBytes)
+            trace.mark("heartbeats, metrics", now: CoordinatorClock.nowMicros())
         }
     }
 
@@ -221,8 +228,12 @@ final class CoordinatorLoop {
             guard frames.count >= 2 else { continue }   // a ROUTER always prepends the routing id
             let routing = frames[0]
             let body = Array(frames[1...])
+            trace.mark("receive", now: CoordinatorClock.nowMicros())
             switch WireCodec.decode(body) {
-            case .success(let envelope): handle(envelope, from: routing, body: body, user: user)
+            case .success(let envelope):
+                trace.mark("decode", now: CoordinatorClock.nowMicros())
+                handle(envelope, from: routing, body: body, user: user)
+                trace.mark("shell \(envelope.message.command)", now: CoordinatorClock.nowMicros())
             case .failure(let error): reject(error, frames: body, from: routing)
             }
         }
@@ -235,8 +246,14 @@ final class CoordinatorLoop {
         let t = CoordinatorClock.nowMicros()
         let held = t - pulse.lastRead
         let excess = pulse.reading(at: t)
+        let traced = trace.reading(at: t, over: excess > 0)
         guard excess > 0 else { return t }
         now = t
+        if let traced {
+            let what = lastInput.map { $0.ops > 0 ? "\($0.command) of \($0.ops) operations" : "\($0.command)" } ?? "no message"
+            let snapshot = journal?.snapshotInProgress == true ? "; a snapshot is being written" : ""
+            logger.warning("trace: held \(held / 1000) ms (last input: \(what)\(snapshot)): \(traced)")
+        }
         feed(.coordinatorPaused(micros: excess))
         if let suppressed = logLimiter.admit("pass over budget", burst: 5, now: now) {
             let what = lastInput.map { $0.ops > 0 ? "\($0.command) of \($0.ops) operations" : "\($0.command)" } ?? "no message"
@@ -446,8 +463,11 @@ final class CoordinatorLoop {
     /// Feeds one input to the core and carries out what it asks for.
     func feed(_ event: Event) {
         stimulus &+= 1
+        if trace.enabled { trace.mark("shell", now: CoordinatorClock.nowMicros()) }
         core.handle(Input(stimulus: stimulus, now: now, event), into: &actions)
+        if trace.enabled { trace.mark(HoldTrace.coreStep(event), now: CoordinatorClock.nowMicros()) }
         for action in actions { apply(action) }
+        if trace.enabled { trace.mark("apply actions", now: CoordinatorClock.nowMicros()) }
         // Keep the buffer between inputs, unless one input made a huge fan-out (an event to thousands
         // of watchers): that much is not kept for ever.
         if actions.capacity > 1 << 16 { actions = [] } else { actions.removeAll(keepingCapacity: true) }

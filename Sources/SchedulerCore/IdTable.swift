@@ -5,7 +5,7 @@
 
 /// Where keys live: accepted ops' keys, plus a batch being submitted (indices ≥ base).
 struct IdKeys {
-    var ids: [String]
+    var ids: PagedColumn<String>
     var batch: UnsafeBufferPointer<String>?
     var base: Int32
     @inline(__always) func key(_ i: Int32) -> String {
@@ -14,9 +14,27 @@ struct IdKeys {
     }
 }
 
+/// Grows without one long pause (issue 25, a loop with a bound): past 3/4 full, a table twice the size
+/// takes over and the old one's entries move into it a few slots per insert (`migrateSlots`), so the
+/// cost of doubling is spread over the next inserts instead of rehashing every key in one input (at
+/// 786,432 keys that took tens of ms). While moving, a key is in exactly one table: the new one, or the
+/// old one at a slot at or past `cursor` (old slots below it were moved and are left as they were, so
+/// the old table's probe chains stay intact; a key removed from the old table leaves a tombstone).
 struct IdTable {
     private(set) var slots = [UInt64](repeating: 0, count: 64)
+    /// The table being moved from (empty when none) and the first of its slots not moved yet.
+    private var old: [UInt64] = []
+    private var cursor = 0
+    /// Keys in both tables.
     private(set) var count = 0
+
+    /// Old slots moved per insert: the old table (3/4 full at the switch) is emptied after an eighth of its
+    /// size in inserts, long before the new one is 3/4 full.
+    static let migrateSlots = 8
+    /// A key removed from the old table while moving (never in the new one).
+    private static let tombstone = UInt64.max
+
+    var isMigrating: Bool { !old.isEmpty }
 
     @inline(__always) static func tag(_ s: String) -> UInt32 {
         var h: UInt64 = 0xCBF2_9CE4_8422_2325
@@ -32,44 +50,72 @@ struct IdTable {
         var p = Int(t) & mask
         while true {
             let s = slots[p]
-            if s == 0 { return nil }
+            if s == 0 { break }
             if UInt32(truncatingIfNeeded: s >> 32) == t {
                 let i = Int32(truncatingIfNeeded: s & 0xFFFF_FFFF) - 1
                 if keys.key(i) == key { return i }
             }
+            p = (p + 1) & mask
+        }
+        if old.isEmpty { return nil }
+        return findOld(key, t, keys).map { Int32(truncatingIfNeeded: old[$0] & 0xFFFF_FFFF) - 1 }
+    }
+
+    /// The old table's slot holding `key`, if not moved yet.
+    private func findOld(_ key: String, _ t: UInt32, _ keys: IdKeys) -> Int? {
+        let mask = old.count - 1
+        var p = Int(t) & mask
+        while true {
+            let s = old[p]
+            if s == 0 { return nil }
+            if s != IdTable.tombstone, p >= cursor, UInt32(truncatingIfNeeded: s >> 32) == t,
+               keys.key(Int32(truncatingIfNeeded: s & 0xFFFF_FFFF) - 1) == key { return p }
             p = (p + 1) & mask
         }
     }
 
     /// Inserts `key → index` unless present; returns the existing index if it was.
     mutating func insert(_ key: String, _ index: Int32, _ keys: IdKeys) -> Int32? {
-        if (count + 1) * 4 > slots.count * 3 { grow() }
+        if !old.isEmpty {
+            migrate(IdTable.migrateSlots)
+        } else if (count + 1) * 4 > slots.count * 3 {
+            old = slots
+            slots = [UInt64](repeating: 0, count: old.count * 2)
+            cursor = 0
+            migrate(IdTable.migrateSlots)
+        }
         let t = IdTable.tag(key)
         let mask = slots.count - 1
         var p = Int(t) & mask
         while true {
             let s = slots[p]
-            if s == 0 {
-                slots[p] = UInt64(t) << 32 | UInt64(UInt32(index + 1))
-                count += 1
-                return nil
-            }
+            if s == 0 { break }
             if UInt32(truncatingIfNeeded: s >> 32) == t {
                 let i = Int32(truncatingIfNeeded: s & 0xFFFF_FFFF) - 1
                 if keys.key(i) == key { return i }
             }
             p = (p + 1) & mask
         }
+        if !old.isEmpty, let q = findOld(key, t, keys) { return Int32(truncatingIfNeeded: old[q] & 0xFFFF_FFFF) - 1 }
+        slots[p] = UInt64(t) << 32 | UInt64(UInt32(index + 1))
+        count += 1
+        return nil
     }
 
-    /// Removes `key` (backward-shift deletion keeps probe chains intact).
+    /// Removes `key` (backward-shift deletion keeps probe chains intact; a tombstone in the old table).
     mutating func remove(_ key: String, _ keys: IdKeys) {
         let t = IdTable.tag(key)
         let mask = slots.count - 1
         var p = Int(t) & mask
         while true {
             let s = slots[p]
-            if s == 0 { return }
+            if s == 0 {
+                if !old.isEmpty, let q = findOld(key, t, keys) {
+                    old[q] = IdTable.tombstone
+                    count -= 1
+                }
+                return
+            }
             if UInt32(truncatingIfNeeded: s >> 32) == t, keys.key(Int32(truncatingIfNeeded: s & 0xFFFF_FFFF) - 1) == key { break }
             p = (p + 1) & mask
         }
@@ -90,12 +136,31 @@ struct IdTable {
     }
 
     mutating func reserve(_ n: Int) {
+        finishMigration()
         var cap = slots.count
         while n * 4 > cap * 3 { cap *= 2 }
         if cap > slots.count { rehash(cap) }
     }
 
-    private mutating func grow() { rehash(slots.count * 2) }
+    /// Moves every entry of the old table still to move (before whole-table work: reserve, remap).
+    mutating func finishMigration() {
+        if !old.isEmpty { migrate(old.count - cursor) }
+    }
+
+    /// Moves the next `n` old slots into the new table; drops the old table when all are moved.
+    private mutating func migrate(_ n: Int) {
+        let end = min(cursor + n, old.count)
+        let mask = slots.count - 1
+        while cursor < end {
+            let s = old[cursor]
+            cursor += 1
+            if s == 0 || s == IdTable.tombstone { continue }
+            var p = Int(UInt32(truncatingIfNeeded: s >> 32)) & mask
+            while slots[p] != 0 { p = (p + 1) & mask }
+            slots[p] = s
+        }
+        if cursor == old.count { old = []; cursor = 0 }
+    }
 
     private mutating func rehash(_ cap: Int) {
         let old = slots
@@ -112,6 +177,7 @@ struct IdTable {
 extension IdTable {
     /// Rewrites every stored index through `f` (compaction renumbers ops; no key is dropped here).
     mutating func remap(_ f: (Int32) -> Int32) {
+        finishMigration()
         for p in slots.indices where slots[p] != 0 {
             let s = slots[p]
             let i = Int32(truncatingIfNeeded: s & 0xFFFF_FFFF) - 1

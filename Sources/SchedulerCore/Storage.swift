@@ -71,21 +71,22 @@ struct OpHot {
 }
 
 /// Per-op columns: the hot record plus colder columns. Rarely used fields live in side dictionaries
-/// (names, timeouts, results, errors, multi-part).
+/// (names, timeouts, results, errors, multi-part). Columns are paged (PagedColumn.swift): growing and
+/// the copy-on-write copy after a snapshot request take a page at a time, not the whole column.
 struct OpTable {
-    var hot: [OpHot] = []
-    var ids: [String] = []
-    var payloads: [[UInt8]] = []
-    var depStart: [Int32] = []         // into Scheduler.depList
-    var depCount: [Int32] = []
-    var submittedAt: [Int64] = []
-    var readyAt: [Int64] = []
-    var dispatchedAt: [Int64] = []
-    var startedAt: [Int64] = []
-    var finishedAt: [Int64] = []
+    var hot = PagedColumn<OpHot>()
+    var ids = PagedColumn<String>()
+    var payloads = PagedColumn<[UInt8]>()
+    var depStart = PagedColumn<Int32>()         // into Scheduler.depList
+    var depCount = PagedColumn<Int32>()
+    var submittedAt = PagedColumn<Int64>()
+    var readyAt = PagedColumn<Int64>()
+    var dispatchedAt = PagedColumn<Int64>()
+    var startedAt = PagedColumn<Int64>()
+    var finishedAt = PagedColumn<Int64>()
     /// Worker index that last held a part (status; whose claims are taken back), `OpTable.neverHeld`, or
     /// `OpTable.unknownHolder` for ops replayed from the journal (who held them before the restart is not recorded).
-    var lastWorker: [Int32] = []
+    var lastWorker = PagedColumn<Int32>()
 
     var count: Int { ids.count }
     static let neverHeld: Int32 = -1

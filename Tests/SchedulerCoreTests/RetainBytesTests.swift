@@ -64,7 +64,7 @@ import Testing
 
     @Test func aFinishedOpsPayloadIsNotKept() {
         let h = runs(1, budget: .max)
-        #expect(h.s.ops.payloads.allSatisfy { $0.isEmpty })
+        #expect(h.s.ops.payloads.indices.allSatisfy { h.s.ops.payloads[$0].isEmpty })
         #expect(h.s.retainedBytes < 2 * Self.result.count + 1_000, "\(h.s.retainedBytes)")
     }
 }

@@ -27,6 +27,7 @@ func runLoopBench(quick: Bool) -> [BenchResult] {
 }
 
 private func loopUnderSubmit(_ cluster: E2ECluster, metrics: String, ops: Int, workers: Int) throws -> BenchResult {
+    let env = ProcessInfo.processInfo.environment
     let ready = cluster.dir.appendingPathComponent("sim.ready").path
     let gapFile = cluster.dir.appendingPathComponent("gaps.json").path
     let sim = try E2ECluster.launch(E2ECluster.binDirectory + "/oploadtest",
@@ -71,6 +72,13 @@ private func loopUnderSubmit(_ cluster: E2ECluster, metrics: String, ops: Int, w
     // What held the loop longest: the coordinator's own lines (rate-limited there).
     let held = cluster.coordinatorLog(1).split(separator: "\n").filter { $0.contains("loop held") }
     for line in held.sorted(by: { heldMs($0) > heldMs($1) }).prefix(8) { print("opcoord: \(line)") }
+    // With OPQ_LOOP_TRACE=1 (passed on to opcoord): where each hold over budget went (HoldTrace.swift).
+    if env["OPQ_LOOP_TRACE"] == "1" {
+        let traced = cluster.coordinatorLog(1).split(separator: "\n").filter { $0.contains("trace: held") }
+        let cpu = traced.map { threadCPUMs($0) }
+        print("opcoord: \(traced.count) holds over budget traced; thread CPU over them: max \(cpu.max() ?? 0) ms, \(cpu.filter { $0 > 20 }.count) over 20 ms; the longest by wall time:")
+        for line in traced.sorted(by: { heldMs($0) > heldMs($1) }).prefix(40) { print("opcoord: \(line)") }
+    }
     let gaps = (try? JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: gapFile)))) as? [String: Double] ?? [:]
     let longestMs = (seen.longest * 1e4).rounded() / 10
     let lost = seen.workersLost
@@ -140,6 +148,12 @@ private func freeLoopbackPort() throws -> Int {
 
 /// The N of a "loop held N ms" log line (0 if none).
 private func heldMs(_ line: Substring) -> Int {
-    guard let r = line.range(of: "loop held ") else { return 0 }
+    guard let r = line.range(of: "loop held ") ?? line.range(of: "trace: held ") else { return 0 }
+    return Int(line[r.upperBound...].prefix { $0.isNumber }) ?? 0
+}
+
+/// The N of "thread CPU N ms" in a trace line (0 if none).
+private func threadCPUMs(_ line: Substring) -> Int {
+    guard let r = line.range(of: "thread CPU ") else { return 0 }
     return Int(line[r.upperBound...].prefix { $0.isNumber }) ?? 0
 }
