@@ -105,6 +105,12 @@ public enum WhyNotRunning: Sendable, Equatable {
     case noWorkerWith(kind: String, tags: [String])
     case noFreeCredit(capableWorkers: Int, ahead: Int)
     case dispatchPending
+    /// Ready, its concurrency key at the queue's `keyLimit`: waits for one of `holders` (op keys) to finish.
+    case heldByConcurrencyKey(key: String, limit: Int, holders: [String])
+    /// Ready, the queue's rate limit has no token until `nextTokenAt` (the core's clock, µs).
+    case rateLimited(queue: String, nextTokenAt: Int64)
+    /// Ready, waiting for a free slot while `shares` share keys take turns in its queue; `share` is its own.
+    case waitingForTurn(share: String, shares: Int, capableWorkers: Int, ahead: Int)
 }
 
 extension Scheduler {

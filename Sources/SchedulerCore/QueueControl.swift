@@ -23,7 +23,7 @@ extension Scheduler {
     func journalQueue(_ q: Int32, _ out: inout [Action]) {
         guard journaling else { return }
         let s = queues[Int(q)]
-        out.append(.journal(.queueSettings(QueueSpec(name: s.name, maxConcurrent: Int(s.maxConcurrent), qos: s.qos, suspended: s.suspended))))
+        out.append(.journal(.queueSettings(QueueSpec(name: s.name, maxConcurrent: Int(s.maxConcurrent), qos: s.qos, suspended: s.suspended, fairness: s.fairness))))
     }
 
     /// The op takes its place in its new level by submission order (S6). With `inherit`, a raise is passed on to every unfinished

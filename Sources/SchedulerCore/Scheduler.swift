@@ -134,6 +134,7 @@ public struct Scheduler: Sendable {
         case .suspend(let ref, let q): setSuspended(ref, q, true, &out)
         case .resume(let ref, let q): setSuspended(ref, q, false, &out)
         case .setQueueLimit(let ref, let q, let n): setLimit(ref, q, n, &out)
+        case .setQueueFairness(let ref, let q, let f): setFairness(ref, q, f, &out)
         case .setPriority(let ref, let id, let p, let inherit, let run, let scope):
             setPriority(ref, id, p, inherit, run, scope: scope, &out)
         case .wait(let ref, let ids, let run): waitOps(ref, ids, run, &out)

@@ -27,7 +27,7 @@ extension Scheduler {
             if let e = evictedRuns[name] { out.append((e.evictedAt, .evictedRun(name: name, finishedAt: e.finishedAt, evictedAt: e.evictedAt))) }
         }
         for q in queues {
-            out.append((now, .queueSettings(QueueSpec(name: q.name, maxConcurrent: Int(q.maxConcurrent), qos: q.qos, suspended: q.suspended))))
+            out.append((now, .queueSettings(QueueSpec(name: q.name, maxConcurrent: Int(q.maxConcurrent), qos: q.qos, suspended: q.suspended, fairness: q.fairness))))
         }
         for r in workerSessionRecords() { out.append((now, r)) }
         var tagNames = [String](repeating: "", count: 64)

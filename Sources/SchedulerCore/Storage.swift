@@ -125,6 +125,7 @@ struct QueueState {
     var maxConcurrent: Int32
     var qos: OperationQoS
     var suspended: Bool
+    var fairness = QueueFairness.default
     var pending: Int32 = 0
     var ready: Int32 = 0
     var dispatched: Int32 = 0     // on workers, none started yet

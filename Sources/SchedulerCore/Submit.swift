@@ -139,9 +139,11 @@ extension Scheduler {
         if let q = queueIndex[qs.name] {
             queues[Int(q)].maxConcurrent = Int32(qs.maxConcurrent)
             queues[Int(q)].suspended = qs.suspended
+            if let f = qs.fairness { queues[Int(q)].fairness = f }
             activateAll(q)
         } else {
-            _ = ensureQueue(qs)
+            let q = ensureQueue(qs)
+            if let f = qs.fairness { queues[Int(q)].fairness = f }
         }
     }
 
@@ -153,6 +155,7 @@ extension Scheduler {
             if qs.maxConcurrent < -1 || qs.maxConcurrent > Int(Int32.max) {
                 problems.append(.invalidQueue(name: qs.name, reason: "maxConcurrent must be -1 or ≥ 0, got \(qs.maxConcurrent)"))
             }
+            if let p = qs.fairness?.problem { problems.append(.invalidQueue(name: qs.name, reason: p)) }
             if let q = queueIndex[qs.name], queues[Int(q)].qos != qs.qos {
                 problems.append(.invalidQueue(name: qs.name, reason: "qos of an existing queue cannot change"))
             }
