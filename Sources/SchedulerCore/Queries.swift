@@ -262,17 +262,26 @@ extension Scheduler {
             break
         }
         if q.suspended { return .queueSuspended(q.name) }
+        let sharing = q.shares.isSharing
+        if ops.hot[i].state == .ready && ops.hot[i].heapKey == Scheduler.heldForKey {
+            let k = concurrencyKeys[Int(ops.hot[i].concurrencyKey)]
+            return .heldByConcurrencyKey(key: k.name, limit: q.fairness.keyLimit, holders: k.holders.map { ops.ids[Int($0)] })
+        }
         var ahead = 0
         if ops.hot[i].state == .ready {
+            // Ready ops that go first: higher QoS, or a higher place in the same share (with sharing, other
+            // shares' turns interleave and are not counted).
             for l in q.lanesByQos.flatMap({ $0 }) {
                 let ln = lanes[Int(l)]
                 if ln.qos < lane.qos { continue }
-                for e in ln.heap.unordered where e.key > ops.hot[i].heapKey || ln.qos > lane.qos {
+                for e in readyEntries(Int(l)) where e.key > ops.hot[i].heapKey || ln.qos > lane.qos {
                     let j = Int(e.op)
-                    if ops.hot[j].state == .ready && ops.hot[j].heapKey == e.key && j != i { ahead += 1 }
+                    guard ops.hot[j].state == .ready && ops.hot[j].heapKey == e.key && j != i else { continue }
+                    if !sharing || ln.qos > lane.qos || ops.hot[j].share == ops.hot[i].share { ahead += 1 }
                 }
             }
             if q.atLimit { return .queueAtLimit(queue: q.name, limit: Int(q.maxConcurrent), ahead: ahead) }
+            if let at = nextToken(Int(lane.queue)) { return .rateLimited(queue: q.name, nextTokenAt: at) }
         }
         let c = classes[Int(lane.cls)]
         let capableAlive = c.capable.filter { workers[Int($0)].alive }.count
@@ -280,7 +289,14 @@ extension Scheduler {
             let tags = tagBits.filter { c.requires & (1 << UInt64($0.value)) != 0 }.map(\.key).sorted()
             return .noWorkerWith(kind: kindNames[Int(c.kind)], tags: tags)
         }
-        if c.credit <= 0 { return .noFreeCredit(capableWorkers: capableAlive, ahead: ahead) }
+        if c.credit <= 0 {
+            if sharing {
+                let active = q.shares.slots.filter { $0.ready > 0 || $0.running > 0 }.count
+                return .waitingForTurn(share: q.shares.slots[Int(ops.hot[i].share)].name, shares: active,
+                                       capableWorkers: capableAlive, ahead: ahead)
+            }
+            return .noFreeCredit(capableWorkers: capableAlive, ahead: ahead)
+        }
         return .dispatchPending
     }
 }
@@ -314,7 +330,7 @@ extension Scheduler {
             var sample: [Int32] = []
             for l in lanes where l.cls == Int32(c) && l.readyCount > 0 {
                 count += Int(l.readyCount)
-                for e in l.heap.unordered where sample.count < Unplaceable.sampleSize {
+                for e in l.heaps.flatMap({ $0.unordered }) where sample.count < Unplaceable.sampleSize {
                     let j = Int(e.op)
                     if ops.hot[j].state == .ready && ops.hot[j].heapKey == e.key { sample.append(e.op) }
                 }

@@ -73,6 +73,8 @@ extension Scheduler {
         guard ops.hot[i].state != .finished else { return }
         ops.hot[i].priority = p
         record(op, .priority, part: 0, extra: Int32(p))
-        if ops.hot[i].state == .ready { pushReady(op) }   // its old heap entry goes stale
+        // Its old heap entry goes stale; one waiting for its concurrency key keeps waiting (its new
+        // priority counts when it goes back).
+        if ops.hot[i].state == .ready && ops.hot[i].heapKey != Scheduler.heldForKey { pushReady(op) }
     }
 }

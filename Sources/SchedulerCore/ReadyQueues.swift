@@ -83,9 +83,14 @@ extension Scheduler {
     /// Puts a ready op on its lane's heap, at its place by priority and submission order.
     mutating func pushReady(_ op: Int32) {
         let i = Int(op)
-        ops.hot[i].heapKey = readyKey(op, ops.hot[i].priority)
+        let key = readyKey(op, ops.hot[i].priority)
+        ops.hot[i].heapKey = key
         let l = Int(ops.hot[i].lane)
-        lanes[l].heap.insert(ReadyEntry(key: ops.hot[i].heapKey, op: op))
+        if isSharing(lane: l) {
+            pushShared(l, Int(ops.hot[i].share), ReadyEntry(key: key, op: op))
+        } else {
+            lanes[l].heaps[0].insert(ReadyEntry(key: key, op: op))
+        }
         activate(lanes[l].queue, level: Int(lanes[l].qos))
     }
 
@@ -98,14 +103,29 @@ extension Scheduler {
         activate(lanes[l].queue, level: Int(lanes[l].qos))
     }
 
-    /// Drops stale heads; returns the valid head entry of the lane's heap.
-    mutating func cleanHead(_ l: Int) -> ReadyEntry? {
-        while let e = lanes[l].heap.max {
+    /// The lane's next ready op (by share turns when the queue shares, FairShare.swift); stale entries are dropped.
+    @inline(__always) mutating func cleanHead(_ l: Int) -> ReadyEntry? {
+        isSharing(lane: l) ? cleanSharedHead(l) : cleanHeap(l, 0)
+    }
+
+    /// Drops stale heads; returns the valid head entry of share `s`'s heap in lane `l`.
+    mutating func cleanHeap(_ l: Int, _ s: Int) -> ReadyEntry? {
+        while let e = lanes[l].heaps[s].max {
             let i = Int(e.op)
             if ops.hot[i].state == .ready && ops.hot[i].heapKey == e.key && ops.hot[i].flags & Flag.cancelled == 0 { return e }
-            _ = lanes[l].heap.popMax()
+            _ = lanes[l].heaps[s].popMax()
         }
         return nil
+    }
+
+    /// Every heap entry of lane `l` (stale ones included).
+    func readyEntries(_ l: Int) -> [ReadyEntry] {
+        lanes[l].heaps.flatMap { $0.unordered }
+    }
+
+    /// Whether lane `l` has no heap entry at all (with sharing, a non-empty share heap always has a front).
+    @inline(__always) func heapsEmpty(_ l: Int) -> Bool {
+        isSharing(lane: l) ? lanes[l].fronts.isEmpty : lanes[l].heaps[0].isEmpty
     }
 
     mutating func cleanPartials(_ l: Int) -> Int32? {

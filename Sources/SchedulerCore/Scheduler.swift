@@ -53,6 +53,14 @@ public struct Scheduler: Sendable {
     var timeoutHeap = Heap<TimerEntry>()
     var retryHeap = Heap<TimerEntry>()
     var livenessHeap = Heap<TimerEntry>()
+    /// Rate-limited queues (target: queue index) and when they may dispatch again (FairShare.swift).
+    var rateWakes = Heap<TimerEntry>()
+    var concurrencyKeys: [ConcurrencyKey] = []
+    var concurrencyKeyIndex: [ConcurrencyKeyName: Int32] = [:]
+    /// Share keys ops named themselves (`OperationSpec.share`), for `key` mode and re-sharing.
+    var opShares: [Int32: String] = [:]
+    /// A queue's keyLimit was lowered at some time: holders may then exceed it until they finish (validate).
+    var keyLimitLowered = false
     var requestedTick: Int64 = .max
 
     var waits: [Int32: WaitRecord] = [:]

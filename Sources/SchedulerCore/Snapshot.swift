@@ -99,7 +99,8 @@ extension Scheduler {
                              retries: Int(h.failRetriesLeft), lossRetries: Int(h.lossRetriesLeft),
                              timeoutMicros: timeouts[op], requires: requires, barrier: h.flags & Flag.barrier != 0,
                              retryDelayMicros: OperationSpec.retryDelayMicros(delay?.base),
-                             retryDelayMaxMicros: OperationSpec.retryDelayMaxMicros(delay?.max))
+                             retryDelayMaxMicros: OperationSpec.retryDelayMaxMicros(delay?.max), share: opShares[op],
+                             concurrencyKey: h.concurrencyKey >= 0 ? concurrencyKeys[Int(h.concurrencyKey)].name : nil)
     }
 
     /// A finished op's outcome with its result or text.
@@ -129,6 +130,6 @@ extension Scheduler {
 
     /// Queue settings as the journal makes them durable.
     public func durableQueues() -> [QueueSpec] {
-        queues.map { QueueSpec(name: $0.name, maxConcurrent: Int($0.maxConcurrent), qos: $0.qos, suspended: $0.suspended) }
+        queues.map { QueueSpec(name: $0.name, maxConcurrent: Int($0.maxConcurrent), qos: $0.qos, suspended: $0.suspended, fairness: $0.fairness) }
     }
 }

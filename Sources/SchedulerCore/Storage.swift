@@ -68,6 +68,10 @@ struct OpHot {
     var state: OpState = .pending
     var flags: UInt8
     var outcome: OutcomeKind = .none
+    /// Its share key's slot in its queue's `ShareTable` (A11); 0 while the queue has one share.
+    var share: Int32 = 0
+    /// Its concurrency key (`ConcurrencyKeys`), -1 none.
+    var concurrencyKey: Int32 = -1
 }
 
 /// Per-op columns: the hot record plus colder columns. Rarely used fields live in side dictionaries
@@ -108,12 +112,18 @@ struct ReadyEntry: Comparable {
     static func == (a: ReadyEntry, b: ReadyEntry) -> Bool { a.key == b.key && a.op == b.op }
 }
 
-/// Ready ops of one (queue, QoS, placement class). Stale heap entries are skipped lazily.
+/// Ready ops of one (queue, QoS, placement class), a heap per share key of the queue (FairShare.swift).
+/// Stale heap entries are skipped lazily.
 struct Lane {
     let queue: Int32
     let qos: UInt8                // OperationQoS.rank
     let cls: Int32
-    var heap = Heap<ReadyEntry>()
+    /// By share slot; only `heaps[0]` while the queue has one share key.
+    var heaps: [Heap<ReadyEntry>] = [Heap()]
+    /// While the queue has several share keys: one current entry per non-empty share heap, the best
+    /// share first (ShareFront); entries whose version is not the share's `frontVersion` are stale.
+    var fronts = Heap<ShareFront>()
+    var frontVersion: [UInt32] = [0]
     /// Ops of this lane in state ready (the heap may also hold stale entries).
     var readyCount: Int32 = 0
     /// Executing ops with parts still to dispatch (multi-part, retried parts); exempt from the queue limit.
@@ -126,6 +136,9 @@ struct QueueState {
     var qos: OperationQoS
     var suspended: Bool
     var fairness = QueueFairness.default
+    var shares = ShareTable()
+    /// Rate limit (GCRA): the theoretical time of the next dispatch, µs; see `RateLimit`.
+    var rateTheoreticalAt: Double = 0
     var pending: Int32 = 0
     var ready: Int32 = 0
     var dispatched: Int32 = 0     // on workers, none started yet

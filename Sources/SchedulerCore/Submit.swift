@@ -12,6 +12,10 @@ struct InsertCache {
     var cls: Int32 = -1
     var laneKey: (Int32, UInt8, Int32) = (-1, 0, -1)
     var lane: Int32 = -1
+    /// The share slot of the last (queue, share name) looked up.
+    var shareQueue: Int32 = -1
+    var shareName = ""
+    var share: Int32 = 0
 }
 
 extension Scheduler {
@@ -220,6 +224,13 @@ extension Scheduler {
                              priority: Int8(truncatingIfNeeded: specs[i].priority.rawValue),
                              flags: (barrier ? Flag.barrier : 0) | (specs[i].policy == .succeeded ? Flag.policySucceeded : 0)))
         ops.hot[Int(op)].run = run
+        if queues[Int(q)].fairness.share != .fifo {
+            let name = shareName(specs[i], run: run, queue: q)
+            if c.shareQueue != q || c.shareName != name { c.shareQueue = q; c.shareName = name; c.share = shareSlot(name, queue: q) }
+            ops.hot[Int(op)].share = c.share
+        }
+        if let s = specs[i].share { opShares[op] = s }
+        if let k = specs[i].concurrencyKey { ops.hot[Int(op)].concurrencyKey = concurrencyKey(k, queue: q) }
         ops.ids.append(keys[i])
         ops.payloads.append(specs[i].payload)
         ops.submittedAt.append(now)
