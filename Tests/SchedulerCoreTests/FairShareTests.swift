@@ -182,4 +182,55 @@ import Testing
         // 50/s over 10 s: 500 (+1 for the first at time 0), within 5 %.
         #expect(abs(dispatched - 501) <= 25, "dispatched \(dispatched) in 10 s at 50/s, until \(h.now - start)")
     }
+
+    @Test func switchingToFifoAtRunTimeRestoresTheOrderOfArrival() {
+        var h = Harness()
+        h.join(1, slots: 1, credit: 1)
+        let first = Self.submit(&h, "alice", 10, prefix: "a")
+        Self.submit(&h, "bob", 10, prefix: "b")
+        let r = h.ref()
+        let out = h.send(.setQueueFairness(r, queue: "default", QueueFairness(share: .fifo)))
+        #expect(replies(out) == [.ok])
+        let order = Self.order(&h, first, limit: 100)
+        #expect(order == (0..<10).map { "a\($0)" } + (0..<10).map { "b\($0)" })
+        // And back: the two submitters take turns again.
+        _ = h.send(.setQueueFairness(h.ref(), queue: "default", QueueFairness()))
+        let again = Self.submit(&h, "alice", 6, prefix: "c")
+        Self.submit(&h, "bob", 6, prefix: "d")
+        let turns = Self.order(&h, again, limit: 100)
+        #expect(turns.prefix(7).filter { $0.hasPrefix("d") }.count == 3, "\(turns)")
+    }
+
+    @Test func badFairnessSettingsGetAPreciseError() {
+        var h = Harness()
+        let out = h.send(.setQueueFairness(h.ref(), queue: "default", QueueFairness(weights: ["a": 0])))
+        #expect(replies(out) == [.error(.invalid("queue default: weight of share a must be 1...1000, got 0"))])
+        let unknown = h.send(.setQueueFairness(h.ref(), queue: "nope", QueueFairness()))
+        #expect(replies(unknown) == [.error(.notFound("unknown queue nope"))])
+        let (reply, _) = h.submit([OperationSpec(id: "x")], queues: [QueueSpec(name: "q", fairness: QueueFairness(rate: RateLimit(perSecond: 0)))])
+        if case .rejected(let problems)? = reply {
+            #expect(problems.map(\.description) == ["queue q: rate must be > 0 and ≤ 1000000 per second, got 0.0"])
+        } else {
+            Issue.record("a rate of 0 was accepted: \(String(describing: reply))")
+        }
+    }
+
+    @Test func whyNamesTheShareTheKeyAndTheRate() {
+        var h = Harness()
+        h.join(1, slots: 1, credit: 1)
+        Self.submit(&h, "alice", 3, prefix: "a")
+        _ = h.send(.submit(h.ref(), ops: (0..<3).map { OperationSpec(id: "b\($0)") }, queues: [],
+                           run: RunRequest(name: "bobs", mode: .create, submitter: "bob")))
+        guard case .waitingForTurn(let share, let shares, _, let ahead) = h.s.why("bobs/b2") else {
+            Issue.record("b2: \(h.s.why("bobs/b2"))"); return
+        }
+        #expect(share == "bob" && shares == 2 && ahead == 2)
+        let rated = QueueSpec(name: "slow", fairness: QueueFairness(rate: RateLimit(perSecond: 1)))
+        var h2 = Harness()
+        h2.join(1, slots: 4, credit: 4)
+        let (_, d) = h2.submit([OperationSpec(id: "r0", queue: "slow"), OperationSpec(id: "r1", queue: "slow")], queues: [rated])
+        #expect(d.count == 1)
+        guard case .rateLimited(let q, let at) = h2.s.why("r1") else { Issue.record("r1: \(h2.s.why("r1"))"); return }
+        #expect(q == "slow" && at == h2.now + 1_000_000)
+    }
 }
