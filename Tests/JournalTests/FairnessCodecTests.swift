@@ -47,7 +47,7 @@ struct FairnessCodecTests {
     /// Bytes as the format wrote them before fair share (queue: a bool `suspended`; op flags bits 0-3 only).
     @Test func recordsOfTheOldFormatDecodeWithoutFairnessOrKeys() throws {
         let qos = JournalCodec.code(.utility)
-        let oldQueue: [UInt8] = [1, 0x01, UInt8(ascii: "q"), 0x01 /* maxConcurrent -1 */, qos, 1 /* suspended */]
+        let oldQueue: [UInt8] = [0x01, UInt8(ascii: "q"), 0x01 /* maxConcurrent -1 */, qos, 1 /* suspended */]
         let settings: [UInt8] = [1, 0, 5] + oldQueue
         let decodedSettings = try JournalCodec.decode(settings[...])
         #expect(decodedSettings.record == .queueSettings(QueueSpec(name: "q", maxConcurrent: -1, qos: .utility, suspended: true)))
