@@ -170,7 +170,7 @@ class _RunBase:
     def _add(self, kind: str, id: str | None, payload: Any, after: Iterable[Any], priority: int | str,
              retries: int, queue: str, name: str, parts: int, requires: Iterable[str], timeout: float | None,
              policy: str, loss_retries: int | None, retry_delay: float | None, retry_delay_max: float | None,
-             qos: str | None, barrier: bool) -> str:
+             qos: str | None, barrier: bool, share: str | None = None, concurrency_key: str | None = None) -> str:
         op_id = id or "%s-%d" % (kind, next(self._counter))
         while id is None and op_id in self._ids:
             op_id = "%s-%d" % (kind, next(self._counter))
@@ -191,6 +191,10 @@ class _RunBase:
             o.retry_delay_us = int(retry_delay * 1e6)
         if retry_delay_max is not None:
             o.retry_delay_max_us = int(retry_delay_max * 1e6)
+        if share:
+            o.share = share
+        if concurrency_key:
+            o.concurrency_key = concurrency_key
         self._ids.add(op_id)
         self._pending.append(o)
         return op_id
@@ -237,11 +241,14 @@ class AsyncRun(_RunBase):
             priority: int | str = 0, retries: int = 0, queue: str = "", name: str = "", parts: int = 1,
             requires: Iterable[str] = (), timeout: float | None = None, policy: str = "finished",
             loss_retries: int | None = None, retry_delay: float | None = None, retry_delay_max: float | None = None,
-            qos: str | None = None, barrier: bool = False) -> "AsyncOp":
+            qos: str | None = None, barrier: bool = False, share: str | None = None,
+            concurrency_key: str | None = None) -> "AsyncOp":
         """Adds an operation (sent by the next `submit`). `payload`: bytes as they are, anything else as
-        JSON. `after`: ops (or ids) it depends on. `timeout`, `retry_delay`: seconds."""
+        JSON. `after`: ops (or ids) it depends on. `timeout`, `retry_delay`: seconds. `share`: its share key
+        in a queue whose fair-share mode is `key`; `concurrency_key`: at most the queue's `keyLimit` ops with
+        one key run at once (docs/GRAPHS.md)."""
         op_id = self._add(kind, id, payload, after, priority, retries, queue, name, parts, requires, timeout, policy,
-                          loss_retries, retry_delay, retry_delay_max, qos, barrier)
+                          loss_retries, retry_delay, retry_delay_max, qos, barrier, share, concurrency_key)
         return AsyncOp(self, op_id)
 
     async def submit(self, timeout: float | None = None) -> "AsyncRun":
