@@ -7,6 +7,7 @@ from pathlib import Path
 
 from opqueue import AsyncRun
 from opqueue import opqueue_pb2 as pb
+from opqueue.client import _queue_settings
 from opqueue.graph import load_graph
 
 
@@ -20,6 +21,13 @@ def test_share_and_concurrency_key_travel_in_submit_ops(tmp_path: Path) -> None:
     assert ops[1].ByteSize() == pb.Operation(id="b", kind="noop", parts=1).ByteSize()
 
     graph = tmp_path / "g.json"
-    graph.write_text(json.dumps({"operations": [{"id": "x", "kind": "noop", "share": "team-a", "concurrencyKey": "c"}]}))
-    _, gops = load_graph(str(graph))
+    graph.write_text(json.dumps({
+        "queues": [{"name": "q", "share": "key", "weights": {"team-a": 3}, "keyLimit": 2, "rate": "30/m", "burst": 4},
+                   {"name": "plain"}],
+        "operations": [{"id": "x", "kind": "noop", "queue": "q", "share": "team-a", "concurrencyKey": "c"}]}))
+    queues, gops = load_graph(str(graph))
     assert (gops[0].share, gops[0].concurrency_key) == ("team-a", "c")
+    fair = _queue_settings(queues[0]).fairness
+    assert (fair.share, fair.key_limit, fair.rate_per_second, fair.burst) == (pb.SHARE_MODE_KEY, 2, 0.5, 4)
+    assert [(w.share, w.weight) for w in fair.weights] == [("team-a", 3)] and fair.replace_weights
+    assert not _queue_settings(queues[1]).HasField("fairness")  # no fair-share field: the queue keeps its own

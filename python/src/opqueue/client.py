@@ -229,7 +229,53 @@ def _queue_settings(q: dict[str, Any]) -> pb.QueueSettings:
         s.suspended = bool(q["suspended"])
     if "qos" in q:
         s.qos = qos_value(q["qos"])
+    fairness = _queue_fairness(q)
+    if fairness is not None:
+        s.fairness.CopyFrom(fairness)
     return s
+
+
+_FAIRNESS_FIELDS = ("share", "weights", "keyLimit", "keyStrategy", "rate", "burst")
+_SHARE_MODES = {"submitter": pb.SHARE_MODE_SUBMITTER, "run": pb.SHARE_MODE_RUN, "key": pb.SHARE_MODE_KEY,
+                "fifo": pb.SHARE_MODE_FIFO}
+_KEY_STRATEGIES = {"wait": pb.KEY_STRATEGY_WAIT, "cancel-newest": pb.KEY_STRATEGY_CANCEL_NEWEST,
+                   "cancel-in-progress": pb.KEY_STRATEGY_CANCEL_IN_PROGRESS}
+
+
+def rate_per_second(text: Any) -> float:
+    """`100/s`, `30/m`, `500/h`, or a bare number (per second), as docs/GRAPHS.md writes a queue's rate."""
+    number, _, unit = str(text).partition("/")
+    seconds = {"": 1, "s": 1, "m": 60, "h": 3600}.get(unit.strip())
+    if seconds is None:
+        raise ValueError("unknown rate unit %r in %r (use /s, /m or /h)" % ("/" + unit, text))
+    rate = float(number) / seconds
+    if not 0 < rate <= 1_000_000:
+        raise ValueError("rate must be more than 0 and at most 1000000/s, got %r" % (text,))
+    return rate
+
+
+def _queue_fairness(q: dict[str, Any]) -> pb.QueueFairness | None:
+    """A graph file's queue fair-share fields as a whole setting (every field set, GRAPHS.md), or None."""
+    if not any(k in q for k in _FAIRNESS_FIELDS):
+        return None
+    mode = q.get("share", "submitter")
+    strategy = q.get("keyStrategy", "wait")
+    if mode not in _SHARE_MODES:
+        raise ValueError("unknown share mode %r (known: submitter, run, key, fifo)" % mode)
+    if strategy not in _KEY_STRATEGIES:
+        raise ValueError("unknown key strategy %r (known: wait, cancel-newest, cancel-in-progress)" % strategy)
+    f = pb.QueueFairness(share=_SHARE_MODES[mode], key_strategy=_KEY_STRATEGIES[strategy], replace_weights=True,
+                         key_limit=int(q.get("keyLimit", 0)),
+                         weights=[pb.ShareWeight(share=str(k), weight=int(w))
+                                  for k, w in sorted((q.get("weights") or {}).items())])
+    if "rate" in q:
+        f.rate_per_second = rate_per_second(q["rate"])
+        f.burst = int(q.get("burst", 1))
+    elif "burst" in q:
+        raise ValueError("burst needs a rate (rate: 100/s, burst: %s)" % q["burst"])
+    else:
+        f.no_rate = True
+    return f
 
 
 class AsyncRun(_RunBase):
