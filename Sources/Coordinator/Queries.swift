@@ -19,7 +19,13 @@ extension CoordinatorLoop {
         r.security = security
         r.authFailures = authFailures
         let names = s.queue.isEmpty ? core.queueNames : [s.queue]
-        r.queues = names.compactMap { core.queueCounts($0) }.map(Self.wireCounts)
+        r.queues = names.compactMap { name in
+            core.queueCounts(name).map { c in
+                var q = Self.wireCounts(c)
+                if let f = core.fairnessStatus(name) { FairnessSummary.fill(&q, f) }
+                return q
+            }
+        }
         if !s.queue.isEmpty && r.queues.isEmpty { r.notFound = [s.queue] }
         r.unplaceable = core.unplaceableReady().map(WireCoreMapping.unplaceable)
         var ids = s.opIds
