@@ -6,7 +6,8 @@ import DequeModule
 /// (a) 1M independent ops, (b) a layered 1M-op DAG (2 deps per op on the previous layer), (c) the same at 10k.
 /// (d) the same DAG with the core pre-sized; (e) (a) and (b) with fair share on, the ops spread over 2 and over
 /// 1,000 share keys (issue 28: ≥ 0.95× of (a) and (b), which share nothing).
-/// `$OPQ_CORE_ONLY` (comma-separated: independent, dag, dag_10k, reserved, shares) runs only those workloads and
+/// `$OPQ_CORE_ONLY` (comma-separated: independent, dag, dag_10k, reserved, shares, independent_shares,
+/// dag_shares; `$OPQ_CORE_SHARE_KEYS`, default "2,1000", the share counts) runs only those workloads and
 /// `$OPQ_CORE_OPS` sets the big workloads' size (e.g. for instruction counts under callgrind).
 func runCoreBench(json: Bool, quick: Bool) -> [BenchResult] {
     let env = ProcessInfo.processInfo.environment
@@ -26,11 +27,14 @@ func runCoreBench(json: Bool, quick: Bool) -> [BenchResult] {
     reserved.reserve = true
     if wanted("reserved") { d = reserved.run() }
     var shared: [(BenchResult, BenchResult?)] = []
-    if wanted("shares") {
-        for keys in [2, 1_000] {
+    let shareKeys = (env["OPQ_CORE_SHARE_KEYS"] ?? "2,1000").split(separator: ",").compactMap { Int($0) }
+    for keys in shareKeys {
+        if wanted("shares") || wanted("independent_shares") {
             var i = CoreWorkload(name: "independent_\(label(big))_shares\(keys)", ops: big, layerWidth: 0)
             i.shares = keys
             shared.append((i.run(), a))
+        }
+        if wanted("shares") || wanted("dag_shares") {
             var g = CoreWorkload(name: "dag_\(label(big))_shares\(keys)", ops: big, layerWidth: 1_000)
             g.shares = keys
             shared.append((g.run(), b))
