@@ -35,14 +35,21 @@ struct ShareSlot {
 }
 
 struct ShareTable {
-    /// Slot 0 exists from the start: the only one in `fifo` mode, the first key's otherwise.
+    /// Slot 0 exists from the start: the only one in `fifo` mode, the first key's otherwise (`named`).
+    /// Slots are found by name through `Scheduler.shareIndex` (a lookup here copied the queue's state).
     var slots: [ShareSlot] = [ShareSlot(name: "", stride: ShareTable.strideUnit)]
-    var index: [String: Int32] = [:]
+    var named = false
+    /// More than one slot: the queue's lanes keep fronts (stored: it is read on every dispatch).
+    var isSharing = false
     /// The pass of the latest dispatch: where a share that comes back from idle starts.
     var virtualTime: Int64 = 0
 
     static let strideUnit: Int64 = 1 << 20
-    var isSharing: Bool { slots.count > 1 }
+}
+
+struct ShareName: Hashable {
+    let queue: Int32
+    let name: String
 }
 
 /// A share's head in a lane's `fronts`; the max is the share to take from next.
@@ -93,18 +100,20 @@ extension Scheduler {
     /// The slot of share key `name` in queue `q`, made on first use. The first key takes slot 0; a second
     /// key turns sharing on in the queue's lanes.
     mutating func shareSlot(_ name: String, queue q: Int32) -> Int32 {
+        let key = ShareName(queue: q, name: name)
+        if let s = shareIndex[key] { return s }
         let qi = Int(q)
-        if let s = queues[qi].shares.index[name] { return s }
-        if queues[qi].shares.index.isEmpty {
+        if !queues[qi].shares.named {
             queues[qi].shares.slots[0] = ShareSlot(name: name, stride: stride(name, q))
-            queues[qi].shares.index[name] = 0
+            queues[qi].shares.named = true
+            shareIndex[key] = 0
             return 0
         }
         let s = Int32(queues[qi].shares.slots.count)
         var slot = ShareSlot(name: name, stride: stride(name, q))
         slot.pass = queues[qi].shares.virtualTime
         queues[qi].shares.slots.append(slot)
-        queues[qi].shares.index[name] = s
+        shareIndex[key] = s
         if s == 1 { startSharing(q) }
         return s
     }
@@ -115,13 +124,15 @@ extension Scheduler {
 
     /// The queue's lanes get fronts for what slot 0 holds.
     mutating func startSharing(_ q: Int32) {
+        queues[Int(q)].shares.isSharing = true
         for l32 in queues[Int(q)].lanesByQos.joined() {
             let l = Int(l32)
+            lanes[l].sharing = true
             if !lanes[l].heaps[0].isEmpty { pushFront(l, 0) }
         }
     }
 
-    @inline(__always) func isSharing(lane l: Int) -> Bool { queues[Int(lanes[l].queue)].shares.isSharing }
+    @inline(__always) func isSharing(lane l: Int) -> Bool { lanes[l].sharing }
 
     mutating func pushShared(_ l: Int, _ s: Int, _ e: ReadyEntry) {
         if lanes[l].heaps.count <= s {
@@ -165,25 +176,36 @@ extension Scheduler {
         return nil
     }
 
-    /// Takes the head `cleanHead(l)` returned off its heap (and its front).
+    /// Takes the head `cleanHead(l)` returned off its heap. With sharing its front stays on top until
+    /// `settleShare` replaces it (one heap operation instead of a pop and a push).
     mutating func takeHead(_ l: Int) -> Int32 {
         if !isSharing(lane: l) { return lanes[l].heaps[0].popMax()!.op }
-        let s = Int(lanes[l].fronts.popMax()!.slot)
+        let s = Int(lanes[l].fronts.max!.slot)
         return lanes[l].heaps[s].popMax()!.op
     }
 
-    /// After `takeHead`: charges the share of a dispatched op its turn, and gives the share its next front.
+    /// After `takeHead`: charges the share of a dispatched op its turn, and replaces the share's front
+    /// (the top of `fronts`) by its next one.
     mutating func settleShare(_ l: Int, _ op: Int32, dispatched: Bool) {
         let q = Int(lanes[l].queue)
         let s = Int(ops.hot[Int(op)].share)
-        if dispatched {
-            queues[q].shares.slots[s].dispatched &+= 1
-            guard queues[q].shares.isSharing else { return }
-            let pass = queues[q].shares.slots[s].pass
-            queues[q].shares.slots[s].pass = pass &+ queues[q].shares.slots[s].stride
-            if pass > queues[q].shares.virtualTime { queues[q].shares.virtualTime = pass }
+        if dispatched { queues[q].shares.slots[s].dispatched &+= 1 }
+        guard isSharing(lane: l) else { return }
+        if !dispatched {
+            // A held or cancelled op: what its key's strategy did may have pushed fronts since `takeHead`.
+            if let top = lanes[l].fronts.max, Int(top.slot) == s, top.version == lanes[l].frontVersion[s] {
+                _ = lanes[l].fronts.popMax()
+            }
+            pushFront(l, s)
+            return
         }
-        if queues[q].shares.isSharing && !lanes[l].heaps[s].isEmpty { pushFront(l, s) }
+        let pass = queues[q].shares.slots[s].pass
+        queues[q].shares.slots[s].pass = pass &+ queues[q].shares.slots[s].stride
+        if pass > queues[q].shares.virtualTime { queues[q].shares.virtualTime = pass }
+        guard let head = lanes[l].heaps[s].max else { _ = lanes[l].fronts.popMax(); return }
+        lanes[l].frontVersion[s] &+= 1
+        _ = lanes[l].fronts.replaceMax(with: ShareFront(headKey: head.key, pass: queues[q].shares.slots[s].pass,
+                                                         slot: Int32(s), version: lanes[l].frontVersion[s]))
     }
 
     /// Whether lane head `a` (its share's pass `passA`) goes before `b`: priority level, then the smaller
@@ -204,6 +226,12 @@ extension Scheduler {
     mutating func applyFairness(_ q: Int32, _ f: QueueFairness) {
         let qi = Int(q)
         let modeChanged = queues[qi].fairness.share != f.share
+        if modeChanged && queues[qi].fairness.share == .key {
+            // In `key` mode an op's share is its slot's name (opShares keeps only what other modes ignore).
+            for op in queues[qi].members where ops.hot[Int(op)].state != .finished && opShares[op] == nil {
+                opShares[op] = queues[qi].shares.slots[Int(ops.hot[Int(op)].share)].name
+            }
+        }
         if f.keyLimit > 0 && (queues[qi].fairness.keyLimit == 0 || f.keyLimit < queues[qi].fairness.keyLimit) { keyLimitLowered = true }
         queues[qi].fairness = f
         if f.rate == nil { queues[qi].rateTheoreticalAt = 0 }
@@ -227,8 +255,10 @@ extension Scheduler {
             lanes[l].heaps = [Heap()]
             lanes[l].fronts = Heap()
             lanes[l].frontVersion = [0]
+            lanes[l].sharing = false
         }
         queues[qi].shares = ShareTable()
+        shareIndex = shareIndex.filter { $0.key.queue != q }
         for op in queues[qi].members where ops.hot[Int(op)].state != .finished {
             let i = Int(op)
             let spec = OperationSpec(id: "", share: opShares[op])
@@ -341,7 +371,7 @@ extension Scheduler {
         let qi = Int(q)
         let table = queues[qi].shares
         let fair = queues[qi].fairness
-        let shares = fair.share == .fifo || table.index.isEmpty ? [] : table.slots.map {
+        let shares = fair.share == .fifo || !table.named ? [] : table.slots.map {
             ShareStatus(name: $0.name, weight: fair.weight(of: $0.name), ready: Int($0.ready), running: Int($0.running),
                         dispatchedTotal: $0.dispatched)
         }.sorted { $0.name < $1.name }

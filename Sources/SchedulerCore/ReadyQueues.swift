@@ -62,7 +62,9 @@ extension Scheduler {
         let key = UInt64(UInt32(q)) << 35 | UInt64(qos) << 32 | UInt64(UInt32(cls))
         if let l = laneIndex[key] { return l }
         let l = Int32(lanes.count)
-        lanes.append(Lane(queue: q, qos: qos, cls: cls))
+        var lane = Lane(queue: q, qos: qos, cls: cls)
+        lane.sharing = queues[Int(q)].shares.isSharing
+        lanes.append(lane)
         laneIndex[key] = l
         queues[Int(q)].lanesByQos[Int(qos)].append(l)
         return l

@@ -55,6 +55,8 @@ public struct Scheduler: Sendable {
     var livenessHeap = Heap<TimerEntry>()
     /// Rate-limited queues (target: queue index) and when they may dispatch again (FairShare.swift).
     var rateWakes = Heap<TimerEntry>()
+    /// Share slots by (queue, share key name) (FairShare.swift).
+    var shareIndex: [ShareName: Int32] = [:]
     var concurrencyKeys: [ConcurrencyKey] = []
     var concurrencyKeyIndex: [ConcurrencyKeyName: Int32] = [:]
     /// Share keys ops named themselves (`OperationSpec.share`), for `key` mode and re-sharing.

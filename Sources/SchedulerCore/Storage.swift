@@ -124,6 +124,8 @@ struct Lane {
     /// share first (ShareFront); entries whose version is not the share's `frontVersion` are stale.
     var fronts = Heap<ShareFront>()
     var frontVersion: [UInt32] = [0]
+    /// Its queue has several share keys (`ShareTable.isSharing`), kept here for the per-op paths.
+    var sharing = false
     /// Ops of this lane in state ready (the heap may also hold stale entries).
     var readyCount: Int32 = 0
     /// Executing ops with parts still to dispatch (multi-part, retried parts); exempt from the queue limit.

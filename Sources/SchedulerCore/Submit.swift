@@ -16,6 +16,8 @@ struct InsertCache {
     var shareQueue: Int32 = -1
     var shareName = ""
     var share: Int32 = 0
+    /// The share mode of `queue` (read once per queue change, not per op).
+    var shareMode = QueueFairness.ShareMode.fifo
 }
 
 extension Scheduler {
@@ -208,7 +210,11 @@ extension Scheduler {
                          _ run: Int32, _ c: inout InsertCache) {
         let op = Int32(ops.count)
         let qname = specs[i].queue
-        if qname != c.queueName || c.queue < 0 { c.queueName = qname; c.queue = ensureQueue(QueueSpec(name: qname)) }
+        if qname != c.queueName || c.queue < 0 {
+            c.queueName = qname
+            c.queue = ensureQueue(QueueSpec(name: qname))
+            c.shareMode = queues[Int(c.queue)].fairness.share
+        }
         let q = c.queue
         let kname = specs[i].kind
         if kname != c.kindName || c.kind < 0 { c.kindName = kname; c.kind = internKind(kname) }
@@ -224,12 +230,13 @@ extension Scheduler {
                              priority: Int8(truncatingIfNeeded: specs[i].priority.rawValue),
                              flags: (barrier ? Flag.barrier : 0) | (specs[i].policy == .succeeded ? Flag.policySucceeded : 0)))
         ops.hot[Int(op)].run = run
-        if queues[Int(q)].fairness.share != .fifo {
-            let name = shareName(specs[i], run: run, queue: q)
+        if c.shareMode != .fifo {
+            let name = c.shareMode == .key ? (specs[i].share ?? runs[Int(run)]?.submitter ?? "") : shareName(specs[i], run: run, queue: q)
             if c.shareQueue != q || c.shareName != name { c.shareQueue = q; c.shareName = name; c.share = shareSlot(name, queue: q) }
             ops.hot[Int(op)].share = c.share
         }
-        if let s = specs[i].share { opShares[op] = s }
+        // In `key` mode the share is the slot's name; other modes ignore it, so it is kept aside (re-sharing, snapshots).
+        if let s = specs[i].share, c.shareMode != .key { opShares[op] = s }
         if let k = specs[i].concurrencyKey { ops.hot[Int(op)].concurrencyKey = concurrencyKey(k, queue: q) }
         ops.ids.append(keys[i])
         ops.payloads.append(specs[i].payload)
