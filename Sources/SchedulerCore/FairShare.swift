@@ -52,18 +52,25 @@ struct ShareName: Hashable {
     let name: String
 }
 
-/// A share's head in a lane's `fronts`; the max is the share to take from next.
+/// A share's head in a lane's `fronts`; the max is the share to take from next: the head's priority
+/// level, then the smaller pass (both in `rank`, so most comparisons are one), then submission order.
 struct ShareFront: Comparable {
+    var rank: Int64
     var headKey: Int64
-    var pass: Int64
     var slot: Int32
     var version: UInt32
 
+    init(headKey: Int64, pass: Int64, slot: Int32, version: UInt32) {
+        // Passes grow by at most 2^20 a dispatch: 2^59 is 2^39 dispatches of one share.
+        rank = (headKey >> 59) << 59 | (ShareFront.passLimit - min(pass, ShareFront.passLimit))
+        self.headKey = headKey; self.slot = slot; self.version = version
+    }
+
+    static let passLimit: Int64 = 1 << 59 - 1
+    var pass: Int64 { ShareFront.passLimit - (rank & ShareFront.passLimit) }
+
     static func < (a: ShareFront, b: ShareFront) -> Bool {
-        let levelA = a.headKey >> 59, levelB = b.headKey >> 59
-        if levelA != levelB { return levelA < levelB }
-        if a.pass != b.pass { return a.pass > b.pass }
-        return a.headKey < b.headKey
+        a.rank != b.rank ? a.rank < b.rank : a.headKey < b.headKey
     }
 }
 
@@ -166,7 +173,7 @@ extension Scheduler {
             let s = Int(f.slot)
             if f.version != lanes[l].frontVersion[s] { _ = lanes[l].fronts.popMax(); continue }
             guard let head = cleanHeap(l, s) else { _ = lanes[l].fronts.popMax(); continue }
-            if head.key != f.headKey || f.pass != queues[q].shares.slots[s].pass {
+            if head.key != f.headKey || f.pass != min(queues[q].shares.slots[s].pass, ShareFront.passLimit) {
                 _ = lanes[l].fronts.popMax()
                 pushFront(l, s)
                 continue

@@ -79,7 +79,8 @@ struct CoreWorkload {
     var creditPerWorker = 256
     var repeats = 1
     var reserve = false
-    /// 0: no sharing (one share key); N: op i has share key "s(i % N)" in a queue that shares by key.
+    /// 0: no sharing (one share key); N: N share keys in a queue that shares by key, each batch split
+    /// into N runs of ops with one key.
     var shares = 0
 
     func spec(_ i: Int) -> OperationSpec {
@@ -121,6 +122,9 @@ struct CoreWorkload {
 
     func once() -> (core: UInt64, build: UInt64, rss: Int, dispatched: Int) {
         let names = shareNames
+        // Runs of `block` ops share a key, as a batch from one submitter does (shares alternating op by op
+        // in one batch cost one dictionary lookup per op more: ≈ 400 instructions, BENCHMARKS.md "core").
+        let block = shares > 0 ? max(1, batch / shares) : 1
         let queues = shares > 0 ? [QueueSpec(name: OperationSpec.defaultQueue, fairness: QueueFairness(share: .key))] : []
         let rss0 = BenchProbe.residentBytes()
         var s = Scheduler()
@@ -161,7 +165,7 @@ struct CoreWorkload {
                 let n = min(batch, ops - next)
                 let specs = (next..<next + n).map { i in
                     var o = spec(i)
-                    if shares > 0 { o.share = names[i % shares] }
+                    if shares > 0 { o.share = names[(i / block) % shares] }
                     return o
                 }
                 buildNanos += BenchProbe.nowNanos() - t0
