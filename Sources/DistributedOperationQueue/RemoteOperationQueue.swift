@@ -309,7 +309,9 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
                 let settings: WireQueueSettings? = try self.known(connection) ? nil : self.fields.withLock { $0.creationSettings(name: name) }
                 engine.register(ops)
                 for op in ops { op.fields.withLock { $0.sent(engine: engine, coordinator: self.coordinator) } }
-                var messages = Batcher.submits(wire, queues: settings.map { [$0] } ?? [], run: engine.run, appendAll: true)
+                // "user@host": without keys, the share key this client's operations take turns under (A11).
+                var messages = Batcher.submits(wire, queues: settings.map { [$0] } ?? [], run: engine.run, appendAll: true,
+                                               submitter: Submitter.current)
                 var k = 0
                 var renewed = false
                 var unplaceable: [WireUnplaceable] = []
@@ -322,7 +324,8 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
                         // else, so nothing was added): the same batches go to a new run.
                         engine.startNewRun()
                         renewed = true
-                        messages = Batcher.submits(wire, queues: settings.map { [$0] } ?? [], run: engine.run, appendAll: true)
+                        messages = Batcher.submits(wire, queues: settings.map { [$0] } ?? [], run: engine.run, appendAll: true,
+                                                   submitter: Submitter.current)
                         continue
                     }
                     guard r.accepted else { throw RemoteOperationError.rejected(r.errors.map { Self.problem($0, names) }) }
