@@ -158,9 +158,10 @@ extension Scheduler {
 
         // Ready heaps: live entries get keys with their new index (same order: renumbering is monotonic).
         for l in lanes.indices {
-            for s in lanes[l].heaps.indices {
+            var rebuilt: [Heap<ReadyEntry>] = []
+            for old in lanes[l].allHeaps {
                 var entries: [ReadyEntry] = []
-                for e in lanes[l].heaps[s].unordered {
+                for e in old.unordered {
                     let j = Int(e.op)
                     guard remap[j] >= 0, ops.hot[Int(remap[j])].heapKey == e.key,
                           ops.hot[Int(remap[j])].state == .ready else { continue }
@@ -169,10 +170,12 @@ extension Scheduler {
                     ops.hot[Int(nop)].heapKey = key
                     entries.append(ReadyEntry(key: key, op: nop))
                 }
-                lanes[l].heaps[s] = Heap(entries)
+                rebuilt.append(Heap(entries))
             }
+            lanes[l].heap = rebuilt[0]
+            lanes[l].otherHeaps = Array(rebuilt.dropFirst())
             lanes[l].fronts = Heap()
-            if isSharing(lane: l) { for s in lanes[l].heaps.indices where !lanes[l].heaps[s].isEmpty { pushFront(l, s) } }
+            if isSharing(lane: l) { for (s, h) in rebuilt.enumerated() where !h.isEmpty { pushFront(l, s) } }
             lanes[l].partials = Deque(lanes[l].partials.compactMap { remap[Int($0)] >= 0 ? remap[Int($0)] : nil })
         }
         // Concurrency keys hold unfinished ops only (never evicted): renumbered in place.

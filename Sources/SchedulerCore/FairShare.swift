@@ -6,7 +6,7 @@ import DequeModule
 // Shares. Each queue keeps a `ShareTable`: one slot per share key its ops have had (the submitter by
 // default). A lane keeps a ready heap per share slot, so inside one share key the order is S6's
 // (priority, then submission order). While a queue has one share key nothing else happens — the lane's
-// `heaps[0]` is the old single heap. With several, each lane keeps `fronts`: the head of every non-empty
+// `heap` (slot 0's) is the old single heap. With several, each lane keeps `fronts`: the head of every non-empty
 // share heap, ordered by the head's priority level, then by the share's *pass* (stride scheduling: each
 // dispatch adds `ShareTable.strideUnit / weight` to its share's pass; the smallest pass goes next), then
 // by submission order. Priority therefore still dominates; at equal priority shares take turns in
@@ -23,14 +23,13 @@ import DequeModule
 // as from `maxConcurrent`), as GCRA: `rateTheoreticalAt` is when the next dispatch is due, at most
 // `burst − 1` intervals early. A queue over its rate leaves the ring and a timer brings it back.
 
-/// One share key of a queue.
+/// One share key of a queue. (Its ready and running ops are counted when asked for — `shareCounts` —
+/// not on every transition.)
 struct ShareSlot {
     let name: String
     var stride: Int64
     var pass: Int64 = 0
-    var ready: Int32 = 0
-    /// Dispatched or executing.
-    var running: Int32 = 0
+    /// New ops dispatched while the queue shared (a queue with one share key counts nothing).
     var dispatched: UInt64 = 0
 }
 
@@ -135,19 +134,27 @@ extension Scheduler {
         for l32 in queues[Int(q)].lanesByQos.joined() {
             let l = Int(l32)
             lanes[l].sharing = true
-            if !lanes[l].heaps[0].isEmpty { pushFront(l, 0) }
+            if !lanes[l].heap.isEmpty { pushFront(l, 0) }
         }
     }
 
     @inline(__always) func isSharing(lane l: Int) -> Bool { lanes[l].sharing }
 
     mutating func pushShared(_ l: Int, _ s: Int, _ e: ReadyEntry) {
-        if lanes[l].heaps.count <= s {
-            lanes[l].heaps.append(contentsOf: repeatElement(Heap(), count: s + 1 - lanes[l].heaps.count))
+        if lanes[l].heapCount <= s {
+            lanes[l].otherHeaps.append(contentsOf: repeatElement(Heap(), count: s + 1 - lanes[l].heapCount))
+        }
+        if lanes[l].frontVersion.count <= s {
             lanes[l].frontVersion.append(contentsOf: repeatElement(0, count: s + 1 - lanes[l].frontVersion.count))
         }
-        let head = lanes[l].heaps[s].max
-        lanes[l].heaps[s].insert(e)
+        let head: ReadyEntry?
+        if s == 0 {
+            head = lanes[l].heap.max
+            lanes[l].heap.insert(e)
+        } else {
+            head = lanes[l].otherHeaps[s - 1].max
+            lanes[l].otherHeaps[s - 1].insert(e)
+        }
         if head == nil || e.key > head!.key {
             if head == nil {
                 let q = Int(lanes[l].queue)
@@ -160,7 +167,7 @@ extension Scheduler {
 
     /// A new current front for share `s` in lane `l` (older ones go stale).
     mutating func pushFront(_ l: Int, _ s: Int) {
-        guard let head = lanes[l].heaps[s].max else { return }
+        guard let head = shareHeapMax(l, s) else { return }
         lanes[l].frontVersion[s] &+= 1
         let pass = queues[Int(lanes[l].queue)].shares.slots[s].pass
         lanes[l].fronts.insert(ShareFront(headKey: head.key, pass: pass, slot: Int32(s), version: lanes[l].frontVersion[s]))
@@ -186,18 +193,22 @@ extension Scheduler {
     /// Takes the head `cleanHead(l)` returned off its heap. With sharing its front stays on top until
     /// `settleShare` replaces it (one heap operation instead of a pop and a push).
     mutating func takeHead(_ l: Int) -> Int32 {
-        if !isSharing(lane: l) { return lanes[l].heaps[0].popMax()!.op }
+        if !isSharing(lane: l) { return lanes[l].heap.popMax()!.op }
         let s = Int(lanes[l].fronts.max!.slot)
-        return lanes[l].heaps[s].popMax()!.op
+        return s == 0 ? lanes[l].heap.popMax()!.op : lanes[l].otherHeaps[s - 1].popMax()!.op
+    }
+
+    func shareHeapMax(_ l: Int, _ s: Int) -> ReadyEntry? {
+        s == 0 ? lanes[l].heap.max : lanes[l].otherHeaps[s - 1].max
     }
 
     /// After `takeHead`: charges the share of a dispatched op its turn, and replaces the share's front
     /// (the top of `fronts`) by its next one.
     mutating func settleShare(_ l: Int, _ op: Int32, dispatched: Bool) {
+        guard isSharing(lane: l) else { return }
         let q = Int(lanes[l].queue)
         let s = Int(ops.hot[Int(op)].share)
         if dispatched { queues[q].shares.slots[s].dispatched &+= 1 }
-        guard isSharing(lane: l) else { return }
         if !dispatched {
             // A held or cancelled op: what its key's strategy did may have pushed fronts since `takeHead`.
             if let top = lanes[l].fronts.max, Int(top.slot) == s, top.version == lanes[l].frontVersion[s] {
@@ -209,7 +220,7 @@ extension Scheduler {
         let pass = queues[q].shares.slots[s].pass
         queues[q].shares.slots[s].pass = pass &+ queues[q].shares.slots[s].stride
         if pass > queues[q].shares.virtualTime { queues[q].shares.virtualTime = pass }
-        guard let head = lanes[l].heaps[s].max else { _ = lanes[l].fronts.popMax(); return }
+        guard let head = shareHeapMax(l, s) else { _ = lanes[l].fronts.popMax(); return }
         lanes[l].frontVersion[s] &+= 1
         _ = lanes[l].fronts.replaceMax(with: ShareFront(headKey: head.key, pass: queues[q].shares.slots[s].pass,
                                                          slot: Int32(s), version: lanes[l].frontVersion[s]))
@@ -256,10 +267,11 @@ extension Scheduler {
         var ready: [Int32] = []
         for l32 in queues[qi].lanesByQos.joined() {
             let l = Int(l32)
-            for h in lanes[l].heaps { for e in h.unordered where ops.hot[Int(e.op)].heapKey == e.key && ops.hot[Int(e.op)].state == .ready {
+            for h in lanes[l].allHeaps { for e in h.unordered where ops.hot[Int(e.op)].heapKey == e.key && ops.hot[Int(e.op)].state == .ready {
                 ready.append(e.op)
             } }
-            lanes[l].heaps = [Heap()]
+            lanes[l].heap = Heap()
+            lanes[l].otherHeaps = []
             lanes[l].fronts = Heap()
             lanes[l].frontVersion = [0]
             lanes[l].sharing = false
@@ -269,13 +281,7 @@ extension Scheduler {
         for op in queues[qi].members where ops.hot[Int(op)].state != .finished {
             let i = Int(op)
             let spec = OperationSpec(id: "", share: opShares[op])
-            let s = shareSlot(shareName(spec, run: ops.hot[i].run, queue: q), queue: q)
-            ops.hot[i].share = s
-            switch ops.hot[i].state {
-            case .ready: queues[qi].shares.slots[Int(s)].ready += 1
-            case .dispatched, .executing: queues[qi].shares.slots[Int(s)].running += 1
-            default: break
-            }
+            ops.hot[i].share = shareSlot(shareName(spec, run: ops.hot[i].run, queue: q), queue: q)
         }
         for op in ready.sorted() { pushReady(op) }
     }
@@ -374,13 +380,31 @@ extension Scheduler {
         out.append(.reply(ref, .ok))
     }
 
+    /// Ready and running (dispatched or executing) ops per share slot of queue `q`: one pass over its
+    /// unfinished ops (status and metrics ask; the per-op paths keep no per-share counts).
+    func shareCounts(_ q: Int32) -> (ready: [Int], running: [Int]) {
+        let qi = Int(q)
+        var ready = [Int](repeating: 0, count: queues[qi].shares.slots.count)
+        var running = ready
+        for op in queues[qi].members {
+            let h = ops.hot[Int(op)]
+            switch h.state {
+            case .ready: ready[Int(h.share)] += 1
+            case .dispatched, .executing: running[Int(h.share)] += 1
+            default: break
+            }
+        }
+        return (ready, running)
+    }
+
     func fairnessStatus(_ q: Int32) -> QueueFairnessStatus {
         let qi = Int(q)
         let table = queues[qi].shares
         let fair = queues[qi].fairness
-        let shares = fair.share == .fifo || !table.named ? [] : table.slots.map {
-            ShareStatus(name: $0.name, weight: fair.weight(of: $0.name), ready: Int($0.ready), running: Int($0.running),
-                        dispatchedTotal: $0.dispatched)
+        let counts = fair.share == .fifo || !table.named ? ([], []) : shareCounts(q)
+        let shares = fair.share == .fifo || !table.named ? [] : table.slots.enumerated().map { s, slot in
+            ShareStatus(name: slot.name, weight: fair.weight(of: slot.name), ready: counts.0[s], running: counts.1[s],
+                        dispatchedTotal: slot.dispatched)
         }.sorted { $0.name < $1.name }
         let keys = concurrencyKeys.filter { $0.queue == q && (!$0.holders.isEmpty || !$0.waiting.isEmpty) }.map { k in
             ConcurrencyKeyStatus(name: k.name, holding: k.holders.count,

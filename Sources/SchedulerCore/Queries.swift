@@ -291,7 +291,8 @@ extension Scheduler {
         }
         if c.credit <= 0 {
             if sharing {
-                let active = q.shares.slots.filter { $0.ready > 0 || $0.running > 0 }.count
+                let counts = shareCounts(lane.queue)
+                let active = zip(counts.ready, counts.running).filter { $0 > 0 || $1 > 0 }.count
                 return .waitingForTurn(share: q.shares.slots[Int(ops.hot[i].share)].name, shares: active,
                                        capableWorkers: capableAlive, ahead: ahead)
             }
@@ -330,7 +331,7 @@ extension Scheduler {
             var sample: [Int32] = []
             for l in lanes where l.cls == Int32(c) && l.readyCount > 0 {
                 count += Int(l.readyCount)
-                for e in l.heaps.flatMap({ $0.unordered }) where sample.count < Unplaceable.sampleSize {
+                for e in l.allHeaps.flatMap({ $0.unordered }) where sample.count < Unplaceable.sampleSize {
                     let j = Int(e.op)
                     if ops.hot[j].state == .ready && ops.hot[j].heapKey == e.key { sample.append(e.op) }
                 }

@@ -91,7 +91,7 @@ extension Scheduler {
         if isSharing(lane: l) {
             pushShared(l, Int(ops.hot[i].share), ReadyEntry(key: key, op: op))
         } else {
-            lanes[l].heaps[0].insert(ReadyEntry(key: key, op: op))
+            lanes[l].heap.insert(ReadyEntry(key: key, op: op))
         }
         activate(lanes[l].queue, level: Int(lanes[l].qos))
     }
@@ -107,27 +107,41 @@ extension Scheduler {
 
     /// The lane's next ready op (by share turns when the queue shares, FairShare.swift); stale entries are dropped.
     @inline(__always) mutating func cleanHead(_ l: Int) -> ReadyEntry? {
-        isSharing(lane: l) ? cleanSharedHead(l) : cleanHeap(l, 0)
+        isSharing(lane: l) ? cleanSharedHead(l) : cleanHeap(l)
     }
 
-    /// Drops stale heads; returns the valid head entry of share `s`'s heap in lane `l`.
-    mutating func cleanHeap(_ l: Int, _ s: Int) -> ReadyEntry? {
-        while let e = lanes[l].heaps[s].max {
-            let i = Int(e.op)
-            if ops.hot[i].state == .ready && ops.hot[i].heapKey == e.key && ops.hot[i].flags & Flag.cancelled == 0 { return e }
-            _ = lanes[l].heaps[s].popMax()
+    /// Drops stale heads; returns the valid head entry of the lane's slot-0 heap.
+    mutating func cleanHeap(_ l: Int) -> ReadyEntry? {
+        while let e = lanes[l].heap.max {
+            if isLiveReady(e) { return e }
+            _ = lanes[l].heap.popMax()
         }
         return nil
     }
 
+    /// Drops stale heads; returns the valid head entry of share `s`'s heap in lane `l`.
+    mutating func cleanHeap(_ l: Int, _ s: Int) -> ReadyEntry? {
+        if s == 0 { return cleanHeap(l) }
+        while let e = lanes[l].otherHeaps[s - 1].max {
+            if isLiveReady(e) { return e }
+            _ = lanes[l].otherHeaps[s - 1].popMax()
+        }
+        return nil
+    }
+
+    @inline(__always) func isLiveReady(_ e: ReadyEntry) -> Bool {
+        let i = Int(e.op)
+        return ops.hot[i].state == .ready && ops.hot[i].heapKey == e.key && ops.hot[i].flags & Flag.cancelled == 0
+    }
+
     /// Every heap entry of lane `l` (stale ones included).
     func readyEntries(_ l: Int) -> [ReadyEntry] {
-        lanes[l].heaps.flatMap { $0.unordered }
+        lanes[l].allHeaps.flatMap { $0.unordered }
     }
 
     /// Whether lane `l` has no heap entry at all (with sharing, a non-empty share heap always has a front).
     @inline(__always) func heapsEmpty(_ l: Int) -> Bool {
-        isSharing(lane: l) ? lanes[l].fronts.isEmpty : lanes[l].heaps[0].isEmpty
+        isSharing(lane: l) ? lanes[l].fronts.isEmpty : lanes[l].heap.isEmpty
     }
 
     mutating func cleanPartials(_ l: Int) -> Int32? {

@@ -118,12 +118,18 @@ struct Lane {
     let queue: Int32
     let qos: UInt8                // OperationQoS.rank
     let cls: Int32
-    /// By share slot; only `heaps[0]` while the queue has one share key.
-    var heaps: [Heap<ReadyEntry>] = [Heap()]
+    /// Share slot 0's heap: the lane's only one while its queue has one share key (the per-op path
+    /// reads it directly, as before fair share).
+    var heap = Heap<ReadyEntry>()
+    /// Share slots 1… (at index slot − 1), while the queue shares.
+    var otherHeaps: [Heap<ReadyEntry>] = []
     /// While the queue has several share keys: one current entry per non-empty share heap, the best
     /// share first (ShareFront); entries whose version is not the share's `frontVersion` are stale.
     var fronts = Heap<ShareFront>()
     var frontVersion: [UInt32] = [0]
+    var heapCount: Int { 1 + otherHeaps.count }
+    /// Every share heap, slot 0 first (queries, validation, compaction).
+    var allHeaps: [Heap<ReadyEntry>] { [heap] + otherHeaps }
     /// Its queue has several share keys (`ShareTable.isSharing`), kept here for the per-op paths.
     var sharing = false
     /// Ops of this lane in state ready (the heap may also hold stale entries).

@@ -230,9 +230,13 @@ extension Scheduler {
                              priority: Int8(truncatingIfNeeded: specs[i].priority.rawValue),
                              flags: (barrier ? Flag.barrier : 0) | (specs[i].policy == .succeeded ? Flag.policySucceeded : 0)))
         ops.hot[Int(op)].run = run
-        if c.shareMode != .fifo {
-            let name = c.shareMode == .key ? (specs[i].share ?? runs[Int(run)]?.submitter ?? "") : shareName(specs[i], run: run, queue: q)
+        if c.shareMode == .key {
+            let name = specs[i].share ?? runs[Int(run)]?.submitter ?? ""
             if c.shareQueue != q || c.shareName != name { c.shareQueue = q; c.shareName = name; c.share = shareSlot(name, queue: q) }
+            ops.hot[Int(op)].share = c.share
+        } else if c.shareMode != .fifo {
+            // By submitter or by run: one share for the whole batch (one run), looked up once per queue.
+            if c.shareQueue != q { c.shareQueue = q; c.share = shareSlot(shareName(specs[i], run: run, queue: q), queue: q) }
             ops.hot[Int(op)].share = c.share
         }
         // In `key` mode the share is the slot's name; other modes ignore it, so it is kept aside (re-sharing, snapshots).

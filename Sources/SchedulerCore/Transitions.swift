@@ -46,26 +46,24 @@ extension Scheduler {
         // Only leaving dispatched/executing for another state can free one of the queue's places.
         let freesPlace = old.occupiesQueue && !new.occupiesQueue
         let wasAtLimit = freesPlace && queues[q].atLimit
-        let s = Int(ops.hot[i].share)
         switch old {
         case .pending: queues[q].pending -= 1
-        case .ready: queues[q].ready -= 1; lanes[l].readyCount -= 1; queues[q].shares.slots[s].ready -= 1
+        case .ready: queues[q].ready -= 1; lanes[l].readyCount -= 1
         case .dispatched: queues[q].dispatched -= 1
         case .executing: queues[q].executing -= 1
         case .finished: break
         }
         switch new {
         case .pending: queues[q].pending += 1
-        case .ready: queues[q].ready += 1; lanes[l].readyCount += 1; queues[q].shares.slots[s].ready += 1
+        case .ready: queues[q].ready += 1; lanes[l].readyCount += 1
         case .dispatched: queues[q].dispatched += 1
         case .executing: queues[q].executing += 1
         case .finished: break   // counted by outcome in finishOp
         }
         ops.hot[i].state = new
-        let takesPlace = !old.occupiesQueue && new.occupiesQueue
-        if takesPlace || freesPlace {
-            queues[q].shares.slots[s].running += takesPlace ? 1 : -1
-            if ops.hot[i].concurrencyKey >= 0 { keyPlaceChanged(op, taking: takesPlace) }
+        // A concurrency key's holders (FairShare.swift); share counts are counted when asked for.
+        if ops.hot[i].concurrencyKey >= 0 && old.occupiesQueue != new.occupiesQueue {
+            keyPlaceChanged(op, taking: new.occupiesQueue)
         }
         if wasAtLimit && !queues[q].atLimit { activateAll(Int32(q)) }
         if let code { record(op, code, part: part, extra: extra, at: at ?? now) }

@@ -31,8 +31,8 @@ extension Scheduler {
         var validHeapEntries = [Int32](repeating: 0, count: n)
         for (l, lane) in lanes.enumerated() {
             let sharing = isSharing(lane: l)
-            if !sharing { check(lane.heaps.count == 1, "lane \(l): \(lane.heaps.count) share heaps without sharing") }
-            for (s, heap) in lane.heaps.enumerated() {
+            if !sharing { check(lane.heapCount == 1, "lane \(l): \(lane.heapCount) share heaps without sharing") }
+            for (s, heap) in lane.allHeaps.enumerated() {
                 for e in heap.unordered {
                     let j = Int(e.op)
                     guard ops.hot[j].state == .ready && ops.hot[j].heapKey == e.key else { continue }
@@ -47,19 +47,13 @@ extension Scheduler {
                 }
             }
         }
-        // Share counts and concurrency keys agree with the ops; no key over its limit unless the limit
-        // was lowered under its holders (they finish; none is added).
-        var shareReady: [[Int32]] = queues.map { Array(repeating: 0, count: $0.shares.slots.count) }
-        var shareRunning = shareReady
+        // Concurrency keys agree with the ops; no key over its limit unless the limit was lowered under
+        // its holders (they finish; none is added).
         var keyHolders = [Int](repeating: 0, count: concurrencyKeys.count)
         for i in 0..<n where !dead(i) {
             let q = Int(queueOf(Int32(i)))
-            let s = Int(ops.hot[i].share)
-            check(s < shareReady[q].count, "\(ops.ids[i]): share slot \(s) beyond its queue's \(shareReady[q].count)")
-            guard s < shareReady[q].count else { continue }
-            if ops.hot[i].state == .ready { shareReady[q][s] += 1 }
+            check(Int(ops.hot[i].share) < queues[q].shares.slots.count, "\(ops.ids[i]): share slot \(ops.hot[i].share) beyond its queue's \(queues[q].shares.slots.count)")
             if ops.hot[i].state.occupiesQueue {
-                shareRunning[q][s] += 1
                 let k = Int(ops.hot[i].concurrencyKey)
                 if k >= 0 {
                     keyHolders[k] += 1
@@ -69,12 +63,6 @@ extension Scheduler {
             if ops.hot[i].heapKey == Scheduler.heldForKey && ops.hot[i].state == .ready {
                 let k = Int(ops.hot[i].concurrencyKey)
                 check(k >= 0 && concurrencyKeys[k].waiting.contains(Int32(i)), "\(ops.ids[i]): held for a key it does not wait for")
-            }
-        }
-        for (q, st) in queues.enumerated() {
-            for (s, slot) in st.shares.slots.enumerated() {
-                check(slot.ready == shareReady[q][s] && slot.running == shareRunning[q][s],
-                      "queue \(st.name) share \(slot.name): ready/running \(slot.ready)/\(slot.running) ≠ \(shareReady[q][s])/\(shareRunning[q][s])")
             }
         }
         for (k, key) in concurrencyKeys.enumerated() {
