@@ -68,13 +68,13 @@ extension Scheduler {
         if partialOp >= 0 {
             op = partialOp
         } else {
-            op = takeHead(bestLane)
+            op = sharing ? takeHead(bestLane) : lanes[bestLane].heap.popMax()!.op
             // Its concurrency key full: it waits (or a cancel strategy acts); the queue may start another.
             guard ops.hot[Int(op)].concurrencyKey < 0 || admitByKey(op, &out) else {
-                settleShare(bestLane, op, dispatched: false)
+                if sharing { settleShare(bestLane, op, dispatched: false) }
                 return true
             }
-            settleShare(bestLane, op, dispatched: true)
+            if sharing { settleShare(bestLane, op, dispatched: true) }
             if queues[qi].fairness.rate != nil { chargeRate(qi) }
             transition(op, to: .dispatched, nil)   // dispatchPart records the part's dispatch
         }

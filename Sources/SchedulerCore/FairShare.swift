@@ -326,6 +326,8 @@ extension Scheduler {
     }
 
     /// `op` of key `k` took (`taking`) or left a place; a place left goes to the key's first waiter.
+    /// (Out of line: `transition` is on every op's path, this only on keyed ops'.)
+    @inline(never)
     mutating func keyPlaceChanged(_ op: Int32, taking: Bool) {
         let k = Int(ops.hot[Int(op)].concurrencyKey)
         if taking { concurrencyKeys[k].holders.append(op); return }

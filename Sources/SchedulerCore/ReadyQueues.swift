@@ -111,7 +111,7 @@ extension Scheduler {
     }
 
     /// Drops stale heads; returns the valid head entry of the lane's slot-0 heap.
-    mutating func cleanHeap(_ l: Int) -> ReadyEntry? {
+    @inline(__always) mutating func cleanHeap(_ l: Int) -> ReadyEntry? {
         while let e = lanes[l].heap.max {
             if isLiveReady(e) { return e }
             _ = lanes[l].heap.popMax()
