@@ -7,11 +7,12 @@ import DequeModule
 // default). A lane keeps a ready heap per share slot, so inside one share key the order is S6's
 // (priority, then submission order). While a queue has one share key nothing else happens — the lane's
 // `heap` (slot 0's) is the old single heap. With several, each lane keeps `fronts`: the head of every non-empty
-// share heap, ordered by the head's priority level, then by the share's *pass* (stride scheduling: each
-// dispatch adds `ShareTable.strideUnit / weight` to its share's pass; the smallest pass goes next), then
-// by submission order. Priority therefore still dominates; at equal priority shares take turns in
-// proportion to their weights. A share that had nothing ready starts again at the queue's virtual time
-// (the pass of the last dispatch), so an idle share does not bank turns.
+// share heap, ordered by the head's priority level, then by the share's *pass*, then by submission order.
+// Shares take turns of `ShareTable.turn` dispatches (deficit round robin); a turn adds
+// `turn × strideUnit / weight` to the share's pass (stride scheduling: the smallest pass goes next).
+// Priority therefore still dominates; at equal priority shares take turns in proportion to their
+// weights. A share that had nothing ready starts again at the queue's virtual time (the pass of the
+// latest turn), so an idle share does not bank turns.
 //
 // Concurrency keys. A dispatched or executing op of a key holds one of the queue's `keyLimit` places. An
 // op whose turn comes while its key is full is taken off its heap and waits in the key's FIFO (still
@@ -29,6 +30,8 @@ struct ShareSlot {
     let name: String
     var stride: Int64
     var pass: Int64 = 0
+    /// Dispatches left in its current turn (deficit round robin).
+    var turnLeft: Int32 = ShareTable.turn
     /// New ops dispatched while the queue shared (a queue with one share key counts nothing).
     var dispatched: UInt64 = 0
 }
@@ -44,6 +47,11 @@ struct ShareTable {
     var virtualTime: Int64 = 0
 
     static let strideUnit: Int64 = 1 << 20
+    /// Dispatches a share makes in a row before the next share's turn: the quantum of deficit round robin.
+    /// Fairness over many dispatches is the same as one at a time; a turn costs one heap operation
+    /// instead of one per dispatch. (A turn lasts 8 dispatches: a submitter waits at most 8 × the
+    /// number of shares ahead of it.)
+    static let turn: Int32 = 8
 }
 
 struct ShareName: Hashable {
@@ -180,7 +188,9 @@ extension Scheduler {
             let s = Int(f.slot)
             if f.version != lanes[l].frontVersion[s] { _ = lanes[l].fronts.popMax(); continue }
             guard let head = cleanHeap(l, s) else { _ = lanes[l].fronts.popMax(); continue }
-            if head.key != f.headKey || f.pass != min(queues[q].shares.slots[s].pass, ShareFront.passLimit) {
+            // A front stays while its share's turn lasts (its head key may be older); only a change of the
+            // head's priority level or of the share's pass makes it stale.
+            if head.key >> 59 != f.headKey >> 59 || f.pass != min(queues[q].shares.slots[s].pass, ShareFront.passLimit) {
                 _ = lanes[l].fronts.popMax()
                 pushFront(l, s)
                 continue
@@ -217,8 +227,16 @@ extension Scheduler {
             pushFront(l, s)
             return
         }
+        // Deficit round robin: a share keeps its turn for `ShareTable.turn` dispatches, then pays them all
+        // at once (its front is replaced once a turn, not once a dispatch).
+        queues[q].shares.slots[s].turnLeft -= 1
+        if queues[q].shares.slots[s].turnLeft > 0 {
+            if shareHeapMax(l, s) == nil { _ = lanes[l].fronts.popMax() }
+            return
+        }
+        queues[q].shares.slots[s].turnLeft = ShareTable.turn
         let pass = queues[q].shares.slots[s].pass
-        queues[q].shares.slots[s].pass = pass &+ queues[q].shares.slots[s].stride
+        queues[q].shares.slots[s].pass = pass &+ queues[q].shares.slots[s].stride &* Int64(ShareTable.turn)
         if pass > queues[q].shares.virtualTime { queues[q].shares.virtualTime = pass }
         guard let head = shareHeapMax(l, s) else { _ = lanes[l].fronts.popMax(); return }
         lanes[l].frontVersion[s] &+= 1

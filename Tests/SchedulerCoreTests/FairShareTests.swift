@@ -27,10 +27,13 @@ import Testing
         h.join(1, slots: 1, credit: 1)
         let held = Self.submit(&h, "alice", 200, prefix: "a")
         #expect(Self.submit(&h, "bob", 20, prefix: "b").isEmpty)
-        // The worker holds a0; from here on, alice and bob alternate until bob's 20 are done.
+        // The worker holds a0; from here on, alice and bob take turns of `ShareTable.turn` dispatches until
+        // bob's 20 are done: a0…a8, b0…b7, a9…a16, b8…b15, a17…a24, b16…b19.
         let order = Self.order(&h, held, limit: 60)
-        let bobs = order.prefix(41).filter { $0.hasPrefix("b") }.count
-        #expect(bobs == 20, "bob's ops within the first 41 dispatches: \(bobs); order \(order.prefix(41))")
+        let turn = Int(ShareTable.turn)
+        let bobs = order.prefix(20 + 20 + turn + 1).filter { $0.hasPrefix("b") }.count
+        #expect(bobs == 20, "bob's ops within the first \(20 + 20 + turn + 1) dispatches: \(bobs); order \(order.prefix(50))")
+        #expect(Array(order[9..<17]) == (0..<8).map { "b\($0)" }, "bob's first turn comes right after alice's: \(order.prefix(20))")
         // Inside each share the order is FIFO.
         #expect(order.filter { $0.hasPrefix("b") } == (0..<20).map { "b\($0)" })
         #expect(order.filter { $0.hasPrefix("a") } == Array((0..<200).map { "a\($0)" }.prefix(order.filter { $0.hasPrefix("a") }.count)))
@@ -83,7 +86,7 @@ import Testing
         for k in 0..<1_000 { pending += Self.submit(&h, "team\(k)", 10, prefix: "t\(k)-") }
         var lastSeen: [String: Int] = [:]
         var longestGap = 0
-        for step in 0..<5_000 {
+        for step in 0..<10_000 {
             let d = pending.removeFirst()
             let team = String(d.op.split(separator: "/").last!.split(separator: "-").first!)
             if let last = lastSeen[team] { longestGap = max(longestGap, step - last) }
@@ -91,9 +94,9 @@ import Testing
             pending += dispatches(h.finish(d))
         }
         #expect(h.s.validate().isEmpty)
-        // Round robin over 1,000 equal shares: each share's turn comes every 1,000 dispatches (± one round).
+        // Round robin over 1,000 equal shares: each share's turn comes once every 1,000 turns of 8.
         #expect(lastSeen.count == 1_000)
-        #expect(longestGap <= 2_000, "a share waited \(longestGap) dispatches")
+        #expect(longestGap <= 1_000 * Int(ShareTable.turn), "a share waited \(longestGap) dispatches")
     }
 
     @Test func anIdleShareDoesNotBankTurns() {
@@ -104,10 +107,12 @@ import Testing
         // 60 dispatches go by (bob's one op among them); then bob comes back with 20.
         for _ in 0..<60 { let d = pending.removeFirst(); pending += dispatches(h.finish(d)) }
         Self.submit(&h, "bob", 20, prefix: "b")
-        let order = Self.order(&h, pending, limit: 20)
-        // Bob gets every other turn, not 20 in a row to make up for his idle time.
-        let bobs = order.filter { $0.hasPrefix("b") }.count
-        #expect(bobs >= 9 && bobs <= 11, "bob took \(bobs) of the next 20: \(order)")
+        let order = Self.order(&h, pending, limit: 40)
+        // Bob gets turns like alice, never his 20 in a row to make up for his idle time.
+        var run = 0, longest = 0
+        for id in order { run = id.hasPrefix("b") ? run + 1 : 0; longest = max(longest, run) }
+        #expect(longest <= Int(ShareTable.turn), "bob ran \(longest) in a row: \(order)")
+        #expect(order.filter { $0.hasPrefix("b") }.count == 20, "and all of his ran within 40: \(order)")
     }
 
     @Test func aKeyLimitHoldsTheRestReady() {
@@ -195,10 +200,10 @@ import Testing
         #expect(order == (0..<10).map { "a\($0)" } + (0..<10).map { "b\($0)" })
         // And back: the two submitters take turns again.
         _ = h.send(.setQueueFairness(h.ref(), queue: "default", QueueFairness()))
-        let again = Self.submit(&h, "alice", 6, prefix: "c")
-        Self.submit(&h, "bob", 6, prefix: "d")
+        let again = Self.submit(&h, "alice", 20, prefix: "c")
+        Self.submit(&h, "bob", 20, prefix: "d")
         let turns = Self.order(&h, again, limit: 100)
-        #expect(turns.prefix(7).filter { $0.hasPrefix("d") }.count == 3, "\(turns)")
+        #expect(turns.prefix(2 * Int(ShareTable.turn) + 1).filter { $0.hasPrefix("d") }.count == Int(ShareTable.turn), "\(turns)")
     }
 
     @Test func badFairnessSettingsGetAPreciseError() {
