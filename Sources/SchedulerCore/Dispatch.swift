@@ -31,7 +31,7 @@ extension Scheduler {
         let atLimit = queues[qi].atLimit
         // A queue over its rate starts no new op (parts of running ops still go); a tick brings it back.
         let rateAllows = queues[qi].fairness.rate == nil || admitByRate(qi)
-        let sharing = queues[qi].shares.isSharing
+        let sharing = shareTables[qi].isSharing
         var bestLane = -1
         var bestKey = Int64.min
         var bestPass = Int64.max

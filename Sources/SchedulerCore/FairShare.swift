@@ -117,16 +117,16 @@ extension Scheduler {
         let key = ShareName(queue: q, name: name)
         if let s = shareIndex[key] { return s }
         let qi = Int(q)
-        if !queues[qi].shares.named {
-            queues[qi].shares.slots[0] = ShareSlot(name: name, stride: stride(name, q))
-            queues[qi].shares.named = true
+        if !shareTables[qi].named {
+            shareTables[qi].slots[0] = ShareSlot(name: name, stride: stride(name, q))
+            shareTables[qi].named = true
             shareIndex[key] = 0
             return 0
         }
-        let s = Int32(queues[qi].shares.slots.count)
+        let s = Int32(shareTables[qi].slots.count)
         var slot = ShareSlot(name: name, stride: stride(name, q))
-        slot.pass = queues[qi].shares.virtualTime
-        queues[qi].shares.slots.append(slot)
+        slot.pass = shareTables[qi].virtualTime
+        shareTables[qi].slots.append(slot)
         shareIndex[key] = s
         if s == 1 { startSharing(q) }
         return s
@@ -138,7 +138,7 @@ extension Scheduler {
 
     /// The queue's lanes get fronts for what slot 0 holds.
     mutating func startSharing(_ q: Int32) {
-        queues[Int(q)].shares.isSharing = true
+        shareTables[Int(q)].isSharing = true
         for l32 in queues[Int(q)].lanesByQos.joined() {
             let l = Int(l32)
             lanes[l].sharing = true
@@ -166,8 +166,8 @@ extension Scheduler {
         if head == nil || e.key > head!.key {
             if head == nil {
                 let q = Int(lanes[l].queue)
-                let vt = queues[q].shares.virtualTime
-                if queues[q].shares.slots[s].pass < vt { queues[q].shares.slots[s].pass = vt }
+                let vt = shareTables[q].virtualTime
+                if shareTables[q].slots[s].pass < vt { shareTables[q].slots[s].pass = vt }
             }
             pushFront(l, s)
         }
@@ -177,7 +177,7 @@ extension Scheduler {
     mutating func pushFront(_ l: Int, _ s: Int) {
         guard let head = shareHeapMax(l, s) else { return }
         lanes[l].frontVersion[s] &+= 1
-        let pass = queues[Int(lanes[l].queue)].shares.slots[s].pass
+        let pass = shareTables[Int(lanes[l].queue)].slots[s].pass
         lanes[l].fronts.insert(ShareFront(headKey: head.key, pass: pass, slot: Int32(s), version: lanes[l].frontVersion[s]))
     }
 
@@ -190,7 +190,7 @@ extension Scheduler {
             guard let head = cleanHeap(l, s) else { _ = lanes[l].fronts.popMax(); continue }
             // A front stays while its share's turn lasts (its head key may be older); only a change of the
             // head's priority level or of the share's pass makes it stale.
-            if head.key >> 59 != f.headKey >> 59 || f.pass != min(queues[q].shares.slots[s].pass, ShareFront.passLimit) {
+            if head.key >> 59 != f.headKey >> 59 || f.pass != min(shareTables[q].slots[s].pass, ShareFront.passLimit) {
                 _ = lanes[l].fronts.popMax()
                 pushFront(l, s)
                 continue
@@ -218,7 +218,7 @@ extension Scheduler {
         guard isSharing(lane: l) else { return }
         let q = Int(lanes[l].queue)
         let s = Int(ops.hot[Int(op)].share)
-        if dispatched { queues[q].shares.slots[s].dispatched &+= 1 }
+        if dispatched { shareTables[q].slots[s].dispatched &+= 1 }
         if !dispatched {
             // A held or cancelled op: what its key's strategy did may have pushed fronts since `takeHead`.
             if let top = lanes[l].fronts.max, Int(top.slot) == s, top.version == lanes[l].frontVersion[s] {
@@ -229,18 +229,19 @@ extension Scheduler {
         }
         // Deficit round robin: a share keeps its turn for `ShareTable.turn` dispatches, then pays them all
         // at once (its front is replaced once a turn, not once a dispatch).
-        queues[q].shares.slots[s].turnLeft -= 1
-        if queues[q].shares.slots[s].turnLeft > 0 {
-            if shareHeapMax(l, s) == nil { _ = lanes[l].fronts.popMax() }
+        shareTables[q].slots[s].turnLeft -= 1
+        if shareTables[q].slots[s].turnLeft > 0 {
+            // (Not `shareHeapMax`: reading the lane through a non-mutating call copied it.)
+            if s == 0 ? lanes[l].heap.isEmpty : lanes[l].otherHeaps[s - 1].isEmpty { _ = lanes[l].fronts.popMax() }
             return
         }
-        queues[q].shares.slots[s].turnLeft = ShareTable.turn
-        let pass = queues[q].shares.slots[s].pass
-        queues[q].shares.slots[s].pass = pass &+ queues[q].shares.slots[s].stride &* Int64(ShareTable.turn)
-        if pass > queues[q].shares.virtualTime { queues[q].shares.virtualTime = pass }
+        shareTables[q].slots[s].turnLeft = ShareTable.turn
+        let pass = shareTables[q].slots[s].pass
+        shareTables[q].slots[s].pass = pass &+ shareTables[q].slots[s].stride &* Int64(ShareTable.turn)
+        if pass > shareTables[q].virtualTime { shareTables[q].virtualTime = pass }
         guard let head = shareHeapMax(l, s) else { _ = lanes[l].fronts.popMax(); return }
         lanes[l].frontVersion[s] &+= 1
-        _ = lanes[l].fronts.replaceMax(with: ShareFront(headKey: head.key, pass: queues[q].shares.slots[s].pass,
+        _ = lanes[l].fronts.replaceMax(with: ShareFront(headKey: head.key, pass: shareTables[q].slots[s].pass,
                                                          slot: Int32(s), version: lanes[l].frontVersion[s]))
     }
 
@@ -255,7 +256,7 @@ extension Scheduler {
 
     @inline(__always) func pass(of op: Int32) -> Int64 {
         let q = Int(lanes[Int(ops.hot[Int(op)].lane)].queue)
-        return queues[q].shares.slots[Int(ops.hot[Int(op)].share)].pass
+        return shareTables[q].slots[Int(ops.hot[Int(op)].share)].pass
     }
 
     /// A queue's fairness settings change: weights re-stride; a new share mode re-shares its unfinished ops.
@@ -265,14 +266,14 @@ extension Scheduler {
         if modeChanged && queues[qi].fairness.share == .key {
             // In `key` mode an op's share is its slot's name (opShares keeps only what other modes ignore).
             for op in queues[qi].members where ops.hot[Int(op)].state != .finished && opShares[op] == nil {
-                opShares[op] = queues[qi].shares.slots[Int(ops.hot[Int(op)].share)].name
+                opShares[op] = shareTables[qi].slots[Int(ops.hot[Int(op)].share)].name
             }
         }
         if f.keyLimit > 0 && (queues[qi].fairness.keyLimit == 0 || f.keyLimit < queues[qi].fairness.keyLimit) { keyLimitLowered = true }
         queues[qi].fairness = f
         if f.rate == nil { queues[qi].rateTheoreticalAt = 0 }
-        for s in queues[qi].shares.slots.indices {
-            queues[qi].shares.slots[s].stride = stride(queues[qi].shares.slots[s].name, q)
+        for s in shareTables[qi].slots.indices {
+            shareTables[qi].slots[s].stride = stride(shareTables[qi].slots[s].name, q)
         }
         if modeChanged { reshare(q) }
         activateAll(q)
@@ -294,7 +295,7 @@ extension Scheduler {
             lanes[l].frontVersion = [0]
             lanes[l].sharing = false
         }
-        queues[qi].shares = ShareTable()
+        shareTables[qi] = ShareTable()
         shareIndex = shareIndex.filter { $0.key.queue != q }
         for op in queues[qi].members where ops.hot[Int(op)].state != .finished {
             let i = Int(op)
@@ -404,7 +405,7 @@ extension Scheduler {
     /// unfinished ops (status and metrics ask; the per-op paths keep no per-share counts).
     func shareCounts(_ q: Int32) -> (ready: [Int], running: [Int]) {
         let qi = Int(q)
-        var ready = [Int](repeating: 0, count: queues[qi].shares.slots.count)
+        var ready = [Int](repeating: 0, count: shareTables[qi].slots.count)
         var running = ready
         for op in queues[qi].members {
             let h = ops.hot[Int(op)]
@@ -419,7 +420,7 @@ extension Scheduler {
 
     func fairnessStatus(_ q: Int32) -> QueueFairnessStatus {
         let qi = Int(q)
-        let table = queues[qi].shares
+        let table = shareTables[qi]
         let fair = queues[qi].fairness
         let counts = fair.share == .fifo || !table.named ? ([], []) : shareCounts(q)
         let shares = fair.share == .fifo || !table.named ? [] : table.slots.enumerated().map { s, slot in

@@ -262,7 +262,7 @@ extension Scheduler {
             break
         }
         if q.suspended { return .queueSuspended(q.name) }
-        let sharing = q.shares.isSharing
+        let sharing = shareTables[Int(lane.queue)].isSharing
         if ops.hot[i].state == .ready && ops.hot[i].heapKey == Scheduler.heldForKey {
             let k = concurrencyKeys[Int(ops.hot[i].concurrencyKey)]
             return .heldByConcurrencyKey(key: k.name, limit: q.fairness.keyLimit, holders: k.holders.map { ops.ids[Int($0)] })
@@ -293,7 +293,7 @@ extension Scheduler {
             if sharing {
                 let counts = shareCounts(lane.queue)
                 let active = zip(counts.ready, counts.running).filter { $0 > 0 || $1 > 0 }.count
-                return .waitingForTurn(share: q.shares.slots[Int(ops.hot[i].share)].name, shares: active,
+                return .waitingForTurn(share: shareTables[Int(lane.queue)].slots[Int(ops.hot[i].share)].name, shares: active,
                                        capableWorkers: capableAlive, ahead: ahead)
             }
             return .noFreeCredit(capableWorkers: capableAlive, ahead: ahead)

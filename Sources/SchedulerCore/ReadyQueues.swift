@@ -11,6 +11,7 @@ extension Scheduler {
         queues.append(QueueState(name: spec.name, maxConcurrent: Int32(spec.maxConcurrent), qos: spec.qos,
                                  suspended: spec.suspended, currentEpoch: Int32(epochs.count - 1)))
         queueIndex[spec.name] = q
+        shareTables.append(ShareTable())
         return q
     }
 
@@ -63,7 +64,7 @@ extension Scheduler {
         if let l = laneIndex[key] { return l }
         let l = Int32(lanes.count)
         var lane = Lane(queue: q, qos: qos, cls: cls)
-        lane.sharing = queues[Int(q)].shares.isSharing
+        lane.sharing = shareTables[Int(q)].isSharing
         lanes.append(lane)
         laneIndex[key] = l
         queues[Int(q)].lanesByQos[Int(qos)].append(l)

@@ -55,6 +55,9 @@ public struct Scheduler: Sendable {
     var livenessHeap = Heap<TimerEntry>()
     /// Rate-limited queues (target: queue index) and when they may dispatch again (FairShare.swift).
     var rateWakes = Heap<TimerEntry>()
+    /// Each queue's share keys, by queue index (FairShare.swift); kept apart from `queues` because the
+    /// per-dispatch writes to a share's turn copied the whole queue state when it lived inside it.
+    var shareTables: [ShareTable] = []
     /// Share slots by (queue, share key name) (FairShare.swift).
     var shareIndex: [ShareName: Int32] = [:]
     var concurrencyKeys: [ConcurrencyKey] = []

@@ -99,7 +99,7 @@ extension Scheduler {
                              retries: Int(h.failRetriesLeft), lossRetries: Int(h.lossRetriesLeft),
                              timeoutMicros: timeouts[op], requires: requires, barrier: h.flags & Flag.barrier != 0,
                              retryDelayMicros: OperationSpec.retryDelayMicros(delay?.base),
-                             retryDelayMaxMicros: OperationSpec.retryDelayMaxMicros(delay?.max), share: opShares[op] ?? (queues[Int(lane.queue)].fairness.share == .key ? queues[Int(lane.queue)].shares.slots[Int(h.share)].name : nil),
+                             retryDelayMaxMicros: OperationSpec.retryDelayMaxMicros(delay?.max), share: opShares[op] ?? (queues[Int(lane.queue)].fairness.share == .key ? shareTables[Int(lane.queue)].slots[Int(h.share)].name : nil),
                              concurrencyKey: h.concurrencyKey >= 0 ? concurrencyKeys[Int(h.concurrencyKey)].name : nil)
     }
 

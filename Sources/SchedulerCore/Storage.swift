@@ -144,7 +144,6 @@ struct QueueState {
     var qos: OperationQoS
     var suspended: Bool
     var fairness = QueueFairness.default
-    var shares = ShareTable()
     /// Rate limit (GCRA): the theoretical time of the next dispatch, µs; see `RateLimit`.
     var rateTheoreticalAt: Double = 0
     var pending: Int32 = 0

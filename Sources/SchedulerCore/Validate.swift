@@ -52,7 +52,7 @@ extension Scheduler {
         var keyHolders = [Int](repeating: 0, count: concurrencyKeys.count)
         for i in 0..<n where !dead(i) {
             let q = Int(queueOf(Int32(i)))
-            check(Int(ops.hot[i].share) < queues[q].shares.slots.count, "\(ops.ids[i]): share slot \(ops.hot[i].share) beyond its queue's \(queues[q].shares.slots.count)")
+            check(Int(ops.hot[i].share) < shareTables[q].slots.count, "\(ops.ids[i]): share slot \(ops.hot[i].share) beyond its queue's \(shareTables[q].slots.count)")
             if ops.hot[i].state.occupiesQueue {
                 let k = Int(ops.hot[i].concurrencyKey)
                 if k >= 0 {
