@@ -15,7 +15,16 @@ extension CoordinatorLoop {
                                  submitter: principal?.name ?? s.submitter,
                                  appendOwnRunOnly: principal.map { !$0.roles.contains(.admin) } ?? false)
             let (ops, unknownPriorities) = WireCoreMapping.operations(s.operations)
-            feed(.submit(ref, ops: ops, queues: s.queues.map(queueSpec), run: run, key: key, unknownPriorities: unknownPriorities))
+            var queues: [QueueSpec] = []
+            for w in s.queues {
+                switch queueSpec(w) {
+                case .success(let q): queues.append(q)
+                case .failure(let e):
+                    replyError(.invalidArgument, "queues '\(w.name)': \(e.reason)", ref: ref, command: .submit)
+                    return
+                }
+            }
+            feed(.submit(ref, ops: ops, queues: queues, run: run, key: key, unknownPriorities: unknownPriorities))
             if config.testStallAfterSubmitMicros > 0, s.run.hasPrefix("stall") {
                 usleep(UInt32(clamping: config.testStallAfterSubmitMicros))
             }
@@ -36,8 +45,17 @@ extension CoordinatorLoop {
             var steps: [Event] = []
             if s.hasMaxConcurrent { steps.append(.setQueueLimit(ref, queue: s.name, maxConcurrent: Int(s.maxConcurrent))) }
             if s.hasSuspended { steps.append(s.suspended ? .suspend(ref, queue: s.name) : .resume(ref, queue: s.name)) }
+            if s.hasFairness {
+                // Absent fields keep the queue's current values; an unknown queue is the core's NOT_FOUND.
+                switch s.fairness.applied(to: core.fairnessStatus(s.name)?.fairness ?? .default) {
+                case .success(let f): steps.append(.setQueueFairness(ref, queue: s.name, f))
+                case .failure(let e):
+                    replyError(.invalidArgument, "queue '\(s.name)': \(e.reason)", ref: ref, command: .queue)
+                    return
+                }
+            }
             guard !steps.isEmpty else {
-                replyError(.invalidArgument, "QUEUE for '\(s.name)' changes nothing: give max_concurrent or suspended", ref: ref, command: .queue)
+                replyError(.invalidArgument, "QUEUE for '\(s.name)' changes nothing: give max_concurrent, suspended or fairness", ref: ref, command: .queue)
                 return
             }
             clientBook.expect(steps.count, repliesFor: ref)
@@ -97,15 +115,22 @@ extension CoordinatorLoop {
         }
     }
 
-    /// SUBMIT's queue settings: absent fields keep an existing queue's values (PROTOCOL.md §5.13).
-    private func queueSpec(_ w: WireQueueSettings) -> QueueSpec {
+    /// SUBMIT's queue settings: absent fields keep an existing queue's values (PROTOCOL.md §5.13); so do
+    /// absent fields of `fairness` (a new queue's: the default's).
+    private func queueSpec(_ w: WireQueueSettings) -> Result<QueueSpec, FairnessSettingError> {
         var spec = WireCoreMapping.queue(w)
         if let current = core.queueCounts(w.name) {
             if !w.hasMaxConcurrent { spec.maxConcurrent = current.maxConcurrent }
             if !w.hasSuspended { spec.suspended = current.suspended }
             if OperationQoS(wire: w.qos) == nil { spec.qos = current.qos }
         }
-        return spec
+        if w.hasFairness {
+            switch w.fairness.applied(to: core.fairnessStatus(w.name)?.fairness ?? .default) {
+            case .success(let f): spec.fairness = f
+            case .failure(let e): return .failure(e)
+            }
+        }
+        return .success(spec)
     }
 
     /// A core reply, turned into the wire reply the request expects.

@@ -23,6 +23,8 @@ public final class MetricsBoard: Sendable {
         public var cancelLatency: [Int64] = []
         public var journalSync: [Int64] = []
         public var queues: [QueueCounts] = []
+        /// Fair share of every queue (A11).
+        public var fairness: [QueueFairnessStatus] = []
         public var workers: [Worker] = []
         public var fenced: UInt64 = 0
         public var refusedClaims: UInt64 = 0
@@ -87,6 +89,7 @@ extension CoordinatorLoop {
         s.journalSync = journal?.takeSyncTimes() ?? []
         s.journal = journal != nil
         s.queues = self.core.queueNames.compactMap { self.core.queueCounts($0) }
+        s.fairness = self.core.queueNames.compactMap { self.core.fairnessStatus($0) }
         s.workers = self.core.workerSnapshot().map {
             MetricsBoard.Worker(id: WorkerName.text($0.id), name: $0.name, slots: $0.slots, running: $0.running,
                                 inFlight: $0.inFlight, lastSeenMicros: $0.lastSeen)

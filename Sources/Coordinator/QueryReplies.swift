@@ -19,7 +19,13 @@ extension CoordinatorLoop {
         r.security = security
         r.authFailures = authFailures
         let names = s.queue.isEmpty ? core.queueNames : [s.queue]
-        r.queues = names.compactMap { core.queueCounts($0) }.map(Self.wireCounts)
+        r.queues = names.compactMap { name in
+            core.queueCounts(name).map { c in
+                var q = Self.wireCounts(c)
+                if let f = core.fairnessStatus(name) { FairnessSummary.fill(&q, f) }
+                return q
+            }
+        }
         if !s.queue.isEmpty && r.queues.isEmpty { r.notFound = [s.queue] }
         r.unplaceable = core.unplaceableReady().map(WireCoreMapping.unplaceable)
         var ids = s.opIds
@@ -224,6 +230,12 @@ extension CoordinatorLoop {
         case .noFreeCredit(let n, let ahead):
             r.reasons = ["all \(n) capable worker(s) are busy (no free slot); \(ahead) ready operation(s) go first"]
         case .dispatchPending: r.reasons = ["ready; being dispatched"]
+        case .heldByConcurrencyKey(let key, let limit, let holders):
+            r.reasons = ["concurrency key \(key) is at its limit of \(limit): waiting for \(holders.prefix(20).joined(separator: ", ")) to finish"]
+        case .rateLimited(let q, let at):
+            r.reasons = ["queue \(q) is at its rate limit: next token in \((max(0, at - now) + 999) / 1000) ms"]
+        case .waitingForTurn(let share, let shares, let n, let ahead):
+            r.reasons = ["all \(n) capable worker(s) are busy (no free slot); \(shares) share keys take turns, this one is \(share); \(ahead) ready operation(s) of its share go first"]
         }
         return .whyReply(r)
     }

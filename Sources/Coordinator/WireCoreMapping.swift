@@ -83,7 +83,9 @@ enum WireCoreMapping {
             requires: w.requires,
             barrier: w.barrier,
             retryDelayMicros: OperationSpec.retryDelayMicros(w.hasRetryDelayUs ? w.retryDelayUs : nil),
-            retryDelayMaxMicros: OperationSpec.retryDelayMaxMicros(w.hasRetryDelayMaxUs ? w.retryDelayMaxUs : nil))
+            retryDelayMaxMicros: OperationSpec.retryDelayMaxMicros(w.hasRetryDelayMaxUs ? w.retryDelayMaxUs : nil),
+            share: w.share.isEmpty ? nil : w.share,
+            concurrencyKey: w.concurrencyKey.isEmpty ? nil : w.concurrencyKey)
     }
 
     static func queue(_ w: WireQueueSettings) -> QueueSpec {

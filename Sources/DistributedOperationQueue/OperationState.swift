@@ -9,6 +9,9 @@ struct OperationState {
     var name: String?
     var priority: OperationPriority = .normal
     var qos: OperationQoS?
+    /// Fair share (A11): sent when the operation is added.
+    var share: String?
+    var concurrencyKey: String?
     var dependencies: [RemoteOperation] = []
     var completion: (@Sendable () -> Void)?
     var queue: String?            // set when added

@@ -12,6 +12,8 @@ struct QueueState<Waiter> {
     var maxConcurrent = -1
     var suspended = false
     var qos: OperationQoS = .default
+    /// Fair share (A11): nil until set here or learned from the coordinator (then the default when it has none).
+    var fairness: QueueFairness?
     var idleWaiters: [Waiter] = []
     /// Whether the coordinator has the queue (checked once with STATUS, then kept).
     var known: Bool?
@@ -103,6 +105,7 @@ struct QueueState<Waiter> {
         guard unsentSettings else {
             maxConcurrent = Int(remote.maxConcurrent)
             suspended = remote.suspended
+            fairness = remote.hasFairness ? try? remote.fairness.applied(to: .default).get() : .default
             return nil
         }
         unsentSettings = false
@@ -110,6 +113,7 @@ struct QueueState<Waiter> {
         s.name = name
         s.maxConcurrent = Int32(maxConcurrent)
         s.suspended = suspended
+        if let fairness { s.fairness = WireQueueFairness(fairness) }
         return s
     }
 
@@ -120,6 +124,7 @@ struct QueueState<Waiter> {
         s.qos = qos.wire
         s.maxConcurrent = Int32(maxConcurrent)
         s.suspended = suspended
+        if let fairness { s.fairness = WireQueueFairness(fairness) }
         return s
     }
 

@@ -75,11 +75,13 @@ public class RemoteOperation: @unchecked Sendable, CustomStringConvertible {
                 queuePriority: OperationPriority = .normal, qualityOfService: OperationQoS? = nil,
                 parts: Int = 1, dependencyPolicy: DependencyPolicy = .finished, retries: Int = 0,
                 timeout: Double? = nil, requiredTags: [String] = [], retryDelay: Double? = nil,
-                retryDelayMax: Double? = nil) {
+                retryDelayMax: Double? = nil, share: String? = nil, concurrencyKey: String? = nil) {
         self.init(kind: kind, payload: payload, name: name, id: id, queuePriority: queuePriority,
                   qualityOfService: qualityOfService, parts: parts, dependencyPolicy: dependencyPolicy,
                   retries: retries, timeout: timeout, requiredTags: requiredTags, barrier: false,
                   retryDelay: retryDelay, retryDelayMax: retryDelayMax)
+        self.share = share
+        self.concurrencyKey = concurrencyKey
     }
 
     /// Payload given as text (UTF-8).
@@ -119,6 +121,20 @@ public class RemoteOperation: @unchecked Sendable, CustomStringConvertible {
     public var name: String {
         get { fields.withLock { $0.name } ?? id }
         set { fields.withLock { $0.name = newValue } }
+    }
+
+    /// Its share key in a queue whose fair-share mode is `key` (A11, `RemoteOperationQueue.fairness`); nil =
+    /// its submitter. Set it before the operation is added (it is sent then).
+    public var share: String? {
+        get { fields.withLock { $0.share } }
+        set { fields.withLock { $0.share = newValue } }
+    }
+
+    /// Its concurrency key: at most the queue's `keyLimit` operations with one key are dispatched or
+    /// executing at once, cluster-wide (A11); nil = none. Set it before the operation is added.
+    public var concurrencyKey: String? {
+        get { fields.withLock { $0.concurrencyKey } }
+        set { fields.withLock { $0.concurrencyKey = newValue } }
     }
 
     /// Settable before and after the operation is added (then it reorders it among the ready ones).

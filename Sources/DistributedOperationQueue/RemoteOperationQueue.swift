@@ -63,6 +63,14 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
         set { recordFailure { try setQualityOfService(newValue) } }
     }
 
+    /// Fair share between submitters, concurrency-key limit and rate of this queue on the coordinator (A11;
+    /// docs/GRAPHS.md "Queues"); the default: fair share by submitter, no limits. Changing it needs the
+    /// 'admin' role with keys on. A failure is kept in `lastError`; `setFairness` throws it.
+    public var fairness: QueueFairness {
+        get { fields.withLock { $0.fairness ?? .default } }
+        set { recordFailure { try setFairness(newValue) } }
+    }
+
     /// The last failure of a property setter or `cancelAllOperations()`, which cannot throw (their
     /// throwing forms are `setSuspended`, `setMaxConcurrentOperationCount`, `setQualityOfService`,
     /// `cancelAllOperationsOrThrow`); nil when none failed. Not cleared by a later success.
@@ -91,6 +99,16 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
         var s = WireQueueSettings()
         s.name = name
         s.maxConcurrent = Int32(n)
+        try control(s)
+    }
+
+    /// Throws `invalidValue` for settings the coordinator would refuse (`QueueFairness.problem`), changing nothing.
+    public func setFairness(_ f: QueueFairness) throws {
+        if let p = f.problem { throw RemoteOperationError.invalidValue(p) }
+        fields.withLock { $0.fairness = f }
+        var s = WireQueueSettings()
+        s.name = name
+        s.fairness = WireQueueFairness(f)
         try control(s)
     }
 
@@ -260,8 +278,12 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
             w.queue = name
             w.kind = op.kind
             w.payload = Data(op.payload)
-            let (n, priority, qos, deps) = op.fields.withLock { ($0.name, $0.priority, $0.qos, $0.dependencies) }
+            let (n, priority, qos, deps, share, key) = op.fields.withLock {
+                ($0.name, $0.priority, $0.qos, $0.dependencies, $0.share, $0.concurrencyKey)
+            }
             if let n { w.name = n }
+            if let share { w.share = share }
+            if let key { w.concurrencyKey = key }
             w.priority = Int32(priority.rawValue)
             w.qos = qos?.wire ?? .unspecified
             w.parts = UInt32(op.parts)
@@ -287,7 +309,9 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
                 let settings: WireQueueSettings? = try self.known(connection) ? nil : self.fields.withLock { $0.creationSettings(name: name) }
                 engine.register(ops)
                 for op in ops { op.fields.withLock { $0.sent(engine: engine, coordinator: self.coordinator) } }
-                var messages = Batcher.submits(wire, queues: settings.map { [$0] } ?? [], run: engine.run, appendAll: true)
+                // "user@host": without keys, the share key this client's operations take turns under (A11).
+                var messages = Batcher.submits(wire, queues: settings.map { [$0] } ?? [], run: engine.run, appendAll: true,
+                                               submitter: Submitter.current)
                 var k = 0
                 var renewed = false
                 var unplaceable: [WireUnplaceable] = []
@@ -300,7 +324,8 @@ public final class RemoteOperationQueue: Sendable, CustomStringConvertible {
                         // else, so nothing was added): the same batches go to a new run.
                         engine.startNewRun()
                         renewed = true
-                        messages = Batcher.submits(wire, queues: settings.map { [$0] } ?? [], run: engine.run, appendAll: true)
+                        messages = Batcher.submits(wire, queues: settings.map { [$0] } ?? [], run: engine.run, appendAll: true,
+                                                   submitter: Submitter.current)
                         continue
                     }
                     guard r.accepted else { throw RemoteOperationError.rejected(r.errors.map { Self.problem($0, names) }) }

@@ -20,7 +20,7 @@ public final class TypedRemoteOperation<Op: DistributedOperation>: RemoteOperati
                 queuePriority: OperationPriority = .normal, qualityOfService: OperationQoS? = nil,
                 parts: Int = 1, dependencyPolicy: DependencyPolicy = .finished, retries: Int = 0,
                 timeout: Double? = nil, requiredTags: [String] = [], retryDelay: Double? = nil,
-                retryDelayMax: Double? = nil) {
+                retryDelayMax: Double? = nil, share: String? = nil, concurrencyKey: String? = nil) {
         self.input = input
         var payload: [UInt8] = []
         do {
@@ -36,6 +36,8 @@ public final class TypedRemoteOperation<Op: DistributedOperation>: RemoteOperati
                    dependencyPolicy: dependencyPolicy, retries: retries, timeout: timeout, requiredTags: requiredTags,
                    barrier: false, retryDelay: retryDelay, retryDelayMax: retryDelayMax,
                    wantsResult: ObjectIdentifier(Op.Output.self) != ObjectIdentifier(Void.self))
+        self.share = share
+        self.concurrencyKey = concurrencyKey
     }
 
     override var typeName: String? { String(describing: Op.self) }

@@ -103,6 +103,7 @@ final class MetricsExport: @unchecked Sendable {
             labelledGauge("opqueue_queue_suspended", q.suspended ? 1 : 0, ["queue": q.name])
             labelledGauge("opqueue_queue_max_concurrent", Double(q.maxConcurrent), ["queue": q.name])
         }
+        for f in s.fairness { fairness(f, labelledGauge) }
         for w in s.workers {
             let l = ["worker": w.id, "name": w.name]
             labelledGauge("opqueue_worker_slots", Double(w.slots), l)
@@ -113,6 +114,26 @@ final class MetricsExport: @unchecked Sendable {
         }
         for gone in labelledLastTime.subtracting(labelled) { gauges.removeValue(forKey: gone)?.destroy() }
         labelledLastTime = labelled
+    }
+
+    /// Share keys and concurrency keys of one queue (A11), at most `FairnessSummary.metricsLimit` of each with
+    /// their own series, the rest summed as "other": a share per customer must not make a series per customer.
+    /// "other" is always there (0 with fewer keys), so each family exists for every queue. A share that moves
+    /// into "other" leaves its dispatched counter where it was.
+    private func fairness(_ f: QueueFairnessStatus, _ labelledGauge: (String, Double, [String: String]) -> Void) {
+        let shares = FairnessSummary.topShares(f.shares, limit: FairnessSummary.metricsLimit)
+        var rows = shares.top.map { ($0.name, $0.running, $0.ready, $0.dispatchedTotal) }
+        rows.append((FairnessSummary.otherName, shares.rest?.running ?? 0, shares.rest?.ready ?? 0, shares.rest?.dispatchedTotal ?? 0))
+        for (name, running, ready, dispatched) in rows {
+            let l = ["queue": f.queue, "share": name]
+            labelledGauge("opqueue_share_running", Double(running), l)
+            labelledGauge("opqueue_share_ready", Double(ready), l)
+            count("opqueue_share_dispatched_total", dispatched, l)
+        }
+        let keys = FairnessSummary.topKeys(f.keys, limit: FairnessSummary.metricsLimit)
+        for (name, holding) in keys.top.map({ ($0.name, $0.holding) }) + [(FairnessSummary.otherName, keys.rest?.holding ?? 0)] {
+            labelledGauge("opqueue_concurrency_key_holding", Double(holding), ["queue": f.queue, "key": name])
+        }
     }
 
     private func key(_ name: String, _ labels: [String: String]) -> String {

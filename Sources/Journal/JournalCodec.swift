@@ -27,10 +27,17 @@
 //   Op         = str id · u8 flags · [str name] · str queue · str kind · bytes payload · uvarint n · str after × n
 //                · svarint priority · [u8 qos] · svarint parts · u8 policy · svarint retries · svarint lossRetries
 //                · [svarint timeoutMicros] · uvarint n · str requires × n · svarint retryDelayMicros
-//                · svarint retryDelayMaxMicros
-//                flags: bit 0 name present, bit 1 qos present, bit 2 timeout present, bit 3 barrier; other bits 0.
+//                · svarint retryDelayMaxMicros · [str share] · [str concurrencyKey]
+//                flags: bit 0 name present, bit 1 qos present, bit 2 timeout present, bit 3 barrier, bit 4 share
+//                present, bit 5 concurrencyKey present (A11; bits 4 and 5 added with fair share, protocol 1.8); other bits 0.
 //                A field in [brackets] is there only when its flag is set, so nil and "" / 0 stay distinct.
-//   Queue      = str name · svarint maxConcurrent · u8 qos · bool suspended
+//   Queue      = str name · svarint maxConcurrent · u8 qos · u8 queueFlags · [Fairness]
+//                queueFlags: bit 0 suspended, bit 1 fairness present (added with fair share, protocol 1.8: before, this byte was the
+//                bool `suspended`, so every older record reads as "no fairness", i.e. keep the current settings).
+//   Fairness   = u8 share (0 submitter, 1 run, 2 key, 3 fifo) · uvarint n · (str share · uvarint weight) × n
+//                · uvarint keyLimit · u8 keyStrategy (0 wait, 1 cancel-newest, 2 cancel-in-progress)
+//                · u8 rate present · [f64 perSecond (IEEE 754 bits, fixed 8 bytes) · uvarint burst]
+//                Weights in name order, so one setting always encodes to the same bytes.
 //   Key?       = u8 0 (nil) | u8 1 · Key
 //   Key        = str key · u64 digest (fixed 8 bytes: a hash is as long as a varint would be, and slower)
 //   Outcome    = u8 kind · payload: 1 succeeded bytes result | 2 failed str error | 3 cancelled str reason
@@ -61,8 +68,20 @@ public enum JournalCodec {
 
     enum OpFlag {
         static let name: UInt8 = 1, qos: UInt8 = 2, timeout: UInt8 = 4, barrier: UInt8 = 8
-        static let all: UInt8 = 15
+        static let share: UInt8 = 16, concurrencyKey: UInt8 = 32
+        static let all: UInt8 = 63
     }
+
+    enum QueueFlag {
+        static let suspended: UInt8 = 1, fairness: UInt8 = 2
+        static let all: UInt8 = 3
+    }
+
+    /// The bytes of a share mode and a key strategy, and back (nil for any other byte).
+    static let shareModes: [QueueFairness.ShareMode] = [.submitter, .run, .key, .fifo]
+    static let keyStrategies: [QueueFairness.KeyStrategy] = [.wait, .cancelNewest, .cancelInProgress]
+    static func code(_ mode: QueueFairness.ShareMode) -> UInt8 { UInt8(shareModes.firstIndex(of: mode)!) }
+    static func code(_ strategy: QueueFairness.KeyStrategy) -> UInt8 { UInt8(keyStrategies.firstIndex(of: strategy)!) }
 
     /// The byte of a QoS: its rank (dispatch order), 0...4.
     @inline(__always) static func code(_ qos: OperationQoS) -> UInt8 { UInt8(truncatingIfNeeded: qos.rank) }

@@ -247,7 +247,38 @@ struct JournalDecoder {
         let name = try string("queue name")
         let maxConcurrent = try int("queue maxConcurrent")
         let qos = try qos("queue qos")
-        return QueueSpec(name: name, maxConcurrent: maxConcurrent, qos: qos, suspended: try bool("queue suspended"))
+        let flagsOffset = offset
+        let flags = try byte("queue flags")
+        guard flags & ~JournalCodec.QueueFlag.all == 0 else {
+            throw JournalCodecError(reason: "queue flags 0x\(String(flags, radix: 16)) has unknown bits", offset: flagsOffset)
+        }
+        let fairness = flags & JournalCodec.QueueFlag.fairness != 0 ? try self.fairness() : nil
+        return QueueSpec(name: name, maxConcurrent: maxConcurrent, qos: qos,
+                         suspended: flags & JournalCodec.QueueFlag.suspended != 0, fairness: fairness)
+    }
+
+    mutating func fairness() throws(JournalCodecError) -> QueueFairness {
+        let modeByte = try byte("queue share mode")
+        guard Int(modeByte) < JournalCodec.shareModes.count else {
+            throw JournalCodecError(reason: "unknown share mode \(modeByte)", offset: offset - 1)
+        }
+        let n = try count("queue weights", minimumElementSize: 2)
+        var weights: [String: Int] = [:]
+        for _ in 0..<n {
+            let share = try string("weight share")
+            weights[share] = Int(truncatingIfNeeded: try unsigned("weight"))
+        }
+        let keyLimit = Int(truncatingIfNeeded: try unsigned("queue keyLimit"))
+        let strategyByte = try byte("queue key strategy")
+        guard Int(strategyByte) < JournalCodec.keyStrategies.count else {
+            throw JournalCodecError(reason: "unknown key strategy \(strategyByte)", offset: offset - 1)
+        }
+        let rate: RateLimit? = try bool("queue rate present")
+            ? RateLimit(perSecond: Double(bitPattern: try fixed64("queue rate")),
+                        burst: Int(truncatingIfNeeded: try unsigned("queue rate burst")))
+            : nil
+        return QueueFairness(share: JournalCodec.shareModes[Int(modeByte)], weights: weights, keyLimit: keyLimit,
+                             keyStrategy: JournalCodec.keyStrategies[Int(strategyByte)], rate: rate)
     }
 
     mutating func op() throws(JournalCodecError) -> OperationSpec {
@@ -279,11 +310,14 @@ struct JournalDecoder {
         let requires = try strings("op requires")
         let retryDelay = try signed("op retryDelay")
         let retryDelayMax = try signed("op retryDelayMax")
+        let share: String? = flags & JournalCodec.OpFlag.share != 0 ? try string("op share") : nil
+        let concurrencyKey: String? = flags & JournalCodec.OpFlag.concurrencyKey != 0 ? try string("op concurrencyKey") : nil
         return OperationSpec(
             id: id, name: name, queue: queue, kind: kind, payload: payload, after: after, priority: priority,
             qos: qos, parts: parts, policy: policy, retries: retries, lossRetries: lossRetries,
             timeoutMicros: timeout, requires: requires, barrier: flags & JournalCodec.OpFlag.barrier != 0,
             retryDelayMicros: OperationSpec.retryDelayMicros(retryDelay),
-            retryDelayMaxMicros: OperationSpec.retryDelayMaxMicros(retryDelayMax))
+            retryDelayMaxMicros: OperationSpec.retryDelayMaxMicros(retryDelayMax), share: share,
+            concurrencyKey: concurrencyKey)
     }
 }

@@ -28,14 +28,14 @@ struct JournalEncoder {
         case .submitted(let run, let submitter, let ops, let queues, let key):
             var n = head + size(run) + size(submitter) + varint + varint + 1 + (key.map { size($0.key) + 8 } ?? 0)
             for op in ops { n += bound(op) }
-            for queue in queues { n += size(queue.name) + varint + 2 }
+            for queue in queues { n += bound(queue) }
             return n
         case .cancelRequested(let ids, _, let reason):
             return head + size(ids) + 1 + size(reason)
         case .cancelAll(let a, let b), .cancelRun(let a, let b):
             return head + size(a) + size(b)
         case .queueSettings(let queue):
-            return head + size(queue.name) + varint + 2
+            return head + bound(queue)
         case .priorityChanged(let id, _, _):
             return head + size(id) + varint + 1
         case .finished(let id, let outcome, _, let history):
@@ -64,6 +64,16 @@ struct JournalEncoder {
         // flags, qos, policy: 1 byte each; priority, parts, retries, lossRetries, timeout, two delays: varints.
         size(op.id) + (op.givenName.map { size($0) } ?? 0) + size(op.queue) + size(op.kind) + varint + op.payload.count
             + size(op.after) + size(op.requires) + 3 + 7 * varint
+            + (op.share.map { size($0) } ?? 0) + (op.concurrencyKey.map { size($0) } ?? 0)
+    }
+
+    private static func bound(_ queue: QueueSpec) -> Int {
+        var n = size(queue.name) + varint + 2
+        if let f = queue.fairness {
+            n += 1 + varint + varint + 1 + 1 + 8 + varint
+            for (share, _) in f.weights { n += size(share) + varint }
+        }
+        return n
     }
 
     // MARK: Writing
@@ -161,6 +171,8 @@ struct JournalEncoder {
         if op.qos != nil { flags |= JournalCodec.OpFlag.qos }
         if op.timeoutMicros != nil { flags |= JournalCodec.OpFlag.timeout }
         if op.barrier { flags |= JournalCodec.OpFlag.barrier }
+        if op.share != nil { flags |= JournalCodec.OpFlag.share }
+        if op.concurrencyKey != nil { flags |= JournalCodec.OpFlag.concurrencyKey }
         byte(flags)
         if let name = op.givenName { string(name) }
         string(op.queue)
@@ -178,6 +190,8 @@ struct JournalEncoder {
         // Always written, nil as the default it stands for (decoded back to nil: OperationSpec.retryDelayMicros).
         signed(op.retryDelayMicros ?? OperationSpec.defaultRetryDelayMicros)
         signed(op.retryDelayMaxMicros ?? OperationSpec.defaultRetryDelayMaxMicros)
+        if let share = op.share { string(share) }
+        if let key = op.concurrencyKey { string(key) }
     }
 
     private mutating func history(_ h: OpHistory, finishedAt at: Int64) {
@@ -199,7 +213,27 @@ struct JournalEncoder {
         string(queue.name)
         signed(Int64(queue.maxConcurrent))
         byte(JournalCodec.code(queue.qos))
-        bool(queue.suspended)
+        byte((queue.suspended ? JournalCodec.QueueFlag.suspended : 0) | (queue.fairness != nil ? JournalCodec.QueueFlag.fairness : 0))
+        if let f = queue.fairness { fairness(f) }
+    }
+
+    private mutating func fairness(_ f: QueueFairness) {
+        byte(JournalCodec.code(f.share))
+        unsigned(UInt64(f.weights.count))
+        for (share, weight) in f.weights.sorted(by: { $0.key < $1.key }) {
+            string(share)
+            unsigned(UInt64(truncatingIfNeeded: weight))
+        }
+        unsigned(UInt64(truncatingIfNeeded: f.keyLimit))
+        byte(JournalCodec.code(f.keyStrategy))
+        if let rate = f.rate {
+            byte(1)
+            position.storeBytes(of: rate.perSecond.bitPattern.littleEndian, as: UInt64.self)
+            position += 8
+            unsigned(UInt64(truncatingIfNeeded: rate.burst))
+        } else {
+            byte(0)
+        }
     }
 
     private mutating func key(_ key: SubmissionKey) {

@@ -24,6 +24,8 @@ extension WireOperation {
         if let d = s.retryDelayMaxMicros { retryDelayMaxUs = d }
         requires = s.requires
         barrier = s.barrier
+        if let share = s.share { self.share = share }
+        if let key = s.concurrencyKey { concurrencyKey = key }
     }
 }
 
@@ -34,6 +36,7 @@ extension WireQueueSettings {
         maxConcurrent = Int32(q.maxConcurrent)
         qos = q.qos.wire
         suspended = q.suspended
+        if let f = q.fairness { fairness = WireQueueFairness(f) }
     }
 }
 

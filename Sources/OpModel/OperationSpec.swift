@@ -39,6 +39,11 @@ public struct OperationSpec: Sendable, Hashable {
     public var retryDelayMicros: Int64?
     /// Cap of the retry delay; `nil` = the coordinator's default (`defaultRetryDelayMaxMicros`).
     public var retryDelayMaxMicros: Int64?
+    /// Share key in a queue whose share mode is `key` (A11); nil = its submitter. Ignored in other modes.
+    public var share: String?
+    /// Concurrency key: at most the queue's `keyLimit` ops with the same key are dispatched or executing
+    /// at once (A11); nil = none.
+    public var concurrencyKey: String?
 
     public static let defaultQueue = "default"
     public static let defaultLossRetries = 3
@@ -64,13 +69,16 @@ public struct OperationSpec: Sendable, Hashable {
         requires: [String] = [],
         barrier: Bool = false,
         retryDelay: Double? = nil,
-        retryDelayMax: Double? = nil
+        retryDelayMax: Double? = nil,
+        share: String? = nil,
+        concurrencyKey: String? = nil
     ) {
         self.init(id: id, name: name, queue: queue, kind: kind, payload: payload, after: after, priority: priority,
                   qos: qos, parts: parts, policy: policy, retries: retries, lossRetries: lossRetries,
                   timeoutMicros: timeout.map(Microseconds.from(seconds:)), requires: requires, barrier: barrier,
                   retryDelayMicros: retryDelay.map(Microseconds.from(seconds:)),
-                  retryDelayMaxMicros: retryDelayMax.map(Microseconds.from(seconds:)))
+                  retryDelayMaxMicros: retryDelayMax.map(Microseconds.from(seconds:)), share: share,
+                  concurrencyKey: concurrencyKey)
     }
 
     /// A spec with durations in microseconds, as the wire and the journal carry them.
@@ -91,7 +99,9 @@ public struct OperationSpec: Sendable, Hashable {
         requires: [String] = [],
         barrier: Bool = false,
         retryDelayMicros: Int64? = nil,
-        retryDelayMaxMicros: Int64? = nil
+        retryDelayMaxMicros: Int64? = nil,
+        share: String? = nil,
+        concurrencyKey: String? = nil
     ) {
         self.id = id
         self.givenName = name
@@ -110,6 +120,8 @@ public struct OperationSpec: Sendable, Hashable {
         self.barrier = barrier
         self.retryDelayMicros = retryDelayMicros
         self.retryDelayMaxMicros = retryDelayMaxMicros
+        self.share = share
+        self.concurrencyKey = concurrencyKey
     }
 
     /// `micros` as the coordinator keeps a retry delay: nil for the default, which a journal record

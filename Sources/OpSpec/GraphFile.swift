@@ -8,11 +8,12 @@ import Glibc
 /// Every problem in a file is reported at once, each with where it is and what is wrong.
 public enum GraphFile {
     public static let topLevelFields = ["queues", "operations"]
-    public static let queueFields = ["name", "maxConcurrent", "qos", "suspended"]
+    public static let queueFields = ["name", "maxConcurrent", "qos", "suspended", "share", "weights", "keyLimit", "keyStrategy",
+                                     "rate", "burst"]
     public static let operationFields = [
         "id", "name", "kind", "payload", "command", "env", "cwd", "grace", "after", "priority", "qos",
         "queue", "parts", "policy", "retries", "lossRetries", "timeout", "requires", "barrier",
-        "retryDelay", "retryDelayMax",
+        "retryDelay", "retryDelayMax", "share", "concurrencyKey",
     ]
 
     /// Parses `text`; `source` (a path) only labels the error. A text over `maxFileBytes`, or
@@ -148,9 +149,13 @@ struct GraphFileReader {
             case "maxConcurrent": queue.maxConcurrent = readInt(value, location, key) ?? -1
             case "qos": queue.qos = readQoS(value, location, key) ?? .default
             case "suspended": queue.suspended = readBool(value, location, key) ?? false
-            default: unknownField(key, known: GraphFile.queueFields, location: location, line: keyNode.mark?.line)
+            default:
+                if !readFairnessField(key, value, location, into: &queue.fairness) {
+                    unknownField(key, known: GraphFile.queueFields, location: location, line: keyNode.mark?.line)
+                }
             }
         }
+        checkBurst(queue.fairness, mapping, location)
         return queue
     }
 
@@ -203,6 +208,8 @@ struct GraphFileReader {
             case "retryDelayMax": op.retryDelayMax = readNumber(value, location, key)
             case "requires": op.requires = readStringList(value, location, key) ?? []
             case "barrier": op.barrier = readBool(value, location, key) ?? false
+            case "share": op.share = readKey(value, location, key)
+            case "concurrencyKey": op.concurrencyKey = readKey(value, location, key)
             default: unknownField(key, known: GraphFile.operationFields, location: location, line: keyNode.mark?.line)
             }
         }

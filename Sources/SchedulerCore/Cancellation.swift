@@ -102,6 +102,7 @@ extension Scheduler {
         if now >= requestedTick { requestedTick = .max }
         fireTimeouts(&out)
         fireRetries(&out)
+        fireRateWakes()
         checkLiveness(&out)
         if let h = hold, now >= h.until { endHold(&out) }
         // Eviction by age is left to the end of `handle`: compaction renumbers ops, and this input's
@@ -114,6 +115,7 @@ extension Scheduler {
         if let t = timeoutHeap.min { due = t.at }
         if let t = retryHeap.min, t.at < due { due = t.at }
         if let t = livenessHeap.min, t.at < due { due = t.at }
+        if let t = rateWakes.min, t.at < due { due = t.at }
         if let t = nextEviction, t < due { due = t }
         if let h = hold, h.until < due { due = h.until }
         if due < requestedTick {

@@ -29,25 +29,35 @@ extension Scheduler {
         let qi = Int(q)
         if queues[qi].suspended { return false }
         let atLimit = queues[qi].atLimit
+        // A queue over its rate starts no new op (parts of running ops still go); a tick brings it back.
+        let rateAllows = queues[qi].fairness.rate == nil || admitByRate(qi)
+        let sharing = shareTables[qi].isSharing
         var bestLane = -1
         var bestKey = Int64.min
+        var bestPass = Int64.max
         var partialOp: Int32 = -1
         var blockedByCredit = false
         let laneList = queues[qi].lanesByQos[level]
         for l32 in laneList {
             let l = Int(l32)
-            if lanes[l].heap.isEmpty && lanes[l].partials.isEmpty { continue }
+            if heapsEmpty(l) && lanes[l].partials.isEmpty { continue }
             if classes[Int(lanes[l].cls)].credit <= 0 {
-                if cleanPartials(l) != nil || (!atLimit && cleanHead(l) != nil) { blockedByCredit = true }
+                if cleanPartials(l) != nil || (!atLimit && rateAllows && cleanHead(l) != nil) { blockedByCredit = true }
                 continue
             }
             if let p = cleanPartials(l) { partialOp = p; bestLane = l; break }
-            if atLimit { continue }
-            if let e = cleanHead(l), e.key > bestKey { bestKey = e.key; bestLane = l }
+            if atLimit || !rateAllows { continue }
+            guard let e = cleanHead(l) else { continue }
+            if sharing {
+                let p = pass(of: e.op)
+                if bestLane < 0 || Scheduler.goesFirst(e.key, p, before: bestKey, bestPass) { bestKey = e.key; bestPass = p; bestLane = l }
+            } else if e.key > bestKey {
+                bestKey = e.key; bestLane = l
+            }
         }
         if bestLane < 0 {
             if blockedByCredit {
-                for l32 in laneList where !(lanes[Int(l32)].heap.isEmpty && lanes[Int(l32)].partials.isEmpty) {
+                for l32 in laneList where !(heapsEmpty(Int(l32)) && lanes[Int(l32)].partials.isEmpty) {
                     let c = Int(lanes[Int(l32)].cls)
                     if classes[c].credit <= 0 { classes[c].parked.append(q) }
                 }
@@ -58,7 +68,14 @@ extension Scheduler {
         if partialOp >= 0 {
             op = partialOp
         } else {
-            op = lanes[bestLane].heap.popMax()!.op
+            op = sharing ? takeHead(bestLane) : lanes[bestLane].heap.popMax()!.op
+            // Its concurrency key full: it waits (or a cancel strategy acts); the queue may start another.
+            guard ops.hot[Int(op)].concurrencyKey < 0 || admitByKey(op, &out) else {
+                if sharing { settleShare(bestLane, op, dispatched: false) }
+                return true
+            }
+            if sharing { settleShare(bestLane, op, dispatched: true) }
+            if queues[qi].fairness.rate != nil { chargeRate(qi) }
             transition(op, to: .dispatched, nil)   // dispatchPart records the part's dispatch
         }
         dispatchPart(op, cls: lanes[bestLane].cls, &out)

@@ -158,19 +158,32 @@ extension Scheduler {
 
         // Ready heaps: live entries get keys with their new index (same order: renumbering is monotonic).
         for l in lanes.indices {
-            var entries: [ReadyEntry] = []
-            for e in lanes[l].heap.unordered {
-                let j = Int(e.op)
-                guard remap[j] >= 0, ops.hot[Int(remap[j])].heapKey == e.key,
-                      ops.hot[Int(remap[j])].state == .ready else { continue }
-                let nop = remap[j]
-                let key = readyKey(nop, ops.hot[Int(nop)].priority)
-                ops.hot[Int(nop)].heapKey = key
-                entries.append(ReadyEntry(key: key, op: nop))
+            var rebuilt: [Heap<ReadyEntry>] = []
+            for old in lanes[l].allHeaps {
+                var entries: [ReadyEntry] = []
+                for e in old.unordered {
+                    let j = Int(e.op)
+                    guard remap[j] >= 0, ops.hot[Int(remap[j])].heapKey == e.key,
+                          ops.hot[Int(remap[j])].state == .ready else { continue }
+                    let nop = remap[j]
+                    let key = readyKey(nop, ops.hot[Int(nop)].priority)
+                    ops.hot[Int(nop)].heapKey = key
+                    entries.append(ReadyEntry(key: key, op: nop))
+                }
+                rebuilt.append(Heap(entries))
             }
-            lanes[l].heap = Heap(entries)
+            lanes[l].heap = rebuilt[0]
+            lanes[l].otherHeaps = Array(rebuilt.dropFirst())
+            lanes[l].fronts = Heap()
+            if isSharing(lane: l) { for (s, h) in rebuilt.enumerated() where !h.isEmpty { pushFront(l, s) } }
             lanes[l].partials = Deque(lanes[l].partials.compactMap { remap[Int($0)] >= 0 ? remap[Int($0)] : nil })
         }
+        // Concurrency keys hold unfinished ops only (never evicted): renumbered in place.
+        for k in concurrencyKeys.indices {
+            concurrencyKeys[k].holders = concurrencyKeys[k].holders.map { remap[Int($0)] }
+            concurrencyKeys[k].waiting = Deque(concurrencyKeys[k].waiting.compactMap { remap[Int($0)] >= 0 ? remap[Int($0)] : nil })
+        }
+        opShares = rekey(opShares)
         for q in queues.indices {
             queues[q].members = queues[q].members.compactMap { remap[Int($0)] >= 0 ? remap[Int($0)] : nil }
             queues[q].barrier = m(queues[q].barrier)

@@ -95,6 +95,8 @@ public enum Event: Sendable {
     case suspend(ClientRef, queue: String)
     case resume(ClientRef, queue: String)
     case setQueueLimit(ClientRef, queue: String, maxConcurrent: Int)
+    /// Fair share, concurrency keys and rate of a queue (A11); replaces the queue's current settings.
+    case setQueueFairness(ClientRef, queue: String, QueueFairness)
     /// `scope` as for `cancel`: inheritance stops at dependencies outside it.
     case setPriority(ClientRef, id: String, priority: Int, inherit: Bool, run: String? = nil, scope: QueueScope? = nil)
     case wait(ClientRef, ids: [String], run: String? = nil)

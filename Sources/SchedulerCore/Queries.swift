@@ -105,6 +105,12 @@ public enum WhyNotRunning: Sendable, Equatable {
     case noWorkerWith(kind: String, tags: [String])
     case noFreeCredit(capableWorkers: Int, ahead: Int)
     case dispatchPending
+    /// Ready, its concurrency key at the queue's `keyLimit`: waits for one of `holders` (op keys) to finish.
+    case heldByConcurrencyKey(key: String, limit: Int, holders: [String])
+    /// Ready, the queue's rate limit has no token until `nextTokenAt` (the core's clock, µs).
+    case rateLimited(queue: String, nextTokenAt: Int64)
+    /// Ready, waiting for a free slot while `shares` share keys take turns in its queue; `share` is its own.
+    case waitingForTurn(share: String, shares: Int, capableWorkers: Int, ahead: Int)
 }
 
 extension Scheduler {
@@ -256,17 +262,26 @@ extension Scheduler {
             break
         }
         if q.suspended { return .queueSuspended(q.name) }
+        let sharing = shareTables[Int(lane.queue)].isSharing
+        if ops.hot[i].state == .ready && ops.hot[i].heapKey == Scheduler.heldForKey {
+            let k = concurrencyKeys[Int(ops.hot[i].concurrencyKey)]
+            return .heldByConcurrencyKey(key: k.name, limit: q.fairness.keyLimit, holders: k.holders.map { ops.ids[Int($0)] })
+        }
         var ahead = 0
         if ops.hot[i].state == .ready {
+            // Ready ops that go first: higher QoS, or a higher place in the same share (with sharing, other
+            // shares' turns interleave and are not counted).
             for l in q.lanesByQos.flatMap({ $0 }) {
                 let ln = lanes[Int(l)]
                 if ln.qos < lane.qos { continue }
-                for e in ln.heap.unordered where e.key > ops.hot[i].heapKey || ln.qos > lane.qos {
+                for e in readyEntries(Int(l)) where e.key > ops.hot[i].heapKey || ln.qos > lane.qos {
                     let j = Int(e.op)
-                    if ops.hot[j].state == .ready && ops.hot[j].heapKey == e.key && j != i { ahead += 1 }
+                    guard ops.hot[j].state == .ready && ops.hot[j].heapKey == e.key && j != i else { continue }
+                    if !sharing || ln.qos > lane.qos || ops.hot[j].share == ops.hot[i].share { ahead += 1 }
                 }
             }
             if q.atLimit { return .queueAtLimit(queue: q.name, limit: Int(q.maxConcurrent), ahead: ahead) }
+            if let at = nextToken(Int(lane.queue)) { return .rateLimited(queue: q.name, nextTokenAt: at) }
         }
         let c = classes[Int(lane.cls)]
         let capableAlive = c.capable.filter { workers[Int($0)].alive }.count
@@ -274,7 +289,15 @@ extension Scheduler {
             let tags = tagBits.filter { c.requires & (1 << UInt64($0.value)) != 0 }.map(\.key).sorted()
             return .noWorkerWith(kind: kindNames[Int(c.kind)], tags: tags)
         }
-        if c.credit <= 0 { return .noFreeCredit(capableWorkers: capableAlive, ahead: ahead) }
+        if c.credit <= 0 {
+            if sharing {
+                let counts = shareCounts(lane.queue)
+                let active = zip(counts.ready, counts.running).filter { $0 > 0 || $1 > 0 }.count
+                return .waitingForTurn(share: shareTables[Int(lane.queue)].slots[Int(ops.hot[i].share)].name, shares: active,
+                                       capableWorkers: capableAlive, ahead: ahead)
+            }
+            return .noFreeCredit(capableWorkers: capableAlive, ahead: ahead)
+        }
         return .dispatchPending
     }
 }
@@ -308,7 +331,7 @@ extension Scheduler {
             var sample: [Int32] = []
             for l in lanes where l.cls == Int32(c) && l.readyCount > 0 {
                 count += Int(l.readyCount)
-                for e in l.heap.unordered where sample.count < Unplaceable.sampleSize {
+                for e in l.allHeaps.flatMap({ $0.unordered }) where sample.count < Unplaceable.sampleSize {
                     let j = Int(e.op)
                     if ops.hot[j].state == .ready && ops.hot[j].heapKey == e.key { sample.append(e.op) }
                 }

@@ -23,7 +23,7 @@ extension Scheduler {
     func journalQueue(_ q: Int32, _ out: inout [Action]) {
         guard journaling else { return }
         let s = queues[Int(q)]
-        out.append(.journal(.queueSettings(QueueSpec(name: s.name, maxConcurrent: Int(s.maxConcurrent), qos: s.qos, suspended: s.suspended))))
+        out.append(.journal(.queueSettings(QueueSpec(name: s.name, maxConcurrent: Int(s.maxConcurrent), qos: s.qos, suspended: s.suspended, fairness: s.fairness))))
     }
 
     /// The op takes its place in its new level by submission order (S6). With `inherit`, a raise is passed on to every unfinished
@@ -73,6 +73,8 @@ extension Scheduler {
         guard ops.hot[i].state != .finished else { return }
         ops.hot[i].priority = p
         record(op, .priority, part: 0, extra: Int32(p))
-        if ops.hot[i].state == .ready { pushReady(op) }   // its old heap entry goes stale
+        // Its old heap entry goes stale; one waiting for its concurrency key keeps waiting (its new
+        // priority counts when it goes back).
+        if ops.hot[i].state == .ready && ops.hot[i].heapKey != Scheduler.heldForKey { pushReady(op) }
     }
 }

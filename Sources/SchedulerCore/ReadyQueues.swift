@@ -11,6 +11,7 @@ extension Scheduler {
         queues.append(QueueState(name: spec.name, maxConcurrent: Int32(spec.maxConcurrent), qos: spec.qos,
                                  suspended: spec.suspended, currentEpoch: Int32(epochs.count - 1)))
         queueIndex[spec.name] = q
+        shareTables.append(ShareTable())
         return q
     }
 
@@ -62,7 +63,9 @@ extension Scheduler {
         let key = UInt64(UInt32(q)) << 35 | UInt64(qos) << 32 | UInt64(UInt32(cls))
         if let l = laneIndex[key] { return l }
         let l = Int32(lanes.count)
-        lanes.append(Lane(queue: q, qos: qos, cls: cls))
+        var lane = Lane(queue: q, qos: qos, cls: cls)
+        lane.sharing = shareTables[Int(q)].isSharing
+        lanes.append(lane)
         laneIndex[key] = l
         queues[Int(q)].lanesByQos[Int(qos)].append(l)
         return l
@@ -83,9 +86,14 @@ extension Scheduler {
     /// Puts a ready op on its lane's heap, at its place by priority and submission order.
     mutating func pushReady(_ op: Int32) {
         let i = Int(op)
-        ops.hot[i].heapKey = readyKey(op, ops.hot[i].priority)
+        let key = readyKey(op, ops.hot[i].priority)
+        ops.hot[i].heapKey = key
         let l = Int(ops.hot[i].lane)
-        lanes[l].heap.insert(ReadyEntry(key: ops.hot[i].heapKey, op: op))
+        if isSharing(lane: l) {
+            pushShared(l, Int(ops.hot[i].share), ReadyEntry(key: key, op: op))
+        } else {
+            lanes[l].heap.insert(ReadyEntry(key: key, op: op))
+        }
         activate(lanes[l].queue, level: Int(lanes[l].qos))
     }
 
@@ -98,14 +106,43 @@ extension Scheduler {
         activate(lanes[l].queue, level: Int(lanes[l].qos))
     }
 
-    /// Drops stale heads; returns the valid head entry of the lane's heap.
-    mutating func cleanHead(_ l: Int) -> ReadyEntry? {
+    /// The lane's next ready op (by share turns when the queue shares, FairShare.swift); stale entries are dropped.
+    @inline(__always) mutating func cleanHead(_ l: Int) -> ReadyEntry? {
+        isSharing(lane: l) ? cleanSharedHead(l) : cleanHeap(l)
+    }
+
+    /// Drops stale heads; returns the valid head entry of the lane's slot-0 heap.
+    @inline(__always) mutating func cleanHeap(_ l: Int) -> ReadyEntry? {
         while let e = lanes[l].heap.max {
-            let i = Int(e.op)
-            if ops.hot[i].state == .ready && ops.hot[i].heapKey == e.key && ops.hot[i].flags & Flag.cancelled == 0 { return e }
+            if isLiveReady(e) { return e }
             _ = lanes[l].heap.popMax()
         }
         return nil
+    }
+
+    /// Drops stale heads; returns the valid head entry of share `s`'s heap in lane `l`.
+    mutating func cleanHeap(_ l: Int, _ s: Int) -> ReadyEntry? {
+        if s == 0 { return cleanHeap(l) }
+        while let e = lanes[l].otherHeaps[s - 1].max {
+            if isLiveReady(e) { return e }
+            _ = lanes[l].otherHeaps[s - 1].popMax()
+        }
+        return nil
+    }
+
+    @inline(__always) func isLiveReady(_ e: ReadyEntry) -> Bool {
+        let i = Int(e.op)
+        return ops.hot[i].state == .ready && ops.hot[i].heapKey == e.key && ops.hot[i].flags & Flag.cancelled == 0
+    }
+
+    /// Every heap entry of lane `l` (stale ones included).
+    func readyEntries(_ l: Int) -> [ReadyEntry] {
+        lanes[l].allHeaps.flatMap { $0.unordered }
+    }
+
+    /// Whether lane `l` has no heap entry at all (with sharing, a non-empty share heap always has a front).
+    @inline(__always) func heapsEmpty(_ l: Int) -> Bool {
+        isSharing(lane: l) ? lanes[l].fronts.isEmpty : lanes[l].heap.isEmpty
     }
 
     mutating func cleanPartials(_ l: Int) -> Int32? {

@@ -53,6 +53,19 @@ public struct Scheduler: Sendable {
     var timeoutHeap = Heap<TimerEntry>()
     var retryHeap = Heap<TimerEntry>()
     var livenessHeap = Heap<TimerEntry>()
+    /// Rate-limited queues (target: queue index) and when they may dispatch again (FairShare.swift).
+    var rateWakes = Heap<TimerEntry>()
+    /// Each queue's share keys, by queue index (FairShare.swift); kept apart from `queues` because the
+    /// per-dispatch writes to a share's turn copied the whole queue state when it lived inside it.
+    var shareTables: [ShareTable] = []
+    /// Share slots by (queue, share key name) (FairShare.swift).
+    var shareIndex: [ShareName: Int32] = [:]
+    var concurrencyKeys: [ConcurrencyKey] = []
+    var concurrencyKeyIndex: [ConcurrencyKeyName: Int32] = [:]
+    /// Share keys ops named themselves (`OperationSpec.share`), for `key` mode and re-sharing.
+    var opShares: [Int32: String] = [:]
+    /// A queue's keyLimit was lowered at some time: holders may then exceed it until they finish (validate).
+    var keyLimitLowered = false
     var requestedTick: Int64 = .max
 
     var waits: [Int32: WaitRecord] = [:]
@@ -134,6 +147,7 @@ public struct Scheduler: Sendable {
         case .suspend(let ref, let q): setSuspended(ref, q, true, &out)
         case .resume(let ref, let q): setSuspended(ref, q, false, &out)
         case .setQueueLimit(let ref, let q, let n): setLimit(ref, q, n, &out)
+        case .setQueueFairness(let ref, let q, let f): setFairness(ref, q, f, &out)
         case .setPriority(let ref, let id, let p, let inherit, let run, let scope):
             setPriority(ref, id, p, inherit, run, scope: scope, &out)
         case .wait(let ref, let ids, let run): waitOps(ref, ids, run, &out)

@@ -27,7 +27,7 @@ extension Scheduler {
             if let e = evictedRuns[name] { out.append((e.evictedAt, .evictedRun(name: name, finishedAt: e.finishedAt, evictedAt: e.evictedAt))) }
         }
         for q in queues {
-            out.append((now, .queueSettings(QueueSpec(name: q.name, maxConcurrent: Int(q.maxConcurrent), qos: q.qos, suspended: q.suspended))))
+            out.append((now, .queueSettings(QueueSpec(name: q.name, maxConcurrent: Int(q.maxConcurrent), qos: q.qos, suspended: q.suspended, fairness: q.fairness))))
         }
         for r in workerSessionRecords() { out.append((now, r)) }
         var tagNames = [String](repeating: "", count: 64)
@@ -99,7 +99,8 @@ extension Scheduler {
                              retries: Int(h.failRetriesLeft), lossRetries: Int(h.lossRetriesLeft),
                              timeoutMicros: timeouts[op], requires: requires, barrier: h.flags & Flag.barrier != 0,
                              retryDelayMicros: OperationSpec.retryDelayMicros(delay?.base),
-                             retryDelayMaxMicros: OperationSpec.retryDelayMaxMicros(delay?.max))
+                             retryDelayMaxMicros: OperationSpec.retryDelayMaxMicros(delay?.max), share: opShares[op] ?? (queues[Int(lane.queue)].fairness.share == .key ? shareTables[Int(lane.queue)].slots[Int(h.share)].name : nil),
+                             concurrencyKey: h.concurrencyKey >= 0 ? concurrencyKeys[Int(h.concurrencyKey)].name : nil)
     }
 
     /// A finished op's outcome with its result or text.
@@ -129,6 +130,6 @@ extension Scheduler {
 
     /// Queue settings as the journal makes them durable.
     public func durableQueues() -> [QueueSpec] {
-        queues.map { QueueSpec(name: $0.name, maxConcurrent: Int($0.maxConcurrent), qos: $0.qos, suspended: $0.suspended) }
+        queues.map { QueueSpec(name: $0.name, maxConcurrent: Int($0.maxConcurrent), qos: $0.qos, suspended: $0.suspended, fairness: $0.fairness) }
     }
 }

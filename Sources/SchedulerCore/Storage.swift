@@ -68,6 +68,10 @@ struct OpHot {
     var state: OpState = .pending
     var flags: UInt8
     var outcome: OutcomeKind = .none
+    /// Its share key's slot in its queue's `ShareTable` (A11); 0 while the queue has one share.
+    var share: Int32 = 0
+    /// Its concurrency key (`ConcurrencyKeys`), -1 none.
+    var concurrencyKey: Int32 = -1
 }
 
 /// Per-op columns: the hot record plus colder columns. Rarely used fields live in side dictionaries
@@ -109,12 +113,26 @@ struct ReadyEntry: Comparable {
     static func == (a: ReadyEntry, b: ReadyEntry) -> Bool { a.key == b.key && a.op == b.op }
 }
 
-/// Ready ops of one (queue, QoS, placement class). Stale heap entries are skipped lazily.
+/// Ready ops of one (queue, QoS, placement class), a heap per share key of the queue (FairShare.swift).
+/// Stale heap entries are skipped lazily.
 struct Lane {
     let queue: Int32
     let qos: UInt8                // OperationQoS.rank
     let cls: Int32
+    /// Share slot 0's heap: the lane's only one while its queue has one share key (the per-op path
+    /// reads it directly, as before fair share).
     var heap = Heap<ReadyEntry>()
+    /// Share slots 1… (at index slot − 1), while the queue shares.
+    var otherHeaps: [Heap<ReadyEntry>] = []
+    /// While the queue has several share keys: one current entry per non-empty share heap, the best
+    /// share first (ShareFront); entries whose version is not the share's `frontVersion` are stale.
+    var fronts = Heap<ShareFront>()
+    var frontVersion: [UInt32] = [0]
+    var heapCount: Int { 1 + otherHeaps.count }
+    /// Every share heap, slot 0 first (queries, validation, compaction).
+    var allHeaps: [Heap<ReadyEntry>] { [heap] + otherHeaps }
+    /// Its queue has several share keys (`ShareTable.isSharing`), kept here for the per-op paths.
+    var sharing = false
     /// Ops of this lane in state ready (the heap may also hold stale entries).
     var readyCount: Int32 = 0
     /// Executing ops with parts still to dispatch (multi-part, retried parts); exempt from the queue limit.
@@ -126,6 +144,9 @@ struct QueueState {
     var maxConcurrent: Int32
     var qos: OperationQoS
     var suspended: Bool
+    var fairness = QueueFairness.default
+    /// Rate limit (GCRA): the theoretical time of the next dispatch, µs; see `RateLimit`.
+    var rateTheoreticalAt: Double = 0
     var pending: Int32 = 0
     var ready: Int32 = 0
     var dispatched: Int32 = 0     // on workers, none started yet

@@ -12,6 +12,12 @@ struct InsertCache {
     var cls: Int32 = -1
     var laneKey: (Int32, UInt8, Int32) = (-1, 0, -1)
     var lane: Int32 = -1
+    /// The share slot of the last (queue, share name) looked up.
+    var shareQueue: Int32 = -1
+    var shareName = ""
+    var share: Int32 = 0
+    /// The share mode of `queue` (read once per queue change, not per op).
+    var shareMode = QueueFairness.ShareMode.fifo
 }
 
 extension Scheduler {
@@ -139,9 +145,11 @@ extension Scheduler {
         if let q = queueIndex[qs.name] {
             queues[Int(q)].maxConcurrent = Int32(qs.maxConcurrent)
             queues[Int(q)].suspended = qs.suspended
+            if let f = qs.fairness { queues[Int(q)].fairness = f }
             activateAll(q)
         } else {
-            _ = ensureQueue(qs)
+            let q = ensureQueue(qs)
+            if let f = qs.fairness { queues[Int(q)].fairness = f }
         }
     }
 
@@ -153,6 +161,7 @@ extension Scheduler {
             if qs.maxConcurrent < -1 || qs.maxConcurrent > Int(Int32.max) {
                 problems.append(.invalidQueue(name: qs.name, reason: "maxConcurrent must be -1 or ≥ 0, got \(qs.maxConcurrent)"))
             }
+            if let p = qs.fairness?.problem { problems.append(.invalidQueue(name: qs.name, reason: p)) }
             if let q = queueIndex[qs.name], queues[Int(q)].qos != qs.qos {
                 problems.append(.invalidQueue(name: qs.name, reason: "qos of an existing queue cannot change"))
             }
@@ -201,7 +210,11 @@ extension Scheduler {
                          _ run: Int32, _ c: inout InsertCache) {
         let op = Int32(ops.count)
         let qname = specs[i].queue
-        if qname != c.queueName || c.queue < 0 { c.queueName = qname; c.queue = ensureQueue(QueueSpec(name: qname)) }
+        if qname != c.queueName || c.queue < 0 {
+            c.queueName = qname
+            c.queue = ensureQueue(QueueSpec(name: qname))
+            c.shareMode = queues[Int(c.queue)].fairness.share
+        }
         let q = c.queue
         let kname = specs[i].kind
         if kname != c.kindName || c.kind < 0 { c.kindName = kname; c.kind = internKind(kname) }
@@ -217,6 +230,18 @@ extension Scheduler {
                              priority: Int8(truncatingIfNeeded: specs[i].priority.rawValue),
                              flags: (barrier ? Flag.barrier : 0) | (specs[i].policy == .succeeded ? Flag.policySucceeded : 0)))
         ops.hot[Int(op)].run = run
+        if c.shareMode == .key {
+            let name = specs[i].share ?? runs[Int(run)]?.submitter ?? ""
+            if c.shareQueue != q || c.shareName != name { c.shareQueue = q; c.shareName = name; c.share = shareSlot(name, queue: q) }
+            ops.hot[Int(op)].share = c.share
+        } else if c.shareMode != .fifo {
+            // By submitter or by run: one share for the whole batch (one run), looked up once per queue.
+            if c.shareQueue != q { c.shareQueue = q; c.share = shareSlot(shareName(specs[i], run: run, queue: q), queue: q) }
+            ops.hot[Int(op)].share = c.share
+        }
+        // In `key` mode the share is the slot's name; other modes ignore it, so it is kept aside (re-sharing, snapshots).
+        if let s = specs[i].share, c.shareMode != .key { opShares[op] = s }
+        if let k = specs[i].concurrencyKey { ops.hot[Int(op)].concurrencyKey = concurrencyKey(k, queue: q) }
         ops.ids.append(keys[i])
         ops.payloads.append(specs[i].payload)
         ops.submittedAt.append(now)

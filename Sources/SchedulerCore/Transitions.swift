@@ -61,6 +61,10 @@ extension Scheduler {
         case .finished: break   // counted by outcome in finishOp
         }
         ops.hot[i].state = new
+        // A concurrency key's holders (FairShare.swift); share counts are counted when asked for.
+        if ops.hot[i].concurrencyKey >= 0 && old.occupiesQueue != new.occupiesQueue {
+            keyPlaceChanged(op, taking: new.occupiesQueue)
+        }
         if wasAtLimit && !queues[q].atLimit { activateAll(Int32(q)) }
         if let code { record(op, code, part: part, extra: extra, at: at ?? now) }
     }

@@ -29,10 +29,47 @@ extension Scheduler {
         }
         for c in epochs where c.closer >= 0 { implicitIn[Int(c.closer)] += 1 }
         var validHeapEntries = [Int32](repeating: 0, count: n)
-        for l in lanes {
-            for e in l.heap.unordered {
-                let j = Int(e.op)
-                if ops.hot[j].state == .ready && ops.hot[j].heapKey == e.key { validHeapEntries[j] += 1 }
+        for (l, lane) in lanes.enumerated() {
+            let sharing = isSharing(lane: l)
+            if !sharing { check(lane.heapCount == 1, "lane \(l): \(lane.heapCount) share heaps without sharing") }
+            for (s, heap) in lane.allHeaps.enumerated() {
+                for e in heap.unordered {
+                    let j = Int(e.op)
+                    guard ops.hot[j].state == .ready && ops.hot[j].heapKey == e.key else { continue }
+                    validHeapEntries[j] += 1
+                    check(Int(ops.hot[j].share) == s && Int(ops.hot[j].lane) == l, "\(ops.ids[j]): in the heap of lane \(l) share \(s), not its own")
+                }
+                // With sharing, a share heap with entries has exactly one current front (FairShare.swift).
+                if sharing {
+                    let current = lane.fronts.unordered.filter { Int($0.slot) == s && $0.version == lane.frontVersion[s] }.count
+                    check(current == (heap.isEmpty ? 0 : 1) || (heap.isEmpty && current <= 1),
+                          "lane \(l) share \(s): \(current) current fronts for \(heap.count) entries")
+                }
+            }
+        }
+        // Concurrency keys agree with the ops; no key over its limit unless the limit was lowered under
+        // its holders (they finish; none is added).
+        var keyHolders = [Int](repeating: 0, count: concurrencyKeys.count)
+        for i in 0..<n where !dead(i) {
+            let q = Int(queueOf(Int32(i)))
+            check(Int(ops.hot[i].share) < shareTables[q].slots.count, "\(ops.ids[i]): share slot \(ops.hot[i].share) beyond its queue's \(shareTables[q].slots.count)")
+            if ops.hot[i].state.occupiesQueue {
+                let k = Int(ops.hot[i].concurrencyKey)
+                if k >= 0 {
+                    keyHolders[k] += 1
+                    check(concurrencyKeys[k].holders.contains(Int32(i)), "\(ops.ids[i]): holds key \(concurrencyKeys[k].name) unlisted")
+                }
+            }
+            if ops.hot[i].heapKey == Scheduler.heldForKey && ops.hot[i].state == .ready {
+                let k = Int(ops.hot[i].concurrencyKey)
+                check(k >= 0 && concurrencyKeys[k].waiting.contains(Int32(i)), "\(ops.ids[i]): held for a key it does not wait for")
+            }
+        }
+        for (k, key) in concurrencyKeys.enumerated() {
+            check(key.holders.count == keyHolders[k], "key \(key.name): \(key.holders.count) holders listed, \(keyHolders[k]) hold it")
+            let limit = queues[Int(key.queue)].fairness.keyLimit
+            if limit > 0 && key.holders.count > limit {
+                check(keyLimitLowered, "key \(key.name): \(key.holders.count) holders over its limit \(limit)")
             }
         }
         var inflightCount = [Int32](repeating: 0, count: n)
@@ -68,7 +105,8 @@ extension Scheduler {
             case .ready:
                 ready[q] += 1
                 laneReady[Int(ops.hot[i].lane)] += 1
-                check(validHeapEntries[i] == 1, "\(id): ready with \(validHeapEntries[i]) heap entries")
+                let held: Int32 = ops.hot[i].heapKey == Scheduler.heldForKey ? 1 : 0
+                check(validHeapEntries[i] + held == 1, "\(id): ready with \(validHeapEntries[i]) heap entries (held for a key: \(held))")
                 check(!cancelledFlag, "\(id): cancelled but still ready")
                 check(implicitIn[i] == 0, "\(id): ready with open prerequisites")
             case .dispatched, .executing:

@@ -34,6 +34,11 @@ public enum WireLimits {
     /// Bytes of one output tail (stdout or stderr) on a FINISHED record (1.5), and in a LOGS reply's
     /// attempt; `opworker --log-tail-bytes` is at most this.
     public static let maxLogTailSize = 1 << 20
+    /// (1.8) A queue's fairness: share weights (`QueueFairness.maxWeight`), weights named in one setting,
+    /// the highest rate (and burst).
+    public static let maxShareWeight: UInt32 = 1_000
+    public static let maxShareWeights = 1_024
+    public static let maxRatePerSecond: Double = 1_000_000
     /// Largest credit in one grant.
     public static let maxCredit: UInt32 = 1_000_000
     /// HELLO: handler kinds and tags one worker may name, and the bytes of each (a peer's HELLO is

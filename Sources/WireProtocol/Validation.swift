@@ -323,6 +323,36 @@ struct FieldChecks {
             throw .fieldOutOfRange(command, field: "\(prefix()).max_concurrent", detail: "\(q.maxConcurrent) < -1")
         }
         try qos(q.qos, "\(prefix()).qos")
+        if q.hasFairness { try fairness(q.fairness, "\(prefix()).fairness") }
+    }
+
+    /// (1.8) The ranges of `QueueFairness.problem`, checked here so a bad setting is refused with its field.
+    func fairness(_ f: WireQueueFairness, _ prefix: @autoclosure () -> String) throws(WireError) {
+        if case .UNRECOGNIZED(let v) = f.share { throw .fieldOutOfRange(command, field: "\(prefix()).share", detail: "unknown share mode \(v)") }
+        if case .UNRECOGNIZED(let v) = f.keyStrategy {
+            throw .fieldOutOfRange(command, field: "\(prefix()).key_strategy", detail: "unknown key strategy \(v)")
+        }
+        try count(f.weights.count, WireLimits.maxShareWeights, "\(prefix()).weights")
+        for (i, w) in f.weights.enumerated() {
+            try id(w.share, "\(prefix()).weights[\(i)].share")
+            if w.weight < 1 || w.weight > WireLimits.maxShareWeight {
+                throw .fieldOutOfRange(command, field: "\(prefix()).weights[\(i)].weight",
+                                       detail: "\(w.weight) for share '\(w.share)' is not in 1...\(WireLimits.maxShareWeight)")
+            }
+        }
+        if f.hasKeyLimit, f.keyLimit > UInt32(Int32.max) {
+            throw .fieldOutOfRange(command, field: "\(prefix()).key_limit", detail: "\(f.keyLimit) > \(Int32.max)")
+        }
+        if f.hasRatePerSecond, !(f.ratePerSecond > 0 && f.ratePerSecond <= WireLimits.maxRatePerSecond) {
+            throw .fieldOutOfRange(command, field: "\(prefix()).rate_per_second",
+                                   detail: "\(f.ratePerSecond) is not > 0 and ≤ \(Int(WireLimits.maxRatePerSecond))")
+        }
+        if f.hasBurst, f.burst < 1 || f.burst > UInt32(WireLimits.maxRatePerSecond) {
+            throw .fieldOutOfRange(command, field: "\(prefix()).burst", detail: "\(f.burst) is not in 1...\(Int(WireLimits.maxRatePerSecond))")
+        }
+        if f.noRate, f.hasRatePerSecond || f.hasBurst {
+            throw .fieldOutOfRange(command, field: "\(prefix()).no_rate", detail: "no_rate removes the rate limit: give no rate_per_second or burst with it")
+        }
     }
 
     func operation(_ o: WireOperation, _ prefix: @autoclosure () -> String) throws(WireError) {
@@ -342,6 +372,8 @@ struct FieldChecks {
         }
         if o.timeoutUs < 0 { throw .fieldOutOfRange(command, field: "\(prefix()).timeout_us", detail: "\(o.timeoutUs) < 0") }
         try ids(o.requires, "\(prefix()).requires")
+        try optionalID(o.share, "\(prefix()).share")
+        try optionalID(o.concurrencyKey, "\(prefix()).concurrency_key")
     }
 }
 

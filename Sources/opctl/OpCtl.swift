@@ -23,7 +23,7 @@ struct OpCtl: ParsableCommand {
             a message over 16 MiB is refused at once with what and which limit (a graph: exit 2, nothing is \
             sent; other requests: exit 64) instead of being dropped on the way.
             """,
-        subcommands: [Submit.self, Status.self, Why.self, Cancel.self, Suspend.self, Resume.self, Limit.self,
+        subcommands: [Submit.self, Status.self, Why.self, Cancel.self, Suspend.self, Resume.self, Limit.self, Share.self,
                       Priority.self, Wait.self, Workers.self, Watch.self, Runs.self, Logs.self, Story.self, Keys.self])
 
     /// The connection options may come before the subcommand too (`GlobalOptions`).

@@ -80,6 +80,7 @@ struct Status: ParsableCommand {
         } else {
             if ids.isEmpty && !queuesOnly { print(summaryLine(r)); print("") }
             printQueues(r.queues)
+            printFairness(r.queues, now: r.nowUs)
             if !r.ops.isEmpty { print(""); printOps(r.ops, attemptErrors: !ids.isEmpty) }
             if !r.nextAfter.isEmpty {
                 print("(\(r.ops.count) shown; more follow: --limit N, or --after \(r.nextAfter) for the next ones)")
@@ -258,7 +259,7 @@ func queueJSON(_ q: WireQueueCounts) -> [String: Any] {
     ["name": q.name, "pending": q.pending, "ready": q.ready, "dispatched": q.dispatched, "executing": q.executing,
      "finished": q.finished,
      "cancelled": q.cancelled, "failed": q.failed, "suspended": q.suspended, "max_concurrent": q.maxConcurrent,
-     "qos": qosName(q.qos)]
+     "qos": qosName(q.qos), "fairness": fairnessJSON(q)]
 }
 
 func opJSON(_ o: WireOpStatus, results: Bool) -> [String: Any] {

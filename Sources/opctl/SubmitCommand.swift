@@ -140,11 +140,8 @@ struct Submit: ParsableCommand {
         }
     }
 
-    /// "user@host", shown by `opctl runs` (what the client says; a principal once keys exist).
-    static var submitter: String {
-        let user = ProcessInfo.processInfo.environment["USER"] ?? NSUserName()
-        return "\(user)@\(ProcessInfo.processInfo.hostName)"
-    }
+    /// "user@host" (`Submitter`): shown by `opctl runs`, the default share key without keys.
+    static var submitter: String { Submitter.current }
 
     /// Every operation and every SUBMIT against the protocol's limits before anything is sent: a batch
     /// refused after earlier ones were accepted would leave half a graph on the coordinator.

@@ -64,7 +64,8 @@ struct RandomEntries {
             after: list(3) { $0.string() }, priority: rng.pick(OperationPriority.allCases), qos: rng.bool() ? rng.pick(OperationQoS.allCases) : nil,
             parts: int(), policy: rng.bool() ? .finished : .succeeded, retries: int(), lossRetries: int(),
             timeoutMicros: rng.bool() ? int64() : nil, requires: list(3) { $0.string() }, barrier: rng.bool(),
-            retryDelayMicros: int64(), retryDelayMaxMicros: int64())
+            retryDelayMicros: int64(), retryDelayMaxMicros: int64(), share: rng.bool() ? string() : nil,
+            concurrencyKey: rng.bool() ? string() : nil)
     }
 
     /// Times 0 (never) or anything, so the differences from the finish wrap too.
@@ -76,7 +77,17 @@ struct RandomEntries {
     }
 
     mutating func queue() -> QueueSpec {
-        QueueSpec(name: string(), maxConcurrent: int(), qos: rng.pick(OperationQoS.allCases), suspended: rng.bool())
+        QueueSpec(name: string(), maxConcurrent: int(), qos: rng.pick(OperationQoS.allCases), suspended: rng.bool(),
+                  fairness: rng.bool() ? fairness() : nil)
+    }
+
+    /// Any values, valid or not: the codec keeps what it is given (the core validates).
+    mutating func fairness() -> QueueFairness {
+        var weights: [String: Int] = [:]
+        for _ in 0..<rng.int(4) { weights[string()] = int() }
+        return QueueFairness(share: rng.pick(QueueFairness.ShareMode.allCases), weights: weights, keyLimit: int(),
+                             keyStrategy: rng.pick(QueueFairness.KeyStrategy.allCases),
+                             rate: rng.bool() ? RateLimit(perSecond: Double(rng.int(1_000_000)) / 7, burst: int()) : nil)
     }
 
     mutating func key() -> SubmissionKey { SubmissionKey(key: string(), digest: rng.next()) }

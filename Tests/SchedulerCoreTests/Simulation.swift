@@ -11,6 +11,9 @@ import Foundation
 /// runs have parts in flight, retry delays, timeouts, barriers and lost workers.
 struct Simulation {
     var rng: SplitMix64
+    /// Share keys and concurrency keys are drawn from their own stream, so each seed's other draws (and
+    /// the counts tests expect of them) stay what they were before fair share.
+    var fairRng: SplitMix64
     var s: Scheduler
     var now: Int64 = 1_000
     var stimulus: UInt64 = 0
@@ -76,6 +79,7 @@ struct Simulation {
 
     init(seed: UInt64, maxOps: Int = 1000, runs: Bool = false) {
         rng = SplitMix64(seed: seed)
+        fairRng = SplitMix64(seed: seed &+ 0xFA12_5EED)
         runMode = runs
         var c = SchedulerConfig()
         c.heartbeatIntervalMicros = 10_000
@@ -105,6 +109,8 @@ struct Simulation {
             o.retryDelayMicros = rng.pick(runMode ? [0, 20_000, 100_000] : [0, 1_000, 20_000])
             o.retryDelayMaxMicros = rng.pick(runMode ? [50_000, 400_000] : [5_000, 100_000])
             if rng.chance(0.02) { o.barrier = true }
+            o.share = fairRng.pick(["s1", "s2", "s3"])
+            if fairRng.chance(0.4) { o.concurrencyKey = fairRng.pick(["k1", "k2"]) }
             var ds: [Int] = []
             if i > 0 {
                 for _ in 0..<rng.int(4) {
@@ -140,13 +146,24 @@ struct Simulation {
         results = Array(repeating: [], count: n)
     }
 
+    /// Each queue shares in its own way (A11): q0 by submitter (one here: no sharing), q1 by the ops'
+    /// share keys with weights and a key limit, q2 by share key with a rate and a key limit that cancels
+    /// the oldest holder, q3 fifo.
+    static let fairness: [String: QueueFairness] = [
+        "q0": QueueFairness(),
+        "q1": QueueFairness(share: .key, weights: ["s1": 3], keyLimit: 2),
+        "q2": QueueFairness(share: .key, keyLimit: 1, keyStrategy: .wait, rate: RateLimit(perSecond: 20_000, burst: 3)),
+        "q3": QueueFairness(share: .fifo),
+    ]
+
     /// Random settings for the queues `batch` uses for the first time (drawn once per queue).
     mutating func drawQueueSettings(for batch: [OperationSpec]) -> [QueueSpec] {
         var qs: [QueueSpec] = []
         for q in queueNames where limits[q] == nil && batch.contains(where: { $0.queue == q }) {
             let lim = rng.pick([-1, -1, 1, 2, 3, 5])
             limits[q] = lim
-            qs.append(QueueSpec(name: q, maxConcurrent: lim, qos: OperationQoS(rank: rng.int(5))!, suspended: rng.chance(0.2)))
+            qs.append(QueueSpec(name: q, maxConcurrent: lim, qos: OperationQoS(rank: rng.int(5))!, suspended: rng.chance(0.2),
+                                fairness: Self.fairness[q]))
         }
         return qs
     }
@@ -216,14 +233,23 @@ struct Simulation {
                     let coreRunning = keys.filter { k in s.status(k).map { $0.queue == q && ($0.state == .dispatched || $0.state == .executing) } ?? false }
                     fail("queue \(q) over its limit \(lim) starting \(d.op): model running \(running[q, default: []].sorted()), core \(coreRunning.sorted())")
                 }
+                // A11: no concurrency key over its queue's keyLimit.
+                let fair = Self.fairness[q] ?? QueueFairness()
+                if let key = spec.concurrencyKey, fair.keyLimit > 0 {
+                    let holding = running[q, default: []].filter { specs[specIndex[$0]!].concurrencyKey == key }.count
+                    if holding >= fair.keyLimit { fail("key \(key) of queue \(q) over its limit \(fair.keyLimit) starting \(d.op)") }
+                }
                 running[q, default: []].insert(d.op)
                 ready[q, default: []].remove(d.op)
-                // S6: no ready op of the same lane goes first by priority, nor by submission order at equal priority.
+                // S6: no ready op of the same lane goes first by priority, nor by submission order at equal
+                // priority inside one share key (A11); an op waiting for its concurrency key may be passed.
                 let p = s.status(d.op)!.priority
                 for other in ready[q, default: []] {
                     let os = specs[specIndex[other]!]
                     guard let st = s.status(other), st.state == .ready else { continue }
                     guard os.kind == spec.kind && os.requires == spec.requires && st.qos == s.status(d.op)!.qos else { continue }
+                    if case .heldByConcurrencyKey = s.why(other) { continue }
+                    if fair.share == .key && os.share != spec.share && st.priority == p { continue }
                     if st.priority > p {
                         fail("\(d.op) (priority \(p)) dispatched before ready \(other) (priority \(st.priority))")
                     } else if st.priority == p && specIndex[other]! < i {

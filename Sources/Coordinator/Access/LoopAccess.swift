@@ -32,7 +32,8 @@ extension CoordinatorLoop {
         let why = RequestAccess.denial(message, by: p,
             queueOf: { id, run in self.core.queueName(ofRef: id, in: run) },
             queuesOfRun: { self.core.queueNames(ofRun: $0) },
-            existingQueue: { self.core.queueCounts($0) })
+            existingQueue: { self.core.queueCounts($0) },
+            queueFairness: { self.core.fairnessStatus($0)?.fairness })
         if let why {
             loopAccess?.denied += 1
             refuse(message, from: routing, requestID: envelope.requestID, why, log: "\(p.name) \(message.command)")

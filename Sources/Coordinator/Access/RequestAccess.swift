@@ -16,7 +16,8 @@ enum RequestAccess {
     static func denial(_ message: Message, by p: Principal,
                        queueOf: (_ op: String, _ run: String?) -> String?,
                        queuesOfRun: (String) -> Set<String>?,
-                       existingQueue: (String) -> QueueCounts? = { _ in nil }) -> String? {
+                       existingQueue: (String) -> QueueCounts? = { _ in nil },
+                       queueFairness: (String) -> QueueFairness? = { _ in nil }) -> String? {
         switch message {
         case .hello(let h):
             guard p.has(.worker) else { return "key '\(p.name)' may not register workers (it lacks the 'worker' role)" }
@@ -43,6 +44,7 @@ enum RequestAccess {
             if p.roles.contains(.admin) { return nil }
             for q in s.queues {
                 if let current = existingQueue(q.name), let why = settingChange(q, of: current, by: p) { return why }
+                if q.hasFairness, let why = fairnessChange(q, of: queueFairness(q.name), by: p) { return why }
             }
             return nil
         case .cancelOps(let c):
@@ -58,7 +60,7 @@ enum RequestAccess {
             guard p.has(.submit) else { return "key '\(p.name)' may not change priorities (it lacks the 'submit' role)" }
             return opsDenial(s.opIds, run: s.run, p, queueOf)
         case .queue(let q):
-            return p.roles.contains(.admin) ? nil : "changing queue '\(q.settings.name)' (limit, suspension) needs the 'admin' role"
+            return p.roles.contains(.admin) ? nil : "changing queue '\(q.settings.name)' (limit, suspension, fairness) needs the 'admin' role"
         case .welcome, .reject, .dispatch, .cancel, .submitReply, .ack, .statusReply, .whyReply,
              .workersReply, .event, .waitReply, .runsReply, .logsReply, .storyReply, .error:
             return nil   // answered as unexpected by the loop, whoever sends them
@@ -80,6 +82,15 @@ enum RequestAccess {
         return "queue '\(q.name)' exists with \(field.name) \(field.now); this submission sets it to \(field.given), "
             + "which needs the 'admin' role (key '\(p.name)' may set a queue's settings only in the submission that creates it): "
             + "remove \(field.name) from the graph's queues entry, or ask an admin (opctl limit/suspend/resume)"
+    }
+
+    /// A SUBMIT's fairness (A11) needs `admin` when it changes an existing queue's (`current`) or gives a new
+    /// queue other than the default: fair share between teams is the cluster's policy, not a submitter's.
+    private static func fairnessChange(_ q: WireQueueSettings, of current: QueueFairness?, by p: Principal) -> String? {
+        if q.fairness.isNoChange(of: current ?? .default) { return nil }
+        let what = current == nil ? "creates it with fair-share settings other than the default" : "changes its fair-share settings"
+        return "queue '\(q.name)': this submission \(what) (share, weights, keyLimit, keyStrategy, rate), which needs the 'admin' role "
+            + "(key '\(p.name)'): remove them from the graph's queues entry, or ask an admin (opctl share)"
     }
 
     /// Unknown ops pass: the core answers "not found" as it would to anyone.

@@ -4,7 +4,10 @@ import DequeModule
 
 /// Drives SchedulerCore in-process with simulated workers that finish every part at once:
 /// (a) 1M independent ops, (b) a layered 1M-op DAG (2 deps per op on the previous layer), (c) the same at 10k.
-/// `$OPQ_CORE_ONLY` (comma-separated: independent, dag, dag_10k, reserved) runs only those workloads and
+/// (d) the same DAG with the core pre-sized; (e) (a) and (b) with fair share on, the ops spread over 2 and over
+/// 1,000 share keys (issue 28: ≥ 0.95× of (a) and (b), which share nothing).
+/// `$OPQ_CORE_ONLY` (comma-separated: independent, dag, dag_10k, reserved, shares, independent_shares,
+/// dag_shares; `$OPQ_CORE_SHARE_KEYS`, default "2,1000", the share counts) runs only those workloads and
 /// `$OPQ_CORE_OPS` sets the big workloads' size (e.g. for instruction counts under callgrind).
 func runCoreBench(json: Bool, quick: Bool) -> [BenchResult] {
     let env = ProcessInfo.processInfo.environment
@@ -23,6 +26,20 @@ func runCoreBench(json: Bool, quick: Bool) -> [BenchResult] {
     var reserved = CoreWorkload(name: "dag_\(label(big))_reserved", ops: big, layerWidth: 1_000)
     reserved.reserve = true
     if wanted("reserved") { d = reserved.run() }
+    var shared: [(BenchResult, BenchResult?)] = []
+    let shareKeys = (env["OPQ_CORE_SHARE_KEYS"] ?? "2,1000").split(separator: ",").compactMap { Int($0) }
+    for keys in shareKeys {
+        if wanted("shares") || wanted("independent_shares") {
+            var i = CoreWorkload(name: "independent_\(label(big))_shares\(keys)", ops: big, layerWidth: 0)
+            i.shares = keys
+            shared.append((i.run(), a))
+        }
+        if wanted("shares") || wanted("dag_shares") {
+            var g = CoreWorkload(name: "dag_\(label(big))_shares\(keys)", ops: big, layerWidth: 1_000)
+            g.shares = keys
+            shared.append((g.run(), b))
+        }
+    }
     let target = 1_000_000.0
     for case let (r?, checkMem) in [(a, true), (b, true), (c, false), (d, true)] {
         var notes: [String] = []
@@ -39,6 +56,15 @@ func runCoreBench(json: Bool, quick: Bool) -> [BenchResult] {
         rr.note = notes.joined(separator: "; ")
         results.append(rr)
     }
+    for (r, base) in shared {
+        var rr = r
+        if let base = base?["ops_per_s"], base > 0, let rate = r["ops_per_s"] {
+            let ratio = rate / base
+            rr.fields.append(("vs_no_sharing", ratio))
+            rr.note = "vs the same workload without sharing, same run: \(String(format: "%.2f", ratio))× (≥0.95×: \(ratio >= 0.95 ? "met" : "MISSED"))"
+        }
+        results.append(rr)
+    }
     return results
 }
 
@@ -53,6 +79,9 @@ struct CoreWorkload {
     var creditPerWorker = 256
     var repeats = 1
     var reserve = false
+    /// 0: no sharing (one share key); N: N share keys in a queue that shares by key, each batch split
+    /// into N runs of ops with one key.
+    var shares = 0
 
     func spec(_ i: Int) -> OperationSpec {
         var s = OperationSpec(id: "o\(i)", kind: "noop")
@@ -89,7 +118,14 @@ struct CoreWorkload {
     }
 
     /// One run; the time spent building specs (the shell's decoding) is measured apart from the core's.
+    var shareNames: [String] { (0..<shares).map { "s\($0)" } }
+
     func once() -> (core: UInt64, build: UInt64, rss: Int, dispatched: Int) {
+        let names = shareNames
+        // Runs of `block` ops share a key, as a batch from one submitter does (shares alternating op by op
+        // in one batch cost one dictionary lookup per op more: ≈ 400 instructions, BENCHMARKS.md "core").
+        let block = shares > 0 ? max(1, batch / shares) : 1
+        let queues = shares > 0 ? [QueueSpec(name: OperationSpec.defaultQueue, fairness: QueueFairness(share: .key))] : []
         let rss0 = BenchProbe.residentBytes()
         var s = Scheduler()
         if reserve { s.reserve(ops: ops) }
@@ -127,10 +163,14 @@ struct CoreWorkload {
             if next < ops && fifo.count < capacity / 2 {
                 let t0 = BenchProbe.nowNanos()
                 let n = min(batch, ops - next)
-                let specs = (next..<next + n).map(spec)
+                let specs = (next..<next + n).map { i in
+                    var o = spec(i)
+                    if shares > 0 { o.share = names[(i / block) % shares] }
+                    return o
+                }
                 buildNanos += BenchProbe.nowNanos() - t0
                 next += n
-                feed(.submit(ClientRef(client: 1, request: UInt64(next)), ops: specs, queues: []))
+                feed(.submit(ClientRef(client: 1, request: UInt64(next)), ops: specs, queues: next == n ? queues : []))
             } else if let d = fifo.popFirst() {
                 feed(.partFinished(PartRef(worker: d.worker, op: d.op, part: d.part, attempt: d.attempt), .succeeded([]), grant: 1))
             } else {

@@ -276,6 +276,114 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
 
 }
 
+/// (1.8) How a queue shares dispatches between share keys (A11).
+public nonisolated enum WireShareMode: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// unchanged
+  case unspecified // = 0
+
+  /// the submitter's key name, or user@host (the default)
+  case submitter // = 1
+
+  /// each run
+  case run // = 2
+
+  /// the op's own `share` (its submitter when empty)
+  case key // = 3
+
+  /// no sharing: priority, then FIFO across the queue
+  case fifo // = 4
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .submitter
+    case 2: self = .run
+    case 3: self = .key
+    case 4: self = .fifo
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .submitter: return 1
+    case .run: return 2
+    case .key: return 3
+    case .fifo: return 4
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [WireShareMode] = [
+    .unspecified,
+    .submitter,
+    .run,
+    .key,
+    .fifo,
+  ]
+
+}
+
+/// (1.8) What happens to an op whose concurrency key is at the queue's key_limit.
+public nonisolated enum WireKeyStrategy: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// unchanged
+  case unspecified // = 0
+
+  /// it waits (the default)
+  case wait // = 1
+
+  /// it is cancelled
+  case cancelNewest // = 2
+
+  /// the oldest holder is cancelled
+  case cancelInProgress // = 3
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .wait
+    case 2: self = .cancelNewest
+    case 3: self = .cancelInProgress
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .wait: return 1
+    case .cancelNewest: return 2
+    case .cancelInProgress: return 3
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [WireKeyStrategy] = [
+    .unspecified,
+    .wait,
+    .cancelNewest,
+    .cancelInProgress,
+  ]
+
+}
+
 public nonisolated enum WireSubmitProblem: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
   case unspecified // = 0
@@ -819,12 +927,98 @@ public nonisolated struct WireQueueSettings: Sendable {
   /// Clears the value of `suspended`. Subsequent reads from it will return its default value.
   public mutating func clearSuspended() {self._suspended = nil}
 
+  /// (1.8) absent = unchanged (a new queue: fair share by submitter)
+  public var fairness: WireQueueFairness {
+    get {_fairness ?? WireQueueFairness()}
+    set {_fairness = newValue}
+  }
+  /// Returns true if `fairness` has been explicitly set.
+  public var hasFairness: Bool {self._fairness != nil}
+  /// Clears the value of `fairness`. Subsequent reads from it will return its default value.
+  public mutating func clearFairness() {self._fairness = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _maxConcurrent: Int32? = nil
   fileprivate var _suspended: Bool? = nil
+  fileprivate var _fairness: WireQueueFairness? = nil
+}
+
+public nonisolated struct WireShareWeight: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// required, a share key
+  public var share: String = String()
+
+  /// 1 … 1000
+  public var weight: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// (1.8) A queue's fair share, concurrency-key limit and rate. Each absent field keeps the queue's
+/// current value, so a request can change one thing (opctl share Q --key-limit 2).
+public nonisolated struct WireQueueFairness: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var share: WireShareMode = .unspecified
+
+  /// merged into the current weights (a share not named weighs 1)
+  public var weights: [WireShareWeight] = []
+
+  /// the given weights replace all current ones
+  public var replaceWeights: Bool = false
+
+  /// 0 = no limit
+  public var keyLimit: UInt32 {
+    get {_keyLimit ?? 0}
+    set {_keyLimit = newValue}
+  }
+  /// Returns true if `keyLimit` has been explicitly set.
+  public var hasKeyLimit: Bool {self._keyLimit != nil}
+  /// Clears the value of `keyLimit`. Subsequent reads from it will return its default value.
+  public mutating func clearKeyLimit() {self._keyLimit = nil}
+
+  public var keyStrategy: WireKeyStrategy = .unspecified
+
+  /// > 0, ≤ 1000000: dispatches of new ops a second (token bucket)
+  public var ratePerSecond: Double {
+    get {_ratePerSecond ?? 0}
+    set {_ratePerSecond = newValue}
+  }
+  /// Returns true if `ratePerSecond` has been explicitly set.
+  public var hasRatePerSecond: Bool {self._ratePerSecond != nil}
+  /// Clears the value of `ratePerSecond`. Subsequent reads from it will return its default value.
+  public mutating func clearRatePerSecond() {self._ratePerSecond = nil}
+
+  /// 1 … 1000000 tokens saved; with a new rate absent = 1
+  public var burst: UInt32 {
+    get {_burst ?? 0}
+    set {_burst = newValue}
+  }
+  /// Returns true if `burst` has been explicitly set.
+  public var hasBurst: Bool {self._burst != nil}
+  /// Clears the value of `burst`. Subsequent reads from it will return its default value.
+  public mutating func clearBurst() {self._burst = nil}
+
+  /// remove the rate limit (not with rate_per_second or burst)
+  public var noRate: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _keyLimit: UInt32? = nil
+  fileprivate var _ratePerSecond: Double? = nil
+  fileprivate var _burst: UInt32? = nil
 }
 
 /// One operation, fields as in docs/GRAPHS.md.
@@ -943,6 +1137,18 @@ public nonisolated struct WireOperation: @unchecked Sendable {
   public var hasRetryDelayMaxUs: Bool {_storage._retryDelayMaxUs != nil}
   /// Clears the value of `retryDelayMaxUs`. Subsequent reads from it will return its default value.
   public mutating func clearRetryDelayMaxUs() {_uniqueStorage()._retryDelayMaxUs = nil}
+
+  /// (1.8) share key in a queue of share mode KEY; empty = its submitter
+  public var share: String {
+    get {_storage._share}
+    set {_uniqueStorage()._share = newValue}
+  }
+
+  /// (1.8) at most the queue's key_limit ops of one key run at once; empty = none
+  public var concurrencyKey: String {
+    get {_storage._concurrencyKey}
+    set {_uniqueStorage()._concurrencyKey = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1091,7 +1297,7 @@ public nonisolated struct WireCancelOps: Sendable {
   public init() {}
 }
 
-/// QUEUE (client → coordinator): change a queue's settings (suspend, resume, limit, qos).
+/// QUEUE (client → coordinator): change a queue's settings (suspend, resume, limit, qos; (1.8) fairness).
 public nonisolated struct WireQueueControl: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1198,33 +1404,146 @@ public nonisolated struct WireStatus: Sendable {
   public init() {}
 }
 
-public nonisolated struct WireQueueCounts: Sendable {
+public nonisolated struct WireQueueCounts: @unchecked Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var name: String {
+    get {_storage._name}
+    set {_uniqueStorage()._name = newValue}
+  }
+
+  public var pending: UInt64 {
+    get {_storage._pending}
+    set {_uniqueStorage()._pending = newValue}
+  }
+
+  public var ready: UInt64 {
+    get {_storage._ready}
+    set {_uniqueStorage()._ready = newValue}
+  }
+
+  public var executing: UInt64 {
+    get {_storage._executing}
+    set {_uniqueStorage()._executing = newValue}
+  }
+
+  public var finished: UInt64 {
+    get {_storage._finished}
+    set {_uniqueStorage()._finished = newValue}
+  }
+
+  public var cancelled: UInt64 {
+    get {_storage._cancelled}
+    set {_uniqueStorage()._cancelled = newValue}
+  }
+
+  public var failed: UInt64 {
+    get {_storage._failed}
+    set {_uniqueStorage()._failed = newValue}
+  }
+
+  public var suspended: Bool {
+    get {_storage._suspended}
+    set {_uniqueStorage()._suspended = newValue}
+  }
+
+  public var maxConcurrent: Int32 {
+    get {_storage._maxConcurrent}
+    set {_uniqueStorage()._maxConcurrent = newValue}
+  }
+
+  public var qos: WireQoS {
+    get {_storage._qos}
+    set {_uniqueStorage()._qos = newValue}
+  }
+
+  /// sent to workers, not started yet (executing counts started ones only)
+  public var dispatched: UInt64 {
+    get {_storage._dispatched}
+    set {_uniqueStorage()._dispatched = newValue}
+  }
+
+  /// (1.8) Fair share: the queue's settings (absent = the default), its share keys and its concurrency
+  /// keys, each list the busiest first (running + ready, holding + waiting), at most 50 (the rest are
+  /// counted in shares_omitted / keys_omitted); next_token_us: with a rate limit and no token now, when
+  /// the next one comes (coordinator clock), else 0.
+  public var fairness: WireQueueFairness {
+    get {_storage._fairness ?? WireQueueFairness()}
+    set {_uniqueStorage()._fairness = newValue}
+  }
+  /// Returns true if `fairness` has been explicitly set.
+  public var hasFairness: Bool {_storage._fairness != nil}
+  /// Clears the value of `fairness`. Subsequent reads from it will return its default value.
+  public mutating func clearFairness() {_uniqueStorage()._fairness = nil}
+
+  public var shares: [WireShareCounts] {
+    get {_storage._shares}
+    set {_uniqueStorage()._shares = newValue}
+  }
+
+  public var keys: [WireConcurrencyKeyCounts] {
+    get {_storage._keys}
+    set {_uniqueStorage()._keys = newValue}
+  }
+
+  public var sharesOmitted: UInt32 {
+    get {_storage._sharesOmitted}
+    set {_uniqueStorage()._sharesOmitted = newValue}
+  }
+
+  public var keysOmitted: UInt32 {
+    get {_storage._keysOmitted}
+    set {_uniqueStorage()._keysOmitted = newValue}
+  }
+
+  public var nextTokenUs: Int64 {
+    get {_storage._nextTokenUs}
+    set {_uniqueStorage()._nextTokenUs = newValue}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+public nonisolated struct WireShareCounts: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   public var name: String = String()
 
-  public var pending: UInt64 = 0
+  public var weight: UInt32 = 0
 
   public var ready: UInt64 = 0
 
-  public var executing: UInt64 = 0
+  /// dispatched or executing
+  public var running: UInt64 = 0
 
-  public var finished: UInt64 = 0
+  /// new ops dispatched from it since the queue was created
+  public var dispatchedTotal: UInt64 = 0
 
-  public var cancelled: UInt64 = 0
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public var failed: UInt64 = 0
+  public init() {}
+}
 
-  public var suspended: Bool = false
+public nonisolated struct WireConcurrencyKeyCounts: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
 
-  public var maxConcurrent: Int32 = 0
+  public var name: String = String()
 
-  public var qos: WireQoS = .unspecified
+  /// dispatched or executing (≤ key_limit)
+  public var holding: UInt64 = 0
 
-  /// sent to workers, not started yet (executing counts started ones only)
-  public var dispatched: UInt64 = 0
+  /// ready, waiting for a place
+  public var waiting: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1992,6 +2311,14 @@ nonisolated extension WireDependencyPolicy: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension WireErrorCode: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_MALFORMED\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_UNKNOWN_COMMAND\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_REJECTED\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_UNEXPECTED\0\u{1}ERROR_CODE_BUSY\0\u{1}ERROR_CODE_UNAUTHORIZED\0")
+}
+
+nonisolated extension WireShareMode: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0SHARE_MODE_UNSPECIFIED\0\u{1}SHARE_MODE_SUBMITTER\0\u{1}SHARE_MODE_RUN\0\u{1}SHARE_MODE_KEY\0\u{1}SHARE_MODE_FIFO\0")
+}
+
+nonisolated extension WireKeyStrategy: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0KEY_STRATEGY_UNSPECIFIED\0\u{1}KEY_STRATEGY_WAIT\0\u{1}KEY_STRATEGY_CANCEL_NEWEST\0\u{1}KEY_STRATEGY_CANCEL_IN_PROGRESS\0")
 }
 
 nonisolated extension WireSubmitProblem: SwiftProtobuf._ProtoNameProviding {
@@ -2826,7 +3153,7 @@ nonisolated extension WireDisconnect: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension WireQueueSettings: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".QueueSettings"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{3}max_concurrent\0\u{1}qos\0\u{1}suspended\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{3}max_concurrent\0\u{1}qos\0\u{1}suspended\0\u{1}fairness\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2838,6 +3165,7 @@ nonisolated extension WireQueueSettings: SwiftProtobuf.Message, SwiftProtobuf._M
       case 2: try { try decoder.decodeSingularSInt32Field(value: &self._maxConcurrent) }()
       case 3: try { try decoder.decodeSingularEnumField(value: &self.qos) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self._suspended) }()
+      case 5: try { try decoder.decodeSingularMessageField(value: &self._fairness) }()
       default: break
       }
     }
@@ -2860,6 +3188,9 @@ nonisolated extension WireQueueSettings: SwiftProtobuf.Message, SwiftProtobuf._M
     try { if let v = self._suspended {
       try visitor.visitSingularBoolField(value: v, fieldNumber: 4)
     } }()
+    try { if let v = self._fairness {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2868,6 +3199,111 @@ nonisolated extension WireQueueSettings: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs._maxConcurrent != rhs._maxConcurrent {return false}
     if lhs.qos != rhs.qos {return false}
     if lhs._suspended != rhs._suspended {return false}
+    if lhs._fairness != rhs._fairness {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireShareWeight: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ShareWeight"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}share\0\u{1}weight\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.share) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.weight) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.share.isEmpty {
+      try visitor.visitSingularStringField(value: self.share, fieldNumber: 1)
+    }
+    if self.weight != 0 {
+      try visitor.visitSingularUInt32Field(value: self.weight, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireShareWeight, rhs: WireShareWeight) -> Bool {
+    if lhs.share != rhs.share {return false}
+    if lhs.weight != rhs.weight {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireQueueFairness: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".QueueFairness"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}share\0\u{1}weights\0\u{3}replace_weights\0\u{3}key_limit\0\u{3}key_strategy\0\u{3}rate_per_second\0\u{1}burst\0\u{3}no_rate\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.share) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.weights) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.replaceWeights) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self._keyLimit) }()
+      case 5: try { try decoder.decodeSingularEnumField(value: &self.keyStrategy) }()
+      case 6: try { try decoder.decodeSingularDoubleField(value: &self._ratePerSecond) }()
+      case 7: try { try decoder.decodeSingularUInt32Field(value: &self._burst) }()
+      case 8: try { try decoder.decodeSingularBoolField(value: &self.noRate) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.share != .unspecified {
+      try visitor.visitSingularEnumField(value: self.share, fieldNumber: 1)
+    }
+    if !self.weights.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.weights, fieldNumber: 2)
+    }
+    if self.replaceWeights != false {
+      try visitor.visitSingularBoolField(value: self.replaceWeights, fieldNumber: 3)
+    }
+    try { if let v = self._keyLimit {
+      try visitor.visitSingularUInt32Field(value: v, fieldNumber: 4)
+    } }()
+    if self.keyStrategy != .unspecified {
+      try visitor.visitSingularEnumField(value: self.keyStrategy, fieldNumber: 5)
+    }
+    try { if let v = self._ratePerSecond {
+      try visitor.visitSingularDoubleField(value: v, fieldNumber: 6)
+    } }()
+    try { if let v = self._burst {
+      try visitor.visitSingularUInt32Field(value: v, fieldNumber: 7)
+    } }()
+    if self.noRate != false {
+      try visitor.visitSingularBoolField(value: self.noRate, fieldNumber: 8)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireQueueFairness, rhs: WireQueueFairness) -> Bool {
+    if lhs.share != rhs.share {return false}
+    if lhs.weights != rhs.weights {return false}
+    if lhs.replaceWeights != rhs.replaceWeights {return false}
+    if lhs._keyLimit != rhs._keyLimit {return false}
+    if lhs.keyStrategy != rhs.keyStrategy {return false}
+    if lhs._ratePerSecond != rhs._ratePerSecond {return false}
+    if lhs._burst != rhs._burst {return false}
+    if lhs.noRate != rhs.noRate {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2875,7 +3311,7 @@ nonisolated extension WireQueueSettings: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension WireOperation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Operation"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}queue\0\u{1}kind\0\u{1}payload\0\u{1}after\0\u{1}priority\0\u{1}qos\0\u{1}parts\0\u{1}policy\0\u{1}retries\0\u{3}loss_retries\0\u{3}timeout_us\0\u{1}requires\0\u{1}barrier\0\u{3}retry_delay_us\0\u{3}retry_delay_max_us\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}queue\0\u{1}kind\0\u{1}payload\0\u{1}after\0\u{1}priority\0\u{1}qos\0\u{1}parts\0\u{1}policy\0\u{1}retries\0\u{3}loss_retries\0\u{3}timeout_us\0\u{1}requires\0\u{1}barrier\0\u{3}retry_delay_us\0\u{3}retry_delay_max_us\0\u{1}share\0\u{3}concurrency_key\0")
 
   fileprivate class _StorageClass {
     var _id: String = String()
@@ -2895,6 +3331,8 @@ nonisolated extension WireOperation: SwiftProtobuf.Message, SwiftProtobuf._Messa
     var _barrier: Bool = false
     var _retryDelayUs: Int64? = nil
     var _retryDelayMaxUs: Int64? = nil
+    var _share: String = String()
+    var _concurrencyKey: String = String()
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -2922,6 +3360,8 @@ nonisolated extension WireOperation: SwiftProtobuf.Message, SwiftProtobuf._Messa
       _barrier = source._barrier
       _retryDelayUs = source._retryDelayUs
       _retryDelayMaxUs = source._retryDelayMaxUs
+      _share = source._share
+      _concurrencyKey = source._concurrencyKey
     }
   }
 
@@ -2957,6 +3397,8 @@ nonisolated extension WireOperation: SwiftProtobuf.Message, SwiftProtobuf._Messa
         case 15: try { try decoder.decodeSingularBoolField(value: &_storage._barrier) }()
         case 16: try { try decoder.decodeSingularInt64Field(value: &_storage._retryDelayUs) }()
         case 17: try { try decoder.decodeSingularInt64Field(value: &_storage._retryDelayMaxUs) }()
+        case 18: try { try decoder.decodeSingularStringField(value: &_storage._share) }()
+        case 19: try { try decoder.decodeSingularStringField(value: &_storage._concurrencyKey) }()
         default: break
         }
       }
@@ -3020,6 +3462,12 @@ nonisolated extension WireOperation: SwiftProtobuf.Message, SwiftProtobuf._Messa
       try { if let v = _storage._retryDelayMaxUs {
         try visitor.visitSingularInt64Field(value: v, fieldNumber: 17)
       } }()
+      if !_storage._share.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._share, fieldNumber: 18)
+      }
+      if !_storage._concurrencyKey.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._concurrencyKey, fieldNumber: 19)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -3046,6 +3494,8 @@ nonisolated extension WireOperation: SwiftProtobuf.Message, SwiftProtobuf._Messa
         if _storage._barrier != rhs_storage._barrier {return false}
         if _storage._retryDelayUs != rhs_storage._retryDelayUs {return false}
         if _storage._retryDelayMaxUs != rhs_storage._retryDelayMaxUs {return false}
+        if _storage._share != rhs_storage._share {return false}
+        if _storage._concurrencyKey != rhs_storage._concurrencyKey {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -3521,7 +3971,189 @@ nonisolated extension WireStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageI
 
 nonisolated extension WireQueueCounts: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".QueueCounts"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}pending\0\u{1}ready\0\u{1}executing\0\u{1}finished\0\u{1}cancelled\0\u{1}failed\0\u{1}suspended\0\u{3}max_concurrent\0\u{1}qos\0\u{1}dispatched\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}pending\0\u{1}ready\0\u{1}executing\0\u{1}finished\0\u{1}cancelled\0\u{1}failed\0\u{1}suspended\0\u{3}max_concurrent\0\u{1}qos\0\u{1}dispatched\0\u{1}fairness\0\u{1}shares\0\u{1}keys\0\u{3}shares_omitted\0\u{3}keys_omitted\0\u{3}next_token_us\0")
+
+  fileprivate class _StorageClass {
+    var _name: String = String()
+    var _pending: UInt64 = 0
+    var _ready: UInt64 = 0
+    var _executing: UInt64 = 0
+    var _finished: UInt64 = 0
+    var _cancelled: UInt64 = 0
+    var _failed: UInt64 = 0
+    var _suspended: Bool = false
+    var _maxConcurrent: Int32 = 0
+    var _qos: WireQoS = .unspecified
+    var _dispatched: UInt64 = 0
+    var _fairness: WireQueueFairness? = nil
+    var _shares: [WireShareCounts] = []
+    var _keys: [WireConcurrencyKeyCounts] = []
+    var _sharesOmitted: UInt32 = 0
+    var _keysOmitted: UInt32 = 0
+    var _nextTokenUs: Int64 = 0
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _name = source._name
+      _pending = source._pending
+      _ready = source._ready
+      _executing = source._executing
+      _finished = source._finished
+      _cancelled = source._cancelled
+      _failed = source._failed
+      _suspended = source._suspended
+      _maxConcurrent = source._maxConcurrent
+      _qos = source._qos
+      _dispatched = source._dispatched
+      _fairness = source._fairness
+      _shares = source._shares
+      _keys = source._keys
+      _sharesOmitted = source._sharesOmitted
+      _keysOmitted = source._keysOmitted
+      _nextTokenUs = source._nextTokenUs
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularStringField(value: &_storage._name) }()
+        case 2: try { try decoder.decodeSingularUInt64Field(value: &_storage._pending) }()
+        case 3: try { try decoder.decodeSingularUInt64Field(value: &_storage._ready) }()
+        case 4: try { try decoder.decodeSingularUInt64Field(value: &_storage._executing) }()
+        case 5: try { try decoder.decodeSingularUInt64Field(value: &_storage._finished) }()
+        case 6: try { try decoder.decodeSingularUInt64Field(value: &_storage._cancelled) }()
+        case 7: try { try decoder.decodeSingularUInt64Field(value: &_storage._failed) }()
+        case 8: try { try decoder.decodeSingularBoolField(value: &_storage._suspended) }()
+        case 9: try { try decoder.decodeSingularSInt32Field(value: &_storage._maxConcurrent) }()
+        case 10: try { try decoder.decodeSingularEnumField(value: &_storage._qos) }()
+        case 11: try { try decoder.decodeSingularUInt64Field(value: &_storage._dispatched) }()
+        case 12: try { try decoder.decodeSingularMessageField(value: &_storage._fairness) }()
+        case 13: try { try decoder.decodeRepeatedMessageField(value: &_storage._shares) }()
+        case 14: try { try decoder.decodeRepeatedMessageField(value: &_storage._keys) }()
+        case 15: try { try decoder.decodeSingularUInt32Field(value: &_storage._sharesOmitted) }()
+        case 16: try { try decoder.decodeSingularUInt32Field(value: &_storage._keysOmitted) }()
+        case 17: try { try decoder.decodeSingularInt64Field(value: &_storage._nextTokenUs) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if !_storage._name.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._name, fieldNumber: 1)
+      }
+      if _storage._pending != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._pending, fieldNumber: 2)
+      }
+      if _storage._ready != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._ready, fieldNumber: 3)
+      }
+      if _storage._executing != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._executing, fieldNumber: 4)
+      }
+      if _storage._finished != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._finished, fieldNumber: 5)
+      }
+      if _storage._cancelled != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._cancelled, fieldNumber: 6)
+      }
+      if _storage._failed != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._failed, fieldNumber: 7)
+      }
+      if _storage._suspended != false {
+        try visitor.visitSingularBoolField(value: _storage._suspended, fieldNumber: 8)
+      }
+      if _storage._maxConcurrent != 0 {
+        try visitor.visitSingularSInt32Field(value: _storage._maxConcurrent, fieldNumber: 9)
+      }
+      if _storage._qos != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._qos, fieldNumber: 10)
+      }
+      if _storage._dispatched != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._dispatched, fieldNumber: 11)
+      }
+      try { if let v = _storage._fairness {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+      } }()
+      if !_storage._shares.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._shares, fieldNumber: 13)
+      }
+      if !_storage._keys.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._keys, fieldNumber: 14)
+      }
+      if _storage._sharesOmitted != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._sharesOmitted, fieldNumber: 15)
+      }
+      if _storage._keysOmitted != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._keysOmitted, fieldNumber: 16)
+      }
+      if _storage._nextTokenUs != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._nextTokenUs, fieldNumber: 17)
+      }
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireQueueCounts, rhs: WireQueueCounts) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._name != rhs_storage._name {return false}
+        if _storage._pending != rhs_storage._pending {return false}
+        if _storage._ready != rhs_storage._ready {return false}
+        if _storage._executing != rhs_storage._executing {return false}
+        if _storage._finished != rhs_storage._finished {return false}
+        if _storage._cancelled != rhs_storage._cancelled {return false}
+        if _storage._failed != rhs_storage._failed {return false}
+        if _storage._suspended != rhs_storage._suspended {return false}
+        if _storage._maxConcurrent != rhs_storage._maxConcurrent {return false}
+        if _storage._qos != rhs_storage._qos {return false}
+        if _storage._dispatched != rhs_storage._dispatched {return false}
+        if _storage._fairness != rhs_storage._fairness {return false}
+        if _storage._shares != rhs_storage._shares {return false}
+        if _storage._keys != rhs_storage._keys {return false}
+        if _storage._sharesOmitted != rhs_storage._sharesOmitted {return false}
+        if _storage._keysOmitted != rhs_storage._keysOmitted {return false}
+        if _storage._nextTokenUs != rhs_storage._nextTokenUs {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireShareCounts: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ShareCounts"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}weight\0\u{1}ready\0\u{1}running\0\u{3}dispatched_total\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3530,16 +4162,10 @@ nonisolated extension WireQueueCounts: SwiftProtobuf.Message, SwiftProtobuf._Mes
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
-      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.pending) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.weight) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.ready) }()
-      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.executing) }()
-      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.finished) }()
-      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.cancelled) }()
-      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.failed) }()
-      case 8: try { try decoder.decodeSingularBoolField(value: &self.suspended) }()
-      case 9: try { try decoder.decodeSingularSInt32Field(value: &self.maxConcurrent) }()
-      case 10: try { try decoder.decodeSingularEnumField(value: &self.qos) }()
-      case 11: try { try decoder.decodeSingularUInt64Field(value: &self.dispatched) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.running) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.dispatchedTotal) }()
       default: break
       }
     }
@@ -3549,51 +4175,67 @@ nonisolated extension WireQueueCounts: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if !self.name.isEmpty {
       try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
     }
-    if self.pending != 0 {
-      try visitor.visitSingularUInt64Field(value: self.pending, fieldNumber: 2)
+    if self.weight != 0 {
+      try visitor.visitSingularUInt32Field(value: self.weight, fieldNumber: 2)
     }
     if self.ready != 0 {
       try visitor.visitSingularUInt64Field(value: self.ready, fieldNumber: 3)
     }
-    if self.executing != 0 {
-      try visitor.visitSingularUInt64Field(value: self.executing, fieldNumber: 4)
+    if self.running != 0 {
+      try visitor.visitSingularUInt64Field(value: self.running, fieldNumber: 4)
     }
-    if self.finished != 0 {
-      try visitor.visitSingularUInt64Field(value: self.finished, fieldNumber: 5)
-    }
-    if self.cancelled != 0 {
-      try visitor.visitSingularUInt64Field(value: self.cancelled, fieldNumber: 6)
-    }
-    if self.failed != 0 {
-      try visitor.visitSingularUInt64Field(value: self.failed, fieldNumber: 7)
-    }
-    if self.suspended != false {
-      try visitor.visitSingularBoolField(value: self.suspended, fieldNumber: 8)
-    }
-    if self.maxConcurrent != 0 {
-      try visitor.visitSingularSInt32Field(value: self.maxConcurrent, fieldNumber: 9)
-    }
-    if self.qos != .unspecified {
-      try visitor.visitSingularEnumField(value: self.qos, fieldNumber: 10)
-    }
-    if self.dispatched != 0 {
-      try visitor.visitSingularUInt64Field(value: self.dispatched, fieldNumber: 11)
+    if self.dispatchedTotal != 0 {
+      try visitor.visitSingularUInt64Field(value: self.dispatchedTotal, fieldNumber: 5)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: WireQueueCounts, rhs: WireQueueCounts) -> Bool {
+  public static func ==(lhs: WireShareCounts, rhs: WireShareCounts) -> Bool {
     if lhs.name != rhs.name {return false}
-    if lhs.pending != rhs.pending {return false}
+    if lhs.weight != rhs.weight {return false}
     if lhs.ready != rhs.ready {return false}
-    if lhs.executing != rhs.executing {return false}
-    if lhs.finished != rhs.finished {return false}
-    if lhs.cancelled != rhs.cancelled {return false}
-    if lhs.failed != rhs.failed {return false}
-    if lhs.suspended != rhs.suspended {return false}
-    if lhs.maxConcurrent != rhs.maxConcurrent {return false}
-    if lhs.qos != rhs.qos {return false}
-    if lhs.dispatched != rhs.dispatched {return false}
+    if lhs.running != rhs.running {return false}
+    if lhs.dispatchedTotal != rhs.dispatchedTotal {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireConcurrencyKeyCounts: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ConcurrencyKeyCounts"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}holding\0\u{1}waiting\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.holding) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.waiting) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    if self.holding != 0 {
+      try visitor.visitSingularUInt64Field(value: self.holding, fieldNumber: 2)
+    }
+    if self.waiting != 0 {
+      try visitor.visitSingularUInt64Field(value: self.waiting, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireConcurrencyKeyCounts, rhs: WireConcurrencyKeyCounts) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.holding != rhs.holding {return false}
+    if lhs.waiting != rhs.waiting {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -170,7 +170,7 @@ class _RunBase:
     def _add(self, kind: str, id: str | None, payload: Any, after: Iterable[Any], priority: int | str,
              retries: int, queue: str, name: str, parts: int, requires: Iterable[str], timeout: float | None,
              policy: str, loss_retries: int | None, retry_delay: float | None, retry_delay_max: float | None,
-             qos: str | None, barrier: bool) -> str:
+             qos: str | None, barrier: bool, share: str | None = None, concurrency_key: str | None = None) -> str:
         op_id = id or "%s-%d" % (kind, next(self._counter))
         while id is None and op_id in self._ids:
             op_id = "%s-%d" % (kind, next(self._counter))
@@ -191,6 +191,10 @@ class _RunBase:
             o.retry_delay_us = int(retry_delay * 1e6)
         if retry_delay_max is not None:
             o.retry_delay_max_us = int(retry_delay_max * 1e6)
+        if share:
+            o.share = share
+        if concurrency_key:
+            o.concurrency_key = concurrency_key
         self._ids.add(op_id)
         self._pending.append(o)
         return op_id
@@ -225,7 +229,53 @@ def _queue_settings(q: dict[str, Any]) -> pb.QueueSettings:
         s.suspended = bool(q["suspended"])
     if "qos" in q:
         s.qos = qos_value(q["qos"])
+    fairness = _queue_fairness(q)
+    if fairness is not None:
+        s.fairness.CopyFrom(fairness)
     return s
+
+
+_FAIRNESS_FIELDS = ("share", "weights", "keyLimit", "keyStrategy", "rate", "burst")
+_SHARE_MODES = {"submitter": pb.SHARE_MODE_SUBMITTER, "run": pb.SHARE_MODE_RUN, "key": pb.SHARE_MODE_KEY,
+                "fifo": pb.SHARE_MODE_FIFO}
+_KEY_STRATEGIES = {"wait": pb.KEY_STRATEGY_WAIT, "cancel-newest": pb.KEY_STRATEGY_CANCEL_NEWEST,
+                   "cancel-in-progress": pb.KEY_STRATEGY_CANCEL_IN_PROGRESS}
+
+
+def rate_per_second(text: Any) -> float:
+    """`100/s`, `30/m`, `500/h`, or a bare number (per second), as docs/GRAPHS.md writes a queue's rate."""
+    number, _, unit = str(text).partition("/")
+    seconds = {"": 1, "s": 1, "m": 60, "h": 3600}.get(unit.strip())
+    if seconds is None:
+        raise ValueError("unknown rate unit %r in %r (use /s, /m or /h)" % ("/" + unit, text))
+    rate = float(number) / seconds
+    if not 0 < rate <= 1_000_000:
+        raise ValueError("rate must be more than 0 and at most 1000000/s, got %r" % (text,))
+    return rate
+
+
+def _queue_fairness(q: dict[str, Any]) -> pb.QueueFairness | None:
+    """A graph file's queue fair-share fields as a whole setting (every field set, GRAPHS.md), or None."""
+    if not any(k in q for k in _FAIRNESS_FIELDS):
+        return None
+    mode = q.get("share", "submitter")
+    strategy = q.get("keyStrategy", "wait")
+    if mode not in _SHARE_MODES:
+        raise ValueError("unknown share mode %r (known: submitter, run, key, fifo)" % mode)
+    if strategy not in _KEY_STRATEGIES:
+        raise ValueError("unknown key strategy %r (known: wait, cancel-newest, cancel-in-progress)" % strategy)
+    f = pb.QueueFairness(share=_SHARE_MODES[mode], key_strategy=_KEY_STRATEGIES[strategy], replace_weights=True,
+                         key_limit=int(q.get("keyLimit", 0)),
+                         weights=[pb.ShareWeight(share=str(k), weight=int(w))
+                                  for k, w in sorted((q.get("weights") or {}).items())])
+    if "rate" in q:
+        f.rate_per_second = rate_per_second(q["rate"])
+        f.burst = int(q.get("burst", 1))
+    elif "burst" in q:
+        raise ValueError("burst needs a rate (rate: 100/s, burst: %s)" % q["burst"])
+    else:
+        f.no_rate = True
+    return f
 
 
 class AsyncRun(_RunBase):
@@ -237,11 +287,14 @@ class AsyncRun(_RunBase):
             priority: int | str = 0, retries: int = 0, queue: str = "", name: str = "", parts: int = 1,
             requires: Iterable[str] = (), timeout: float | None = None, policy: str = "finished",
             loss_retries: int | None = None, retry_delay: float | None = None, retry_delay_max: float | None = None,
-            qos: str | None = None, barrier: bool = False) -> "AsyncOp":
+            qos: str | None = None, barrier: bool = False, share: str | None = None,
+            concurrency_key: str | None = None) -> "AsyncOp":
         """Adds an operation (sent by the next `submit`). `payload`: bytes as they are, anything else as
-        JSON. `after`: ops (or ids) it depends on. `timeout`, `retry_delay`: seconds."""
+        JSON. `after`: ops (or ids) it depends on. `timeout`, `retry_delay`: seconds. `share`: its share key
+        in a queue whose fair-share mode is `key`; `concurrency_key`: at most the queue's `keyLimit` ops with
+        one key run at once (docs/GRAPHS.md)."""
         op_id = self._add(kind, id, payload, after, priority, retries, queue, name, parts, requires, timeout, policy,
-                          loss_retries, retry_delay, retry_delay_max, qos, barrier)
+                          loss_retries, retry_delay, retry_delay_max, qos, barrier, share, concurrency_key)
         return AsyncOp(self, op_id)
 
     async def submit(self, timeout: float | None = None) -> "AsyncRun":

@@ -12,7 +12,7 @@ from .client import _queue_settings, priority_value, qos_value
 
 FIELDS = {"id", "name", "kind", "payload", "command", "argv", "env", "cwd", "grace", "after", "priority", "qos",
           "queue", "parts", "policy", "retries", "retryDelay", "retryDelayMax", "lossRetries", "timeout", "requires",
-          "barrier"}
+          "barrier", "share", "concurrencyKey"}
 
 
 class GraphFileError(ValueError):
@@ -102,6 +102,10 @@ def load_graph(path: str) -> tuple[list[dict[str, Any]], list[pb.Operation]]:
                 op.retry_delay_us = int(float(o["retryDelay"]) * 1e6)
             if "retryDelayMax" in o:
                 op.retry_delay_max_us = int(float(o["retryDelayMax"]) * 1e6)
+            if "share" in o:
+                op.share = str(o["share"])
+            if "concurrencyKey" in o:
+                op.concurrency_key = str(o["concurrencyKey"])
         except (TypeError, ValueError) as e:
             raise GraphFileError("%s (%s): %s" % (where, o["id"], e)) from None
         if not op.kind:

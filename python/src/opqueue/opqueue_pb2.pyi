@@ -19,6 +19,10 @@ ERROR_CODE_UNEXPECTED: ErrorCode
 ERROR_CODE_UNKNOWN_COMMAND: ErrorCode
 ERROR_CODE_UNSPECIFIED: ErrorCode
 ERROR_CODE_UNSUPPORTED_VERSION: ErrorCode
+KEY_STRATEGY_CANCEL_IN_PROGRESS: KeyStrategy
+KEY_STRATEGY_CANCEL_NEWEST: KeyStrategy
+KEY_STRATEGY_UNSPECIFIED: KeyStrategy
+KEY_STRATEGY_WAIT: KeyStrategy
 OP_STATE_DISPATCHED: OpState
 OP_STATE_EXECUTING: OpState
 OP_STATE_FINISHED: OpState
@@ -31,6 +35,11 @@ QOS_UNSPECIFIED: QoS
 QOS_USER_INITIATED: QoS
 QOS_USER_INTERACTIVE: QoS
 QOS_UTILITY: QoS
+SHARE_MODE_FIFO: ShareMode
+SHARE_MODE_KEY: ShareMode
+SHARE_MODE_RUN: ShareMode
+SHARE_MODE_SUBMITTER: ShareMode
+SHARE_MODE_UNSPECIFIED: ShareMode
 SUBMIT_PROBLEM_CYCLE: SubmitProblem
 SUBMIT_PROBLEM_DUPLICATE_ID: SubmitProblem
 SUBMIT_PROBLEM_INVALID_FIELD: SubmitProblem
@@ -100,6 +109,16 @@ class CancelRecord(_message.Message):
     op_id: str
     reason: str
     def __init__(self, op_id: _Optional[str] = ..., attempt: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class ConcurrencyKeyCounts(_message.Message):
+    __slots__ = ["holding", "name", "waiting"]
+    HOLDING_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FIELD_NUMBER: _ClassVar[int]
+    holding: int
+    name: str
+    waiting: int
+    def __init__(self, name: _Optional[str] = ..., holding: _Optional[int] = ..., waiting: _Optional[int] = ...) -> None: ...
 
 class Credit(_message.Message):
     __slots__ = ["credit"]
@@ -344,9 +363,10 @@ class OpStatus(_message.Message):
     def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., queue: _Optional[str] = ..., state: _Optional[_Union[OpState, str]] = ..., cancelled: bool = ..., outcome: _Optional[_Union[Outcome, _Mapping]] = ..., worker_id: _Optional[str] = ..., attempts: _Optional[int] = ..., result_size: _Optional[int] = ..., error: _Optional[str] = ..., submitted_us: _Optional[int] = ..., ready_us: _Optional[int] = ..., started_us: _Optional[int] = ..., finished_us: _Optional[int] = ..., priority: _Optional[int] = ..., parts: _Optional[int] = ..., parts_done: _Optional[int] = ..., dispatched_us: _Optional[int] = ..., attempt_errors: _Optional[_Iterable[str]] = ..., worker_session: _Optional[int] = ..., run: _Optional[str] = ..., worker_key: _Optional[str] = ..., kind: _Optional[str] = ..., after: _Optional[_Iterable[str]] = ..., result_evicted: bool = ...) -> None: ...
 
 class Operation(_message.Message):
-    __slots__ = ["after", "barrier", "id", "kind", "loss_retries", "name", "parts", "payload", "policy", "priority", "qos", "queue", "requires", "retries", "retry_delay_max_us", "retry_delay_us", "timeout_us"]
+    __slots__ = ["after", "barrier", "concurrency_key", "id", "kind", "loss_retries", "name", "parts", "payload", "policy", "priority", "qos", "queue", "requires", "retries", "retry_delay_max_us", "retry_delay_us", "share", "timeout_us"]
     AFTER_FIELD_NUMBER: _ClassVar[int]
     BARRIER_FIELD_NUMBER: _ClassVar[int]
+    CONCURRENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     LOSS_RETRIES_FIELD_NUMBER: _ClassVar[int]
@@ -361,9 +381,11 @@ class Operation(_message.Message):
     RETRIES_FIELD_NUMBER: _ClassVar[int]
     RETRY_DELAY_MAX_US_FIELD_NUMBER: _ClassVar[int]
     RETRY_DELAY_US_FIELD_NUMBER: _ClassVar[int]
+    SHARE_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_US_FIELD_NUMBER: _ClassVar[int]
     after: _containers.RepeatedScalarFieldContainer[str]
     barrier: bool
+    concurrency_key: str
     id: str
     kind: str
     loss_retries: int
@@ -378,8 +400,9 @@ class Operation(_message.Message):
     retries: int
     retry_delay_max_us: int
     retry_delay_us: int
+    share: str
     timeout_us: int
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., queue: _Optional[str] = ..., kind: _Optional[str] = ..., payload: _Optional[bytes] = ..., after: _Optional[_Iterable[str]] = ..., priority: _Optional[int] = ..., qos: _Optional[_Union[QoS, str]] = ..., parts: _Optional[int] = ..., policy: _Optional[_Union[DependencyPolicy, str]] = ..., retries: _Optional[int] = ..., loss_retries: _Optional[int] = ..., timeout_us: _Optional[int] = ..., requires: _Optional[_Iterable[str]] = ..., barrier: bool = ..., retry_delay_us: _Optional[int] = ..., retry_delay_max_us: _Optional[int] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., queue: _Optional[str] = ..., kind: _Optional[str] = ..., payload: _Optional[bytes] = ..., after: _Optional[_Iterable[str]] = ..., priority: _Optional[int] = ..., qos: _Optional[_Union[QoS, str]] = ..., parts: _Optional[int] = ..., policy: _Optional[_Union[DependencyPolicy, str]] = ..., retries: _Optional[int] = ..., loss_retries: _Optional[int] = ..., timeout_us: _Optional[int] = ..., requires: _Optional[_Iterable[str]] = ..., barrier: bool = ..., retry_delay_us: _Optional[int] = ..., retry_delay_max_us: _Optional[int] = ..., share: _Optional[str] = ..., concurrency_key: _Optional[str] = ...) -> None: ...
 
 class Outcome(_message.Message):
     __slots__ = ["cancelled", "failed", "succeeded"]
@@ -434,42 +457,76 @@ class QueueControl(_message.Message):
     def __init__(self, settings: _Optional[_Union[QueueSettings, _Mapping]] = ...) -> None: ...
 
 class QueueCounts(_message.Message):
-    __slots__ = ["cancelled", "dispatched", "executing", "failed", "finished", "max_concurrent", "name", "pending", "qos", "ready", "suspended"]
+    __slots__ = ["cancelled", "dispatched", "executing", "failed", "fairness", "finished", "keys", "keys_omitted", "max_concurrent", "name", "next_token_us", "pending", "qos", "ready", "shares", "shares_omitted", "suspended"]
     CANCELLED_FIELD_NUMBER: _ClassVar[int]
     DISPATCHED_FIELD_NUMBER: _ClassVar[int]
     EXECUTING_FIELD_NUMBER: _ClassVar[int]
     FAILED_FIELD_NUMBER: _ClassVar[int]
+    FAIRNESS_FIELD_NUMBER: _ClassVar[int]
     FINISHED_FIELD_NUMBER: _ClassVar[int]
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    KEYS_OMITTED_FIELD_NUMBER: _ClassVar[int]
     MAX_CONCURRENT_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    NEXT_TOKEN_US_FIELD_NUMBER: _ClassVar[int]
     PENDING_FIELD_NUMBER: _ClassVar[int]
     QOS_FIELD_NUMBER: _ClassVar[int]
     READY_FIELD_NUMBER: _ClassVar[int]
+    SHARES_FIELD_NUMBER: _ClassVar[int]
+    SHARES_OMITTED_FIELD_NUMBER: _ClassVar[int]
     SUSPENDED_FIELD_NUMBER: _ClassVar[int]
     cancelled: int
     dispatched: int
     executing: int
     failed: int
+    fairness: QueueFairness
     finished: int
+    keys: _containers.RepeatedCompositeFieldContainer[ConcurrencyKeyCounts]
+    keys_omitted: int
     max_concurrent: int
     name: str
+    next_token_us: int
     pending: int
     qos: QoS
     ready: int
+    shares: _containers.RepeatedCompositeFieldContainer[ShareCounts]
+    shares_omitted: int
     suspended: bool
-    def __init__(self, name: _Optional[str] = ..., pending: _Optional[int] = ..., ready: _Optional[int] = ..., executing: _Optional[int] = ..., finished: _Optional[int] = ..., cancelled: _Optional[int] = ..., failed: _Optional[int] = ..., suspended: bool = ..., max_concurrent: _Optional[int] = ..., qos: _Optional[_Union[QoS, str]] = ..., dispatched: _Optional[int] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., pending: _Optional[int] = ..., ready: _Optional[int] = ..., executing: _Optional[int] = ..., finished: _Optional[int] = ..., cancelled: _Optional[int] = ..., failed: _Optional[int] = ..., suspended: bool = ..., max_concurrent: _Optional[int] = ..., qos: _Optional[_Union[QoS, str]] = ..., dispatched: _Optional[int] = ..., fairness: _Optional[_Union[QueueFairness, _Mapping]] = ..., shares: _Optional[_Iterable[_Union[ShareCounts, _Mapping]]] = ..., keys: _Optional[_Iterable[_Union[ConcurrencyKeyCounts, _Mapping]]] = ..., shares_omitted: _Optional[int] = ..., keys_omitted: _Optional[int] = ..., next_token_us: _Optional[int] = ...) -> None: ...
+
+class QueueFairness(_message.Message):
+    __slots__ = ["burst", "key_limit", "key_strategy", "no_rate", "rate_per_second", "replace_weights", "share", "weights"]
+    BURST_FIELD_NUMBER: _ClassVar[int]
+    KEY_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    KEY_STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    NO_RATE_FIELD_NUMBER: _ClassVar[int]
+    RATE_PER_SECOND_FIELD_NUMBER: _ClassVar[int]
+    REPLACE_WEIGHTS_FIELD_NUMBER: _ClassVar[int]
+    SHARE_FIELD_NUMBER: _ClassVar[int]
+    WEIGHTS_FIELD_NUMBER: _ClassVar[int]
+    burst: int
+    key_limit: int
+    key_strategy: KeyStrategy
+    no_rate: bool
+    rate_per_second: float
+    replace_weights: bool
+    share: ShareMode
+    weights: _containers.RepeatedCompositeFieldContainer[ShareWeight]
+    def __init__(self, share: _Optional[_Union[ShareMode, str]] = ..., weights: _Optional[_Iterable[_Union[ShareWeight, _Mapping]]] = ..., replace_weights: bool = ..., key_limit: _Optional[int] = ..., key_strategy: _Optional[_Union[KeyStrategy, str]] = ..., rate_per_second: _Optional[float] = ..., burst: _Optional[int] = ..., no_rate: bool = ...) -> None: ...
 
 class QueueSettings(_message.Message):
-    __slots__ = ["max_concurrent", "name", "qos", "suspended"]
+    __slots__ = ["fairness", "max_concurrent", "name", "qos", "suspended"]
+    FAIRNESS_FIELD_NUMBER: _ClassVar[int]
     MAX_CONCURRENT_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     QOS_FIELD_NUMBER: _ClassVar[int]
     SUSPENDED_FIELD_NUMBER: _ClassVar[int]
+    fairness: QueueFairness
     max_concurrent: int
     name: str
     qos: QoS
     suspended: bool
-    def __init__(self, name: _Optional[str] = ..., max_concurrent: _Optional[int] = ..., qos: _Optional[_Union[QoS, str]] = ..., suspended: bool = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., max_concurrent: _Optional[int] = ..., qos: _Optional[_Union[QoS, str]] = ..., suspended: bool = ..., fairness: _Optional[_Union[QueueFairness, _Mapping]] = ...) -> None: ...
 
 class Reject(_message.Message):
     __slots__ = ["code", "reason"]
@@ -552,6 +609,28 @@ class SetPriority(_message.Message):
     priority: int
     run: str
     def __init__(self, op_ids: _Optional[_Iterable[str]] = ..., priority: _Optional[int] = ..., inherit: bool = ..., run: _Optional[str] = ...) -> None: ...
+
+class ShareCounts(_message.Message):
+    __slots__ = ["dispatched_total", "name", "ready", "running", "weight"]
+    DISPATCHED_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    READY_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_FIELD_NUMBER: _ClassVar[int]
+    WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    dispatched_total: int
+    name: str
+    ready: int
+    running: int
+    weight: int
+    def __init__(self, name: _Optional[str] = ..., weight: _Optional[int] = ..., ready: _Optional[int] = ..., running: _Optional[int] = ..., dispatched_total: _Optional[int] = ...) -> None: ...
+
+class ShareWeight(_message.Message):
+    __slots__ = ["share", "weight"]
+    SHARE_FIELD_NUMBER: _ClassVar[int]
+    WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    share: str
+    weight: int
+    def __init__(self, share: _Optional[str] = ..., weight: _Optional[int] = ...) -> None: ...
 
 class Started(_message.Message):
     __slots__ = ["parts", "sent_us"]
@@ -857,6 +936,12 @@ class DependencyPolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class ShareMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class KeyStrategy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class SubmitProblem(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):

@@ -1,0 +1,437 @@
+import HeapModule
+import DequeModule
+
+// Fair share between share keys, concurrency keys and rate limits (A11, docs/SEMANTICS.md).
+//
+// Shares. Each queue keeps a `ShareTable`: one slot per share key its ops have had (the submitter by
+// default). A lane keeps a ready heap per share slot, so inside one share key the order is S6's
+// (priority, then submission order). While a queue has one share key nothing else happens — the lane's
+// `heap` (slot 0's) is the old single heap. With several, each lane keeps `fronts`: the head of every non-empty
+// share heap, ordered by the head's priority level, then by the share's *pass*, then by submission order.
+// Shares take turns of `ShareTable.turn` dispatches (deficit round robin); a turn adds
+// `turn × strideUnit / weight` to the share's pass (stride scheduling: the smallest pass goes next).
+// Priority therefore still dominates; at equal priority shares take turns in proportion to their
+// weights. A share that had nothing ready starts again at the queue's virtual time (the pass of the
+// latest turn), so an idle share does not bank turns.
+//
+// Concurrency keys. A dispatched or executing op of a key holds one of the queue's `keyLimit` places. An
+// op whose turn comes while its key is full is taken off its heap and waits in the key's FIFO (still
+// `ready`; `heapKey == Scheduler.heldForKey`), or is cancelled (`cancel-newest`), or makes the oldest
+// holder be cancelled (`cancel-in-progress`). When a holder leaves, the first waiter goes back to its heap
+// at its old place (its key is its submission order).
+//
+// Rate. A queue's `RateLimit` is checked before a new op is dispatched (parts of running ops are exempt,
+// as from `maxConcurrent`), as GCRA: `rateTheoreticalAt` is when the next dispatch is due, at most
+// `burst − 1` intervals early. A queue over its rate leaves the ring and a timer brings it back.
+
+/// One share key of a queue. (Its ready and running ops are counted when asked for — `shareCounts` —
+/// not on every transition.)
+struct ShareSlot {
+    let name: String
+    var stride: Int64
+    var pass: Int64 = 0
+    /// Dispatches left in its current turn (deficit round robin).
+    var turnLeft: Int32 = ShareTable.turn
+    /// New ops dispatched while the queue shared (a queue with one share key counts nothing).
+    var dispatched: UInt64 = 0
+}
+
+struct ShareTable {
+    /// Slot 0 exists from the start: the only one in `fifo` mode, the first key's otherwise (`named`).
+    /// Slots are found by name through `Scheduler.shareIndex` (a lookup here copied the queue's state).
+    var slots: [ShareSlot] = [ShareSlot(name: "", stride: ShareTable.strideUnit)]
+    var named = false
+    /// More than one slot: the queue's lanes keep fronts (stored: it is read on every dispatch).
+    var isSharing = false
+    /// The pass of the latest dispatch: where a share that comes back from idle starts.
+    var virtualTime: Int64 = 0
+
+    static let strideUnit: Int64 = 1 << 20
+    /// Dispatches a share makes in a row before the next share's turn: the quantum of deficit round robin.
+    /// Fairness over many dispatches is the same as one at a time; a turn costs one heap operation
+    /// instead of one per dispatch. (A turn lasts 8 dispatches: a submitter waits at most 8 × the
+    /// number of shares ahead of it.)
+    static let turn: Int32 = 8
+}
+
+struct ShareName: Hashable {
+    let queue: Int32
+    let name: String
+}
+
+/// A share's head in a lane's `fronts`; the max is the share to take from next: the head's priority
+/// level, then the smaller pass (both in `rank`, so most comparisons are one), then submission order.
+struct ShareFront: Comparable {
+    var rank: Int64
+    var headKey: Int64
+    var slot: Int32
+    var version: UInt32
+
+    init(headKey: Int64, pass: Int64, slot: Int32, version: UInt32) {
+        // Passes grow by at most 2^20 a dispatch: 2^59 is 2^39 dispatches of one share.
+        rank = (headKey >> 59) << 59 | (ShareFront.passLimit - min(pass, ShareFront.passLimit))
+        self.headKey = headKey; self.slot = slot; self.version = version
+    }
+
+    static let passLimit: Int64 = 1 << 59 - 1
+    var pass: Int64 { ShareFront.passLimit - (rank & ShareFront.passLimit) }
+
+    static func < (a: ShareFront, b: ShareFront) -> Bool {
+        a.rank != b.rank ? a.rank < b.rank : a.headKey < b.headKey
+    }
+}
+
+struct ConcurrencyKey {
+    let name: String
+    let queue: Int32
+    /// Dispatched or executing ops of the key, oldest first.
+    var holders: [Int32] = []
+    /// Ready ops taken off their heap while the key was full, in the order their turn came.
+    var waiting = Deque<Int32>()
+}
+
+struct ConcurrencyKeyName: Hashable {
+    let queue: Int32
+    let name: String
+}
+
+extension Scheduler {
+    /// `heapKey` of a ready op that waits for a place of its concurrency key (no heap entry matches it).
+    static let heldForKey: Int64 = -1
+
+    // MARK: Share keys
+
+    /// The share key op `spec` of `run` has in queue `q` under the queue's mode.
+    func shareName(_ spec: OperationSpec, run: Int32, queue q: Int32) -> String {
+        switch queues[Int(q)].fairness.share {
+        case .fifo: return ""
+        case .submitter: return runs[Int(run)]?.submitter ?? ""
+        case .run: return runs[Int(run)]?.name ?? ""
+        case .key: return spec.share ?? runs[Int(run)]?.submitter ?? ""
+        }
+    }
+
+    /// The slot of share key `name` in queue `q`, made on first use. The first key takes slot 0; a second
+    /// key turns sharing on in the queue's lanes.
+    mutating func shareSlot(_ name: String, queue q: Int32) -> Int32 {
+        let key = ShareName(queue: q, name: name)
+        if let s = shareIndex[key] { return s }
+        let qi = Int(q)
+        if !shareTables[qi].named {
+            shareTables[qi].slots[0] = ShareSlot(name: name, stride: stride(name, q))
+            shareTables[qi].named = true
+            shareIndex[key] = 0
+            return 0
+        }
+        let s = Int32(shareTables[qi].slots.count)
+        var slot = ShareSlot(name: name, stride: stride(name, q))
+        slot.pass = shareTables[qi].virtualTime
+        shareTables[qi].slots.append(slot)
+        shareIndex[key] = s
+        if s == 1 { startSharing(q) }
+        return s
+    }
+
+    func stride(_ name: String, _ q: Int32) -> Int64 {
+        ShareTable.strideUnit / Int64(max(1, queues[Int(q)].fairness.weight(of: name)))
+    }
+
+    /// The queue's lanes get fronts for what slot 0 holds.
+    mutating func startSharing(_ q: Int32) {
+        shareTables[Int(q)].isSharing = true
+        for l32 in queues[Int(q)].lanesByQos.joined() {
+            let l = Int(l32)
+            lanes[l].sharing = true
+            if !lanes[l].heap.isEmpty { pushFront(l, 0) }
+        }
+    }
+
+    @inline(__always) func isSharing(lane l: Int) -> Bool { lanes[l].sharing }
+
+    mutating func pushShared(_ l: Int, _ s: Int, _ e: ReadyEntry) {
+        if lanes[l].heapCount <= s {
+            lanes[l].otherHeaps.append(contentsOf: repeatElement(Heap(), count: s + 1 - lanes[l].heapCount))
+        }
+        if lanes[l].frontVersion.count <= s {
+            lanes[l].frontVersion.append(contentsOf: repeatElement(0, count: s + 1 - lanes[l].frontVersion.count))
+        }
+        let head: ReadyEntry?
+        if s == 0 {
+            head = lanes[l].heap.max
+            lanes[l].heap.insert(e)
+        } else {
+            head = lanes[l].otherHeaps[s - 1].max
+            lanes[l].otherHeaps[s - 1].insert(e)
+        }
+        if head == nil || e.key > head!.key {
+            if head == nil {
+                let q = Int(lanes[l].queue)
+                let vt = shareTables[q].virtualTime
+                if shareTables[q].slots[s].pass < vt { shareTables[q].slots[s].pass = vt }
+            }
+            pushFront(l, s)
+        }
+    }
+
+    /// A new current front for share `s` in lane `l` (older ones go stale).
+    mutating func pushFront(_ l: Int, _ s: Int) {
+        guard let head = shareHeapMax(l, s) else { return }
+        lanes[l].frontVersion[s] &+= 1
+        let pass = shareTables[Int(lanes[l].queue)].slots[s].pass
+        lanes[l].fronts.insert(ShareFront(headKey: head.key, pass: pass, slot: Int32(s), version: lanes[l].frontVersion[s]))
+    }
+
+    /// The lane's next op by share turns (sharing on): fronts that are stale are dropped or renewed.
+    mutating func cleanSharedHead(_ l: Int) -> ReadyEntry? {
+        let q = Int(lanes[l].queue)
+        while let f = lanes[l].fronts.max {
+            let s = Int(f.slot)
+            if f.version != lanes[l].frontVersion[s] { _ = lanes[l].fronts.popMax(); continue }
+            guard let head = cleanHeap(l, s) else { _ = lanes[l].fronts.popMax(); continue }
+            // A front stays while its share's turn lasts (its head key may be older); only a change of the
+            // head's priority level or of the share's pass makes it stale.
+            if head.key >> 59 != f.headKey >> 59 || f.pass != min(shareTables[q].slots[s].pass, ShareFront.passLimit) {
+                _ = lanes[l].fronts.popMax()
+                pushFront(l, s)
+                continue
+            }
+            return head
+        }
+        return nil
+    }
+
+    /// Takes the head `cleanHead(l)` returned off its heap. With sharing its front stays on top until
+    /// `settleShare` replaces it (one heap operation instead of a pop and a push).
+    mutating func takeHead(_ l: Int) -> Int32 {
+        if !isSharing(lane: l) { return lanes[l].heap.popMax()!.op }
+        let s = Int(lanes[l].fronts.max!.slot)
+        return s == 0 ? lanes[l].heap.popMax()!.op : lanes[l].otherHeaps[s - 1].popMax()!.op
+    }
+
+    func shareHeapMax(_ l: Int, _ s: Int) -> ReadyEntry? {
+        s == 0 ? lanes[l].heap.max : lanes[l].otherHeaps[s - 1].max
+    }
+
+    /// After `takeHead`: charges the share of a dispatched op its turn, and replaces the share's front
+    /// (the top of `fronts`) by its next one.
+    mutating func settleShare(_ l: Int, _ op: Int32, dispatched: Bool) {
+        guard isSharing(lane: l) else { return }
+        let q = Int(lanes[l].queue)
+        let s = Int(ops.hot[Int(op)].share)
+        if dispatched { shareTables[q].slots[s].dispatched &+= 1 }
+        if !dispatched {
+            // A held or cancelled op: what its key's strategy did may have pushed fronts since `takeHead`.
+            if let top = lanes[l].fronts.max, Int(top.slot) == s, top.version == lanes[l].frontVersion[s] {
+                _ = lanes[l].fronts.popMax()
+            }
+            pushFront(l, s)
+            return
+        }
+        // Deficit round robin: a share keeps its turn for `ShareTable.turn` dispatches, then pays them all
+        // at once (its front is replaced once a turn, not once a dispatch).
+        shareTables[q].slots[s].turnLeft -= 1
+        if shareTables[q].slots[s].turnLeft > 0 {
+            // (Not `shareHeapMax`: reading the lane through a non-mutating call copied it.)
+            if s == 0 ? lanes[l].heap.isEmpty : lanes[l].otherHeaps[s - 1].isEmpty { _ = lanes[l].fronts.popMax() }
+            return
+        }
+        shareTables[q].slots[s].turnLeft = ShareTable.turn
+        let pass = shareTables[q].slots[s].pass
+        shareTables[q].slots[s].pass = pass &+ shareTables[q].slots[s].stride &* Int64(ShareTable.turn)
+        if pass > shareTables[q].virtualTime { shareTables[q].virtualTime = pass }
+        guard let head = shareHeapMax(l, s) else { _ = lanes[l].fronts.popMax(); return }
+        lanes[l].frontVersion[s] &+= 1
+        _ = lanes[l].fronts.replaceMax(with: ShareFront(headKey: head.key, pass: shareTables[q].slots[s].pass,
+                                                         slot: Int32(s), version: lanes[l].frontVersion[s]))
+    }
+
+    /// Whether lane head `a` (its share's pass `passA`) goes before `b`: priority level, then the smaller
+    /// pass, then submission order. Without sharing every pass is 0: the key alone decides, as before.
+    @inline(__always) static func goesFirst(_ a: Int64, _ passA: Int64, before b: Int64, _ passB: Int64) -> Bool {
+        let levelA = a >> 59, levelB = b >> 59
+        if levelA != levelB { return levelA > levelB }
+        if passA != passB { return passA < passB }
+        return a > b
+    }
+
+    @inline(__always) func pass(of op: Int32) -> Int64 {
+        let q = Int(lanes[Int(ops.hot[Int(op)].lane)].queue)
+        return shareTables[q].slots[Int(ops.hot[Int(op)].share)].pass
+    }
+
+    /// A queue's fairness settings change: weights re-stride; a new share mode re-shares its unfinished ops.
+    mutating func applyFairness(_ q: Int32, _ f: QueueFairness) {
+        let qi = Int(q)
+        let modeChanged = queues[qi].fairness.share != f.share
+        if modeChanged && queues[qi].fairness.share == .key {
+            // In `key` mode an op's share is its slot's name (opShares keeps only what other modes ignore).
+            for op in queues[qi].members where ops.hot[Int(op)].state != .finished && opShares[op] == nil {
+                opShares[op] = shareTables[qi].slots[Int(ops.hot[Int(op)].share)].name
+            }
+        }
+        if f.keyLimit > 0 && (queues[qi].fairness.keyLimit == 0 || f.keyLimit < queues[qi].fairness.keyLimit) { keyLimitLowered = true }
+        queues[qi].fairness = f
+        if f.rate == nil { queues[qi].rateTheoreticalAt = 0 }
+        for s in shareTables[qi].slots.indices {
+            shareTables[qi].slots[s].stride = stride(shareTables[qi].slots[s].name, q)
+        }
+        if modeChanged { reshare(q) }
+        activateAll(q)
+    }
+
+    /// Every unfinished op of `q` gets its share under the queue's current mode; the lanes' heaps and
+    /// fronts are rebuilt (a rare, admin-made change: a pass over the queue's ops).
+    mutating func reshare(_ q: Int32) {
+        let qi = Int(q)
+        var ready: [Int32] = []
+        for l32 in queues[qi].lanesByQos.joined() {
+            let l = Int(l32)
+            for h in lanes[l].allHeaps { for e in h.unordered where ops.hot[Int(e.op)].heapKey == e.key && ops.hot[Int(e.op)].state == .ready {
+                ready.append(e.op)
+            } }
+            lanes[l].heap = Heap()
+            lanes[l].otherHeaps = []
+            lanes[l].fronts = Heap()
+            lanes[l].frontVersion = [0]
+            lanes[l].sharing = false
+        }
+        shareTables[qi] = ShareTable()
+        shareIndex = shareIndex.filter { $0.key.queue != q }
+        for op in queues[qi].members where ops.hot[Int(op)].state != .finished {
+            let i = Int(op)
+            let spec = OperationSpec(id: "", share: opShares[op])
+            ops.hot[i].share = shareSlot(shareName(spec, run: ops.hot[i].run, queue: q), queue: q)
+        }
+        for op in ready.sorted() { pushReady(op) }
+    }
+
+    // MARK: Concurrency keys
+
+    mutating func concurrencyKey(_ name: String, queue q: Int32) -> Int32 {
+        let k = ConcurrencyKeyName(queue: q, name: name)
+        if let i = concurrencyKeyIndex[k] { return i }
+        let i = Int32(concurrencyKeys.count)
+        concurrencyKeys.append(ConcurrencyKey(name: name, queue: q))
+        concurrencyKeyIndex[k] = i
+        return i
+    }
+
+    /// Whether `op` (just taken off its heap) may be dispatched under its key's limit; if not, it waits
+    /// for a place (or is cancelled, or has the oldest holder cancelled: `KeyStrategy`).
+    mutating func admitByKey(_ op: Int32, _ out: inout [Action]) -> Bool {
+        let k = Int(ops.hot[Int(op)].concurrencyKey)
+        if k < 0 { return true }
+        let q = Int(concurrencyKeys[k].queue)
+        let limit = queues[q].fairness.keyLimit
+        if limit <= 0 || concurrencyKeys[k].holders.count < limit { return true }
+        let key = concurrencyKeys[k].name
+        switch queues[q].fairness.keyStrategy {
+        case .wait:
+            hold(op, k)
+        case .cancelNewest:
+            cancelOp(op, "concurrency key \(key) is at its limit of \(limit) (cancel-newest)", cascade: false, &out)
+        case .cancelInProgress:
+            hold(op, k)
+            if let oldest = concurrencyKeys[k].holders.first(where: { ops.hot[Int($0)].flags & Flag.cancelled == 0 }) {
+                cancelOp(oldest, "replaced by \(ops.ids[Int(op)]) of concurrency key \(key) (cancel-in-progress)", cascade: false, &out)
+            }
+        }
+        return false
+    }
+
+    private mutating func hold(_ op: Int32, _ k: Int) {
+        ops.hot[Int(op)].heapKey = Scheduler.heldForKey
+        concurrencyKeys[k].waiting.append(op)
+    }
+
+    /// `op` of key `k` took (`taking`) or left a place; a place left goes to the key's first waiter.
+    /// (Out of line: `transition` is on every op's path, this only on keyed ops'.)
+    @inline(never)
+    mutating func keyPlaceChanged(_ op: Int32, taking: Bool) {
+        let k = Int(ops.hot[Int(op)].concurrencyKey)
+        if taking { concurrencyKeys[k].holders.append(op); return }
+        if let at = concurrencyKeys[k].holders.firstIndex(of: op) { concurrencyKeys[k].holders.remove(at: at) }
+        while let w = concurrencyKeys[k].waiting.popFirst() {
+            let i = Int(w)
+            guard ops.hot[i].state == .ready && ops.hot[i].heapKey == Scheduler.heldForKey else { continue }
+            ops.hot[i].heapKey = 0
+            pushReady(w)
+            return
+        }
+    }
+
+    // MARK: Rate
+
+    /// Whether queue `q` may dispatch a new op now under its rate; if not, a tick is due when it may.
+    mutating func admitByRate(_ q: Int) -> Bool {
+        guard let rate = queues[q].fairness.rate else { return true }
+        let t = Double(now)
+        let due = queues[q].rateTheoreticalAt - Double(rate.burst - 1) * rate.intervalMicros
+        if t >= due { return true }
+        rateWakes.insert(TimerEntry(at: Int64(due.rounded(.up)), target: Int32(q)))
+        return false
+    }
+
+    mutating func chargeRate(_ q: Int) {
+        guard let rate = queues[q].fairness.rate else { return }
+        queues[q].rateTheoreticalAt = max(queues[q].rateTheoreticalAt, Double(now)) + rate.intervalMicros
+    }
+
+    /// When a rate-limited queue of `q` may dispatch again; nil when it may now.
+    func nextToken(_ q: Int) -> Int64? {
+        guard let rate = queues[q].fairness.rate else { return nil }
+        let due = queues[q].rateTheoreticalAt - Double(rate.burst - 1) * rate.intervalMicros
+        return Double(now) >= due ? nil : Int64(due.rounded(.up))
+    }
+
+    mutating func fireRateWakes() {
+        while let top = rateWakes.min, top.at <= now {
+            _ = rateWakes.popMin()
+            activateAll(top.target)
+        }
+    }
+
+    // MARK: Settings and status
+
+    mutating func setFairness(_ ref: ClientRef, _ name: String, _ f: QueueFairness, _ out: inout [Action]) {
+        guard let q = queueIndex[name] else { out.append(.reply(ref, .error(.notFound("unknown queue \(name)")))); return }
+        if let p = f.problem { out.append(.reply(ref, .error(.invalid("queue \(name): \(p)")))); return }
+        applyFairness(q, f)
+        journalQueue(q, &out)
+        out.append(.reply(ref, .ok))
+    }
+
+    /// Ready and running (dispatched or executing) ops per share slot of queue `q`: one pass over its
+    /// unfinished ops (status and metrics ask; the per-op paths keep no per-share counts).
+    func shareCounts(_ q: Int32) -> (ready: [Int], running: [Int]) {
+        let qi = Int(q)
+        var ready = [Int](repeating: 0, count: shareTables[qi].slots.count)
+        var running = ready
+        for op in queues[qi].members {
+            let h = ops.hot[Int(op)]
+            switch h.state {
+            case .ready: ready[Int(h.share)] += 1
+            case .dispatched, .executing: running[Int(h.share)] += 1
+            default: break
+            }
+        }
+        return (ready, running)
+    }
+
+    func fairnessStatus(_ q: Int32) -> QueueFairnessStatus {
+        let qi = Int(q)
+        let table = shareTables[qi]
+        let fair = queues[qi].fairness
+        let counts = fair.share == .fifo || !table.named ? ([], []) : shareCounts(q)
+        let shares = fair.share == .fifo || !table.named ? [] : table.slots.enumerated().map { s, slot in
+            ShareStatus(name: slot.name, weight: fair.weight(of: slot.name), ready: counts.0[s], running: counts.1[s],
+                        dispatchedTotal: slot.dispatched)
+        }.sorted { $0.name < $1.name }
+        let keys = concurrencyKeys.filter { $0.queue == q && (!$0.holders.isEmpty || !$0.waiting.isEmpty) }.map { k in
+            ConcurrencyKeyStatus(name: k.name, holding: k.holders.count,
+                                 waiting: k.waiting.filter { ops.hot[Int($0)].state == .ready && ops.hot[Int($0)].heapKey == Scheduler.heldForKey }.count,
+                                 holders: k.holders.map { ops.ids[Int($0)] })
+        }.sorted { $0.name < $1.name }
+        return QueueFairnessStatus(queue: queues[qi].name, fairness: fair, shares: shares, keys: keys, nextTokenAt: nextToken(qi))
+    }
+}

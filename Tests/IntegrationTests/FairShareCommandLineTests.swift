@@ -1,0 +1,92 @@
+import ClusterTestSupport
+import Foundation
+import Testing
+import WireProtocol
+
+/// Fair share end to end through opctl (A11): a graph's `queues:` settings, `opctl share` changing only what
+/// it is given, `opctl status` showing them, their errors and exit codes, admin only with keys, and the
+/// settings surviving a restart (the journal).
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct FairShareCommandLineTests {
+    let opctl = Binaries.path("opctl")
+
+    @Test func shareSettingsFromAGraphAndOpctlShowInStatusAndSurviveARestart() throws {
+        let c = try LocalCluster()
+        defer { c.stop() }
+        let env = ["OPCOORD": c.endpoint]
+        let graph = try CommandLineTests.writeGraph("""
+            queues:
+              - {name: shared, share: key, weights: {team-a: 3}, keyLimit: 2, rate: 50/s, burst: 5}
+              - {name: plain}
+            operations:
+              - {id: a, kind: noop, queue: shared, share: team-a, concurrencyKey: customer-42}
+              - {id: b, kind: noop, queue: plain}
+            """, in: c.dir)
+        let submitted = try CommandLineTests.run(opctl, ["submit", graph], env: env)
+        #expect(submitted.status == 0, "\(submitted.stdout)\(submitted.stderr)")
+
+        func status() throws -> String {
+            let s = try CommandLineTests.run(opctl, ["status", "--queues-only"], env: env)
+            #expect(s.status == 0, "\(s.stderr)")
+            return s.stdout
+        }
+        var text = try status()
+        #expect(text.contains("queue shared: share key; weights team-a=3; key limit 2 (wait); rate 50/s, burst 5"), "\(text)")
+        #expect(!text.contains("queue plain:"), "a queue with one share and no limits gets no lines: \(text)")
+
+        // Only what is given changes.
+        let set = try CommandLineTests.run(opctl, ["share", "shared", "--key-limit", "4", "--key-strategy", "cancel-newest",
+                                                   "--weight", "team-b=7"], env: env)
+        #expect(set.status == 0 && set.stdout.contains("queue shared fair share set"), "\(set.stdout)\(set.stderr)")
+        text = try status()
+        #expect(text.contains("queue shared: share key; weights team-a=3,team-b=7; key limit 4 (cancel-newest); rate 50/s, burst 5"), "\(text)")
+
+        let off = try CommandLineTests.run(opctl, ["share", "shared", "--no-rate", "--mode", "fifo", "--reset-weights"], env: env)
+        #expect(off.status == 0, "\(off.stderr)")
+        let json = try CommandLineTests.run(opctl, ["status", "--json", "--queues-only"], env: env)
+        #expect(json.stdout.contains(#""share":"fifo""#) && !json.stdout.contains("rate_per_second"), "\(json.stdout)")
+        #expect(json.stdout.contains(#""key_limit":4"#), "\(json.stdout)")
+
+        // Mistakes: the arguments (64), the coordinator's refusal (3), an unknown queue (5).
+        for (args, words) in [(["share", "shared"], "nothing to change"), (["share", "shared", "--weight", "a=0"], "1...1000"),
+                              (["share", "shared", "--rate", "5/d"], "unknown rate unit"),
+                              (["share", "shared", "--no-rate", "--rate", "5/s"], "--no-rate removes")] {
+            let r = try CommandLineTests.run(opctl, args, env: env)
+            #expect(r.status == 64 && r.stderr.contains(words), "\(args): \(r.status) \(r.stderr)")
+        }
+        let burst = try CommandLineTests.run(opctl, ["share", "shared", "--burst", "3"], env: env)
+        #expect(burst.status == 3 && burst.stderr.contains("without a rate"), "\(burst.status) \(burst.stderr)")
+        let unknown = try CommandLineTests.run(opctl, ["share", "nosuch", "--key-limit", "1"], env: env)
+        #expect(unknown.status == 5, "\(unknown.status) \(unknown.stderr)")
+
+        // The journal keeps them.
+        _ = try CommandLineTests.run(opctl, ["share", "shared", "--rate", "120/m", "--burst", "2"], env: env)
+        _ = try c.restartCoordinator()
+        let q = try #require(try c.statusReply().queues.first { $0.name == "shared" })
+        #expect(q.fairness.share == .fifo && q.fairness.keyLimit == 4 && q.fairness.keyStrategy == .cancelNewest, "\(q)")
+        #expect(q.fairness.ratePerSecond == 2 && q.fairness.burst == 2 && q.fairness.weights.isEmpty, "\(q)")
+    }
+
+    @Test func onlyAnAdminSetsFairness() throws {
+        let c = try LocalCluster(journal: false, keys: true)
+        defer { c.stop() }
+        try c.addKey("team-a", roles: "submit", scopes: ["team-a/*"])
+        let graph = try CommandLineTests.writeGraph("""
+            queues:
+              - {name: team-a/q, keyLimit: 2}
+            operations:
+              - {id: a, kind: noop, queue: team-a/q}
+            """, in: c.dir)
+        let base = ["--coordinator", c.endpoint]
+        let refused = try CommandLineTests.run(opctl, ["submit", graph] + base + c.keyArguments("team-a"))
+        #expect(refused.status != 0 && refused.stderr.contains("creates it with fair-share settings other than the default"),
+                "\(refused.status) \(refused.stderr)")
+        let share = try CommandLineTests.run(opctl, ["share", "team-a/q", "--key-limit", "1"] + base + c.keyArguments("team-a"))
+        #expect(share.status == 3 && share.stderr.contains("needs the 'admin' role"), "\(share.status) \(share.stderr)")
+        let admin = try CommandLineTests.run(opctl, ["submit", graph] + base + c.keyArguments("admin"))
+        #expect(admin.status == 0, "\(admin.stdout)\(admin.stderr)")
+        // The same settings again are no change: the team's own file now goes through.
+        let again = try CommandLineTests.run(opctl, ["submit", graph] + base + c.keyArguments("team-a"))
+        #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+    }
+}

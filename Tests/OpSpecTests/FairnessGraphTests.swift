@@ -1,0 +1,69 @@
+import OpModel
+import OpSpec
+import Testing
+
+/// A graph file's fair-share fields (A11, docs/GRAPHS.md): read into the specs, each mistake named with its
+/// line and field.
+@Suite struct FairnessGraphTests {
+    @Test func queueAndOperationFieldsAreRead() throws {
+        let graph = try GraphFile.parse("""
+            queues:
+              - name: shared
+                share: key
+                weights: {team-a: 3, team-b: 1}
+                keyLimit: 2
+                keyStrategy: cancel-in-progress
+                rate: 30/m
+                burst: 5
+              - {name: plain, maxConcurrent: 2}
+              - {name: fast, rate: 100}
+            operations:
+              - {id: a, kind: noop, queue: shared, share: customer-42, concurrencyKey: "customer-42"}
+              - {id: b, kind: noop, queue: plain}
+            """)
+        #expect(graph.queues[0].fairness == QueueFairness(share: .key, weights: ["team-a": 3, "team-b": 1], keyLimit: 2,
+                                                          keyStrategy: .cancelInProgress, rate: RateLimit(perSecond: 0.5, burst: 5)))
+        #expect(graph.queues[1].fairness == nil, "no fair-share field: keep the queue's settings")
+        #expect(graph.queues[2].fairness == QueueFairness(rate: RateLimit(perSecond: 100)))
+        #expect(graph.operations[0].share == "customer-42" && graph.operations[0].concurrencyKey == "customer-42")
+        #expect(graph.operations[1].share == nil && graph.operations[1].concurrencyKey == nil)
+    }
+
+    @Test func mistakesNameTheLineAndField() {
+        let found = problems("""
+            queues:
+              - name: q
+                share: teams
+                weights: {team-a: 0, team-b: 1001}
+                keyLimit: -1
+                keyStrategy: newest
+                rate: 5/d
+              - {name: r, burst: 3}
+              - {name: s, rate: 0/s, weights: [a]}
+            operations:
+              - {id: a, kind: noop, queue: q, share: "", concurrencyKey: [x]}
+            """)
+        #expect(found.map(\.description) == [
+            "queues[0] \"q\", field share (line 3): unknown share mode \"teams\" (known: submitter, run, key, fifo)",
+            "queues[0] \"q\", field weights.team-a (line 4): must be 1 to 1000, got 0",
+            "queues[0] \"q\", field weights.team-b (line 4): must be 1 to 1000, got 1001",
+            "queues[0] \"q\", field keyLimit (line 5): must be 0 (no limit) or more, got -1",
+            "queues[0] \"q\", field keyStrategy (line 6): unknown key strategy \"newest\" (known: wait, cancel-newest, cancel-in-progress)",
+            "queues[0] \"q\", field rate (line 7): unknown rate unit \"/d\" in \"5/d\" (use /s, /m or /h)",
+            "queues[1] \"r\", field burst (line 8): burst needs a rate: (rate: 100/s, burst: 3)",
+            "queues[2] \"s\", field rate (line 9): must be more than 0 and at most 1000000/s, got \"0/s\"",
+            "queues[2] \"s\", field weights (line 9): expected a mapping of share keys to weights (weights: {team-a: 3}), got a list",
+            "operations[0] \"a\", field share (line 11): must not be empty (leave share out for none)",
+            "operations[0] \"a\", field concurrencyKey (line 11): expected a string, got a list",
+        ])
+    }
+
+    @Test func ratesInEachUnitAndBack() throws {
+        #expect(try RateText.perSecond("100/s").get() == 100)
+        #expect(try RateText.perSecond("120/m").get() == 2)
+        #expect(try RateText.perSecond(" 36 / h ").get() == 0.01)
+        #expect(try RateText.perSecond("2.5").get() == 2.5)
+        #expect(throws: RateText.Problem.self) { try RateText.perSecond("fast").get() }
+        #expect(RateText.text(100) == "100/s" && RateText.text(0.5) == "30/m" && RateText.text(1.0 / 3600) == "1/h")
+    }
+}
