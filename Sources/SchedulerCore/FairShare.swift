@@ -208,7 +208,7 @@ extension Scheduler {
         return s == 0 ? lanes[l].heap.popMax()!.op : lanes[l].otherHeaps[s - 1].popMax()!.op
     }
 
-    func shareHeapMax(_ l: Int, _ s: Int) -> ReadyEntry? {
+    @inline(__always) func shareHeapMax(_ l: Int, _ s: Int) -> ReadyEntry? {
         s == 0 ? lanes[l].heap.max : lanes[l].otherHeaps[s - 1].max
     }
 
