@@ -353,6 +353,13 @@ struct FieldChecks {
         if f.noRate, f.hasRatePerSecond || f.hasBurst {
             throw .fieldOutOfRange(command, field: "\(prefix()).no_rate", detail: "no_rate removes the rate limit: give no rate_per_second or burst with it")
         }
+        let ageing = QueueFairness.ageingRange
+        if f.hasAgeingUs, f.ageingUs < UInt64(ageing.lowerBound) || f.ageingUs > UInt64(ageing.upperBound) {
+            throw .fieldOutOfRange(command, field: "\(prefix()).ageing_us", detail: "\(f.ageingUs) is not in \(ageing.lowerBound)...\(ageing.upperBound) (1ms...24h)")
+        }
+        if f.noAgeing, f.hasAgeingUs {
+            throw .fieldOutOfRange(command, field: "\(prefix()).no_ageing", detail: "no_ageing turns ageing off: give no ageing_us with it")
+        }
     }
 
     func operation(_ o: WireOperation, _ prefix: @autoclosure () -> String) throws(WireError) {
