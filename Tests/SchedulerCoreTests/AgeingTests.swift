@@ -82,23 +82,29 @@ import Testing
         #expect(h.s.ageingWakes.isEmpty)
     }
 
-    /// The journal fed to a new core gives the same priorities, and the same clocks: the next raise
-    /// comes a period after the last one, not at once.
+    /// The journal (or a snapshot) fed to a new core gives the same priorities, and the same clocks: the
+    /// next raise comes a period after the last one, not at once.
     @Test func replayGivesTheSamePrioritiesAndClocks() {
-        var h = Harness()
-        let queue = QueueSpec(name: "default", fairness: QueueFairness(ageingMicros: Self.period))
-        h.submit([op("a", p: -8), op("b", p: 0)], queues: [queue])
-        for _ in 0..<25 { h.now += Self.step; h.send(.tick) }
-        let before = ["a", "b"].map { h.s.status($0)?.priority }
-        #expect(before == [0, 8])
-        var r = Harness()
-        for record in h.journal { r.now = record.at; r.send(.restore(record.record)) }
-        #expect(["a", "b"].map { r.s.status($0)?.priority } == before)
-        #expect(r.s.agedAt == h.s.agedAt)
-        r.now = h.now
-        r.send(.recovered)
-        r.send(.tick)
-        #expect(r.s.status("a")?.priority == 0, "a was raised at once after recovery")
+        for snapshot in [false, true] {
+            var h = Harness()
+            let queue = QueueSpec(name: "default", fairness: QueueFairness(ageingMicros: Self.period))
+            h.submit([op("a", p: -8), op("b", p: 0)], queues: [queue])
+            for _ in 0..<25 { h.now += Self.step; h.send(.tick) }
+            let before = ["a", "b"].map { h.s.status($0)?.priority }
+            #expect(before == [0, 8])
+            var r = Harness()
+            let records: [(at: Int64, record: JournalRecord)] = snapshot ? h.s.snapshotRecords() : h.journal
+            for record in records { r.now = record.at; r.send(.restore(record.record)) }
+            #expect(["a", "b"].map { r.s.status($0)?.priority } == before, "snapshot: \(snapshot)")
+            #expect(r.s.agedAt == h.s.agedAt, "snapshot: \(snapshot)")
+            r.now = h.now
+            r.send(.recovered)
+            r.send(.tick)
+            #expect(r.s.status("a")?.priority == 0, "a was raised at once after recovery (snapshot: \(snapshot))")
+            r.now = h.now + Self.period
+            r.send(.tick)
+            #expect(r.s.status("a")?.priority == 4, "snapshot: \(snapshot)")
+        }
     }
 
     @Test func ageingOutsideItsBoundsIsRefusedPrecisely() {
