@@ -1,4 +1,5 @@
 import Foundation
+import OpModel
 
 /// Field rules beyond what protobuf can express (docs/PROTOCOL.md, "Field rules").
 /// `WireCodec.decode` runs this on every message, so decoded messages are valid;
