@@ -64,6 +64,8 @@ import Testing
               - {name: a, ageing: 30s}
               - {name: b, ageing: 250ms, rate: 10/s}
               - {name: c, ageing: 2}
+            operations:
+              - {id: x, kind: noop, queue: a}
             """)
         #expect(graph.queues.map { $0.fairness?.ageingMicros } == [30_000_000, 250_000, 2_000_000])
         #expect(graph.queues[1].fairness?.rate == RateLimit(perSecond: 10))
@@ -71,6 +73,8 @@ import Testing
             queues:
               - {name: q, ageing: 0.5ms}
               - {name: r, ageing: 2d}
+            operations:
+              - {id: x, kind: noop, queue: q}
             """)
         #expect(found.map(\.description) == [
             "queues[0] \"q\", field ageing (line 2): must be 1ms to 24h, got \"0.5ms\"",
