@@ -36,7 +36,9 @@
 //                bool `suspended`, so every older record reads as "no fairness", i.e. keep the current settings).
 //   Fairness   = u8 share (0 submitter, 1 run, 2 key, 3 fifo) · uvarint n · (str share · uvarint weight) × n
 //                · uvarint keyLimit · u8 keyStrategy (0 wait, 1 cancel-newest, 2 cancel-in-progress)
-//                · u8 rate present · [f64 perSecond (IEEE 754 bits, fixed 8 bytes) · uvarint burst]
+//                · u8 fairnessFlags · [f64 perSecond (IEEE 754 bits, fixed 8 bytes) · uvarint burst] · [svarint ageingMicros]
+//                fairnessFlags: bit 0 rate present, bit 1 ageing present (added with ageing: before, this byte was the
+//                bool `rate present`, so older records read as "no ageing"); other bits 0.
 //                Weights in name order, so one setting always encodes to the same bytes.
 //   Key?       = u8 0 (nil) | u8 1 · Key
 //   Key        = str key · u64 digest (fixed 8 bytes: a hash is as long as a varint would be, and slower)
@@ -74,6 +76,11 @@ public enum JournalCodec {
 
     enum QueueFlag {
         static let suspended: UInt8 = 1, fairness: UInt8 = 2
+        static let all: UInt8 = 3
+    }
+
+    enum FairnessFlag {
+        static let rate: UInt8 = 1, ageing: UInt8 = 2
         static let all: UInt8 = 3
     }
 

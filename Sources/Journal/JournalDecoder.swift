@@ -273,12 +273,18 @@ struct JournalDecoder {
         guard Int(strategyByte) < JournalCodec.keyStrategies.count else {
             throw JournalCodecError(reason: "unknown key strategy \(strategyByte)", offset: offset - 1)
         }
-        let rate: RateLimit? = try bool("queue rate present")
+        let flagsOffset = offset
+        let flags = try byte("queue fairness flags")
+        guard flags & ~JournalCodec.FairnessFlag.all == 0 else {
+            throw JournalCodecError(reason: "queue fairness flags 0x\(String(flags, radix: 16)) has unknown bits", offset: flagsOffset)
+        }
+        let rate: RateLimit? = flags & JournalCodec.FairnessFlag.rate != 0
             ? RateLimit(perSecond: Double(bitPattern: try fixed64("queue rate")),
                         burst: Int(truncatingIfNeeded: try unsigned("queue rate burst")))
             : nil
+        let ageing: Int64? = flags & JournalCodec.FairnessFlag.ageing != 0 ? try signed("queue ageing") : nil
         return QueueFairness(share: JournalCodec.shareModes[Int(modeByte)], weights: weights, keyLimit: keyLimit,
-                             keyStrategy: JournalCodec.keyStrategies[Int(strategyByte)], rate: rate)
+                             keyStrategy: JournalCodec.keyStrategies[Int(strategyByte)], rate: rate, ageingMicros: ageing)
     }
 
     mutating func op() throws(JournalCodecError) -> OperationSpec {

@@ -70,7 +70,7 @@ struct JournalEncoder {
     private static func bound(_ queue: QueueSpec) -> Int {
         var n = size(queue.name) + varint + 2
         if let f = queue.fairness {
-            n += 1 + varint + varint + 1 + 1 + 8 + varint
+            n += 1 + varint + varint + 1 + 1 + 8 + varint + varint
             for (share, _) in f.weights { n += size(share) + varint }
         }
         return n
@@ -226,14 +226,13 @@ struct JournalEncoder {
         }
         unsigned(UInt64(truncatingIfNeeded: f.keyLimit))
         byte(JournalCodec.code(f.keyStrategy))
+        byte((f.rate != nil ? JournalCodec.FairnessFlag.rate : 0) | (f.ageingMicros != nil ? JournalCodec.FairnessFlag.ageing : 0))
         if let rate = f.rate {
-            byte(1)
             position.storeBytes(of: rate.perSecond.bitPattern.littleEndian, as: UInt64.self)
             position += 8
             unsigned(UInt64(truncatingIfNeeded: rate.burst))
-        } else {
-            byte(0)
         }
+        if let ageing = f.ageingMicros { signed(ageing) }
     }
 
     private mutating func key(_ key: SubmissionKey) {

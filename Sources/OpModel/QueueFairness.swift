@@ -32,14 +32,20 @@ public struct QueueFairness: Sendable, Hashable {
     public var keyStrategy: KeyStrategy
     /// Dispatches of new ops per second (token bucket); nil = unlimited.
     public var rate: RateLimit?
+    /// Ageing (µs): a ready op that has waited this long is raised one priority level, and again after
+    /// each further period, up to `veryHigh`, so a steady stream of higher priorities cannot starve it
+    /// forever. nil = off (the default: OperationQueue's strict priorities).
+    public var ageingMicros: Int64?
 
     public static let maxWeight = 1_000
+    /// Bounds of `ageingMicros`: 1 ms … 1 day.
+    public static let ageingRange: ClosedRange<Int64> = 1_000...86_400_000_000
     public static let `default` = QueueFairness()
 
     public init(share: ShareMode = .submitter, weights: [String: Int] = [:], keyLimit: Int = 0,
-                keyStrategy: KeyStrategy = .wait, rate: RateLimit? = nil) {
+                keyStrategy: KeyStrategy = .wait, rate: RateLimit? = nil, ageingMicros: Int64? = nil) {
         self.share = share; self.weights = weights; self.keyLimit = keyLimit
-        self.keyStrategy = keyStrategy; self.rate = rate
+        self.keyStrategy = keyStrategy; self.rate = rate; self.ageingMicros = ageingMicros
     }
 
     /// What is wrong with these settings, or nil.
@@ -49,6 +55,9 @@ public struct QueueFairness: Sendable, Hashable {
         }
         if keyLimit < 0 || keyLimit > Int(Int32.max) { return "keyLimit must be ≥ 0 (0 = none), got \(keyLimit)" }
         if let rate, let p = rate.problem { return p }
+        if let a = ageingMicros, !Self.ageingRange.contains(a) {
+            return "ageing must be 1ms...24h, got \(a)µs"
+        }
         return nil
     }
 

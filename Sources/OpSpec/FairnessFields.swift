@@ -3,7 +3,7 @@ import OpModel
 import Yams
 
 // A graph file's fair-share fields (A11, docs/GRAPHS.md): `share:` and `concurrencyKey:` on an operation;
-// `share:`, `weights:`, `keyLimit:`, `keyStrategy:`, `rate:` and `burst:` on a queue. Ranges are checked
+// `share:`, `weights:`, `keyLimit:`, `keyStrategy:`, `rate:`, `burst:` and `ageing:` on a queue. Ranges are checked
 // here, at the node, so each problem names its line.
 
 /// A rate as written: `100/s`, `30/m`, `500/h` (a bare number is per second).
@@ -44,6 +44,33 @@ public enum RateText {
     }
 }
 
+/// An ageing period as written: `500ms`, `30s`, `5m`, `1h` (a bare number is seconds); 1ms…24h.
+public enum AgeingText {
+    /// Microseconds, or why the text is no ageing period.
+    public static func micros(_ text: String) -> Result<Int64, RateText.Problem> {
+        let t = text.trimmingCharacters(in: .whitespaces)
+        let units: [(String, Double)] = [("ms", 1_000), ("s", 1_000_000), ("m", 60_000_000), ("h", 3_600_000_000)]
+        let (number, scale) = units.first { t.hasSuffix($0.0) }.map { (String(t.dropLast($0.0.count)), $0.1) } ?? (t, 1_000_000)
+        guard let n = Double(number.trimmingCharacters(in: .whitespaces)), n.isFinite else {
+            return .failure(RateText.Problem("expected a period like 500ms, 30s, 5m or 1h, got \"\(text)\""))
+        }
+        let micros = (n * scale).rounded()
+        let range = QueueFairness.ageingRange
+        guard micros >= Double(range.lowerBound), micros <= Double(range.upperBound) else {
+            return .failure(RateText.Problem("must be 1ms to 24h, got \"\(text)\""))
+        }
+        return .success(Int64(micros))
+    }
+
+    /// `micros` written back in the largest unit that keeps it whole: `30s`, `1500ms`, `2h`.
+    public static func text(_ micros: Int64) -> String {
+        for (unit, scale) in [("h", Int64(3_600_000_000)), ("m", 60_000_000), ("s", 1_000_000), ("ms", 1_000)] where micros % scale == 0 {
+            return "\(micros / scale)\(unit)"
+        }
+        return String(format: "%gms", Double(micros) / 1_000)
+    }
+}
+
 extension GraphFileReader {
     /// A share key or concurrency key: a non-empty string of at most 1,024 UTF-8 bytes (the wire's id limit).
     mutating func readKey(_ node: Node, _ location: String, _ field: String) -> String? {
@@ -55,7 +82,7 @@ extension GraphFileReader {
 
     /// One of a queue's fair-share fields into `fairness` (made from the default at the first); false when
     /// `key` is none of them.
-    static let fairnessFields: Set<String> = ["share", "weights", "keyLimit", "keyStrategy", "rate", "burst"]
+    static let fairnessFields: Set<String> = ["share", "weights", "keyLimit", "keyStrategy", "rate", "burst", "ageing"]
 
     mutating func readFairnessField(_ key: String, _ value: Node, _ location: String, into fairness: inout QueueFairness?) -> Bool {
         guard Self.fairnessFields.contains(key) else { return false }
@@ -102,6 +129,13 @@ extension GraphFileReader {
             // Kept even before `rate:` is read (the two may come in any order); a burst without a rate is
             // reported by `checkBurst`.
             f.rate = RateLimit(perSecond: f.rate?.perSecond ?? 0, burst: n)
+        case "ageing":
+            let text = value.tagName == .int || value.tagName == .float ? value.scalar?.string : readString(value, location, key)
+            guard let text else { return true }
+            switch AgeingText.micros(text) {
+            case .success(let a): f.ageingMicros = a
+            case .failure(let p): problem(location, key, value, p.description)
+            }
         default:
             break
         }

@@ -103,6 +103,7 @@ extension Scheduler {
         fireTimeouts(&out)
         fireRetries(&out)
         fireRateWakes()
+        fireAgeing(&out)
         checkLiveness(&out)
         if let h = hold, now >= h.until { endHold(&out) }
         // Eviction by age is left to the end of `handle`: compaction renumbers ops, and this input's
@@ -116,6 +117,7 @@ extension Scheduler {
         if let t = retryHeap.min, t.at < due { due = t.at }
         if let t = livenessHeap.min, t.at < due { due = t.at }
         if let t = rateWakes.min, t.at < due { due = t.at }
+        if let t = ageingWakes.min, t.at < due { due = t.at }
         if let t = nextEviction, t < due { due = t }
         if let h = hold, h.until < due { due = h.until }
         if due < requestedTick {

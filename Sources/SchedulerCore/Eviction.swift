@@ -184,6 +184,7 @@ extension Scheduler {
             concurrencyKeys[k].waiting = Deque(concurrencyKeys[k].waiting.compactMap { remap[Int($0)] >= 0 ? remap[Int($0)] : nil })
         }
         opShares = rekey(opShares)
+        agedAt = rekey(agedAt)
         for q in queues.indices {
             queues[q].members = queues[q].members.compactMap { remap[Int($0)] >= 0 ? remap[Int($0)] : nil }
             queues[q].barrier = m(queues[q].barrier)

@@ -270,7 +270,9 @@ extension Scheduler {
             }
         }
         if f.keyLimit > 0 && (queues[qi].fairness.keyLimit == 0 || f.keyLimit < queues[qi].fairness.keyLimit) { keyLimitLowered = true }
+        let ageingChanged = queues[qi].fairness.ageingMicros != f.ageingMicros
         queues[qi].fairness = f
+        if ageingChanged { queues[qi].ageingDue = .max; armAgeing(q) }
         if f.rate == nil { queues[qi].rateTheoreticalAt = 0 }
         for s in shareTables[qi].slots.indices {
             shareTables[qi].slots[s].stride = stride(shareTables[qi].slots[s].name, q)

@@ -72,6 +72,7 @@ extension Scheduler {
         let i = Int(op)
         guard ops.hot[i].state != .finished else { return }
         ops.hot[i].priority = p
+        if queues[Int(lanes[Int(ops.hot[i].lane)].queue)].fairness.ageingMicros != nil { agedAt[op] = now }
         record(op, .priority, part: 0, extra: Int32(p))
         // Its old heap entry goes stale; one waiting for its concurrency key keeps waiting (its new
         // priority counts when it goes back).

@@ -55,6 +55,10 @@ public struct Scheduler: Sendable {
     var livenessHeap = Heap<TimerEntry>()
     /// Rate-limited queues (target: queue index) and when they may dispatch again (FairShare.swift).
     var rateWakes = Heap<TimerEntry>()
+    /// Queues with ageing (target: queue index) and when they are swept next (Ageing.swift).
+    var ageingWakes = Heap<TimerEntry>()
+    /// Ready ops' latest priority change in a queue with ageing: where their wait restarts (Ageing.swift).
+    var agedAt: [Int32: Int64] = [:]
     /// Each queue's share keys, by queue index (FairShare.swift); kept apart from `queues` because the
     /// per-dispatch writes to a share's turn copied the whole queue state when it lived inside it.
     var shareTables: [ShareTable] = []

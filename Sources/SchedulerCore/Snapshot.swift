@@ -68,6 +68,10 @@ extension Scheduler {
             let cascade = ops.hot[Int(op)].flags & Flag.cascade != 0
             out.append((now, .cancelRequested(ids: [ops.ids[Int(op)]], cascade: cascade, reason: reasons[op] ?? "cancelled")))
         }
+        // Ageing's clocks (Ageing.swift): the op's latest priority change again, at its time.
+        for (op, at) in agedAt.sorted(by: { $0.key < $1.key }) where ops.hot[Int(op)].state != .finished && ops.hot[Int(op)].flags & Flag.evicted == 0 {
+            out.append((at, .priorityChanged(id: ops.ids[Int(op)], priority: Int(ops.hot[Int(op)].priority), inherit: false)))
+        }
         for (key, applied) in submissionKeys.sorted(by: { $0.key < $1.key }) {
             guard let r = runs[Int(applied.slot)] else { continue }
             out.append((now, .submissionKey(run: r.name, key: SubmissionKey(key: key, digest: applied.digest), count: applied.count)))

@@ -147,6 +147,8 @@ struct QueueState {
     var fairness = QueueFairness.default
     /// Rate limit (GCRA): the theoretical time of the next dispatch, µs; see `RateLimit`.
     var rateTheoreticalAt: Double = 0
+    /// When this queue's next ageing sweep is due (`ageingWakes`); .max = none armed (Ageing.swift).
+    var ageingDue: Int64 = .max
     var pending: Int32 = 0
     var ready: Int32 = 0
     var dispatched: Int32 = 0     // on workers, none started yet

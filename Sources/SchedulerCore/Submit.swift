@@ -145,11 +145,15 @@ extension Scheduler {
         if let q = queueIndex[qs.name] {
             queues[Int(q)].maxConcurrent = Int32(qs.maxConcurrent)
             queues[Int(q)].suspended = qs.suspended
-            if let f = qs.fairness { queues[Int(q)].fairness = f }
+            if let f = qs.fairness {
+                if queues[Int(q)].fairness.ageingMicros != f.ageingMicros { queues[Int(q)].ageingDue = .max }
+                queues[Int(q)].fairness = f
+                armAgeing(q)
+            }
             activateAll(q)
         } else {
             let q = ensureQueue(qs)
-            if let f = qs.fairness { queues[Int(q)].fairness = f }
+            if let f = qs.fairness { queues[Int(q)].fairness = f; armAgeing(q) }
         }
     }
 

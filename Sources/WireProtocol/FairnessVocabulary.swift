@@ -64,6 +64,7 @@ extension WireQueueFairness {
         } else {
             noRate = true
         }
+        if let a = f.ageingMicros { ageingUs = UInt64(clamping: a) } else { noAgeing = true }
     }
 
     /// The settings this message makes of `current` (absent fields keep it), or why it cannot: a burst with
@@ -86,6 +87,7 @@ extension WireQueueFairness {
             rate.burst = Int(burst)
             f.rate = rate
         }
+        if noAgeing { f.ageingMicros = nil } else if hasAgeingUs { f.ageingMicros = Int64(clamping: ageingUs) }
         return .success(f)
     }
 

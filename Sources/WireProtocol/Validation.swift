@@ -1,4 +1,5 @@
 import Foundation
+import OpModel
 
 /// Field rules beyond what protobuf can express (docs/PROTOCOL.md, "Field rules").
 /// `WireCodec.decode` runs this on every message, so decoded messages are valid;
@@ -352,6 +353,13 @@ struct FieldChecks {
         }
         if f.noRate, f.hasRatePerSecond || f.hasBurst {
             throw .fieldOutOfRange(command, field: "\(prefix()).no_rate", detail: "no_rate removes the rate limit: give no rate_per_second or burst with it")
+        }
+        let ageing = QueueFairness.ageingRange
+        if f.hasAgeingUs, f.ageingUs < UInt64(ageing.lowerBound) || f.ageingUs > UInt64(ageing.upperBound) {
+            throw .fieldOutOfRange(command, field: "\(prefix()).ageing_us", detail: "\(f.ageingUs) is not in \(ageing.lowerBound)...\(ageing.upperBound) (1ms...24h)")
+        }
+        if f.noAgeing, f.hasAgeingUs {
+            throw .fieldOutOfRange(command, field: "\(prefix()).no_ageing", detail: "no_ageing turns ageing off: give no ageing_us with it")
         }
     }
 

@@ -6,7 +6,7 @@ import WireProtocol
 
 struct Share: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Set a queue's fair share, concurrency-key limit and rate (admin).",
+        abstract: "Set a queue's fair share, concurrency-key limit, rate and ageing (admin).",
         discussion: """
             Only the options given change; the others keep the queue's current values (the request carries \
             just what is given, and the coordinator applies it to the settings it holds). --weight adds or \
@@ -23,6 +23,8 @@ struct Share: ParsableCommand {
     @Option(help: "Dispatches of new ops at most this fast: 100/s, 30/m, 500/h.") var rate: String?
     @Option(help: "Tokens saved up for a burst, 1...1000000 (with --rate, or changing the current rate's).") var burst: Int?
     @Flag(name: .customLong("no-rate"), help: "Remove the queue's rate limit.") var noRate = false
+    @Option(help: "Raise a ready op one priority level each time it waits this long: 500ms, 30s, 5m, 1h (1ms...24h).") var ageing: String?
+    @Flag(name: .customLong("no-ageing"), help: "Turn ageing off (strict priorities, the default).") var noAgeing = false
 
     func validate() throws { _ = try request() }
 
@@ -71,8 +73,16 @@ struct Share: ParsableCommand {
             guard burst >= 1 && burst <= 1_000_000 else { throw ValidationError("--burst must be 1...1000000, got \(burst)") }
             f.burst = UInt32(burst)
         }
+        if noAgeing && ageing != nil { throw ValidationError("--no-ageing turns ageing off: give no --ageing with it") }
+        if noAgeing { f.noAgeing = true }
+        if let ageing {
+            switch AgeingText.micros(ageing) {
+            case .success(let a): f.ageingUs = UInt64(a)
+            case .failure(let message): throw ValidationError("--ageing: \(message)")
+            }
+        }
         guard f != WireQueueFairness() else {
-            throw ValidationError("nothing to change: give --mode, --weight, --reset-weights, --key-limit, --key-strategy, --rate, --burst or --no-rate")
+            throw ValidationError("nothing to change: give --mode, --weight, --reset-weights, --key-limit, --key-strategy, --rate, --burst, --no-rate, --ageing or --no-ageing")
         }
         return f
     }
@@ -85,7 +95,8 @@ struct Share: ParsableCommand {
     }
 }
 
-/// The fair-share settings of a STATUS queue record in one line ("share key; weights a=3; key limit 2 (wait); rate 50/s, burst 10").
+/// The fair-share settings of a STATUS queue record in one line ("share key; weights a=3; key limit 2 (wait); rate 50/s, burst 10;
+/// ageing 30s").
 func fairnessText(_ q: WireQueueCounts) -> String {
     let f = q.hasFairness ? q.fairness : WireQueueFairness(QueueFairness.default)
     var parts = ["share \(QueueFairness.ShareMode(wire: f.share)?.rawValue ?? "submitter")"]
@@ -94,12 +105,14 @@ func fairnessText(_ q: WireQueueCounts) -> String {
         parts.append("key limit \(f.keyLimit) (\(QueueFairness.KeyStrategy(wire: f.keyStrategy)?.rawValue ?? "wait"))")
     }
     if f.hasRatePerSecond { parts.append("rate \(RateText.text(f.ratePerSecond)), burst \(f.burst)") }
+    if f.hasAgeingUs { parts.append("ageing \(AgeingText.text(Int64(clamping: f.ageingUs)))") }
     return parts.joined(separator: "; ")
 }
 
-/// Whether `opctl status` shows a queue's shares and keys: more than one share key, or any key or rate limit.
+/// Whether `opctl status` shows a queue's shares and keys: more than one share key, or any key or rate limit, or ageing.
 func showsFairness(_ q: WireQueueCounts) -> Bool {
-    q.shares.count + Int(q.sharesOmitted) > 1 || !q.keys.isEmpty || (q.hasFairness && (q.fairness.keyLimit > 0 || q.fairness.hasRatePerSecond))
+    q.shares.count + Int(q.sharesOmitted) > 1 || !q.keys.isEmpty
+        || (q.hasFairness && (q.fairness.keyLimit > 0 || q.fairness.hasRatePerSecond || q.fairness.hasAgeingUs))
 }
 
 /// Under the queue table: each such queue's settings, its shares (running/ready/dispatched) and keys (holding/waiting).
@@ -137,6 +150,7 @@ func fairnessJSON(_ q: WireQueueCounts) -> [String: Any] {
         "keys": q.keys.map { ["name": $0.name, "holding": $0.holding, "waiting": $0.waiting] as [String: Any] },
     ]
     if f.hasRatePerSecond { d["rate_per_second"] = f.ratePerSecond; d["burst"] = Int(f.burst) }
+    if f.hasAgeingUs { d["ageing_us"] = Int(clamping: f.ageingUs) }
     if q.sharesOmitted > 0 { d["shares_omitted"] = Int(q.sharesOmitted) }
     if q.keysOmitted > 0 { d["keys_omitted"] = Int(q.keysOmitted) }
     return d

@@ -16,7 +16,7 @@ struct FairShareCommandLineTests {
         let env = ["OPCOORD": c.endpoint]
         let graph = try CommandLineTests.writeGraph("""
             queues:
-              - {name: shared, share: key, weights: {team-a: 3}, keyLimit: 2, rate: 50/s, burst: 5}
+              - {name: shared, share: key, weights: {team-a: 3}, keyLimit: 2, rate: 50/s, burst: 5, ageing: 30s}
               - {name: plain}
             operations:
               - {id: a, kind: noop, queue: shared, share: team-a, concurrencyKey: customer-42}
@@ -31,7 +31,7 @@ struct FairShareCommandLineTests {
             return s.stdout
         }
         var text = try status()
-        #expect(text.contains("queue shared: share key; weights team-a=3; key limit 2 (wait); rate 50/s, burst 5"), "\(text)")
+        #expect(text.contains("queue shared: share key; weights team-a=3; key limit 2 (wait); rate 50/s, burst 5; ageing 30s"), "\(text)")
         #expect(!text.contains("queue plain:"), "a queue with one share and no limits gets no lines: \(text)")
 
         // Only what is given changes.
@@ -39,18 +39,21 @@ struct FairShareCommandLineTests {
                                                    "--weight", "team-b=7"], env: env)
         #expect(set.status == 0 && set.stdout.contains("queue shared fair share set"), "\(set.stdout)\(set.stderr)")
         text = try status()
-        #expect(text.contains("queue shared: share key; weights team-a=3,team-b=7; key limit 4 (cancel-newest); rate 50/s, burst 5"), "\(text)")
+        #expect(text.contains("queue shared: share key; weights team-a=3,team-b=7; key limit 4 (cancel-newest); rate 50/s, burst 5; ageing 30s"), "\(text)")
 
-        let off = try CommandLineTests.run(opctl, ["share", "shared", "--no-rate", "--mode", "fifo", "--reset-weights"], env: env)
+        let off = try CommandLineTests.run(opctl, ["share", "shared", "--no-rate", "--mode", "fifo", "--reset-weights", "--no-ageing"], env: env)
         #expect(off.status == 0, "\(off.stderr)")
         let json = try CommandLineTests.run(opctl, ["status", "--json", "--queues-only"], env: env)
         #expect(json.stdout.contains(#""share":"fifo""#) && !json.stdout.contains("rate_per_second"), "\(json.stdout)")
+        #expect(!json.stdout.contains("ageing_us"), "\(json.stdout)")
         #expect(json.stdout.contains(#""key_limit":4"#), "\(json.stdout)")
 
         // Mistakes: the arguments (64), the coordinator's refusal (3), an unknown queue (5).
         for (args, words) in [(["share", "shared"], "nothing to change"), (["share", "shared", "--weight", "a=0"], "1...1000"),
                               (["share", "shared", "--rate", "5/d"], "unknown rate unit"),
-                              (["share", "shared", "--no-rate", "--rate", "5/s"], "--no-rate removes")] {
+                              (["share", "shared", "--no-rate", "--rate", "5/s"], "--no-rate removes"),
+                              (["share", "shared", "--ageing", "0.5ms"], "--ageing: must be 1ms to 24h"),
+                              (["share", "shared", "--no-ageing", "--ageing", "5s"], "--no-ageing turns")] {
             let r = try CommandLineTests.run(opctl, args, env: env)
             #expect(r.status == 64 && r.stderr.contains(words), "\(args): \(r.status) \(r.stderr)")
         }
@@ -60,11 +63,12 @@ struct FairShareCommandLineTests {
         #expect(unknown.status == 5, "\(unknown.status) \(unknown.stderr)")
 
         // The journal keeps them.
-        _ = try CommandLineTests.run(opctl, ["share", "shared", "--rate", "120/m", "--burst", "2"], env: env)
+        _ = try CommandLineTests.run(opctl, ["share", "shared", "--rate", "120/m", "--burst", "2", "--ageing", "2m"], env: env)
         _ = try c.restartCoordinator()
         let q = try #require(try c.statusReply().queues.first { $0.name == "shared" })
         #expect(q.fairness.share == .fifo && q.fairness.keyLimit == 4 && q.fairness.keyStrategy == .cancelNewest, "\(q)")
         #expect(q.fairness.ratePerSecond == 2 && q.fairness.burst == 2 && q.fairness.weights.isEmpty, "\(q)")
+        #expect(q.fairness.ageingUs == 120_000_000, "\(q)")
     }
 
     @Test func onlyAnAdminSetsFairness() throws {

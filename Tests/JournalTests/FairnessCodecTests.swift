@@ -68,10 +68,27 @@ struct FairnessCodecTests {
         let qos = JournalCodec.code(.default)
         for (bad, words) in [([1, 0, 5, 0, 0, qos, 4] as [UInt8], "queue flags"),
                              ([1, 0, 5, 0, 0, qos, 2, 9], "share mode"),
-                             ([1, 0, 5, 0, 0, qos, 2, 0, 0, 0, 7], "key strategy")] {
+                             ([1, 0, 5, 0, 0, qos, 2, 0, 0, 0, 7], "key strategy"),
+                             ([1, 0, 5, 0, 0, qos, 2, 0, 0, 0, 0, 4], "fairness flags")] {
             let e = try #require(throws: JournalCodecError.self) { try JournalCodec.decode(bad[...]) }
             #expect(e.reason.contains(words), "\(e)")
         }
+    }
+
+    /// Ageing round-trips with and without a rate; a record written before ageing (its rate byte a bool)
+    /// decodes as "no ageing".
+    @Test func ageingRoundTripsAndOldRecordsHaveNone() throws {
+        for fairness in [QueueFairness(ageingMicros: 30_000_000),
+                         QueueFairness(rate: RateLimit(perSecond: 3, burst: 2), ageingMicros: 1_000)] {
+            let entry = JournalEntry(at: 9, record: .queueSettings(QueueSpec(name: "q", fairness: fairness)))
+            #expect(try roundTrip(entry) == entry)
+        }
+        let qos = JournalCodec.code(.default)
+        let old: [UInt8] = [1, 0, 5, 0, 0, qos, 2, 0, 0, 0, 0, 1] + [UInt8](repeating: 0, count: 7) + [0x40, 1]  // rate 2.0/s, burst 1
+        let decoded = try JournalCodec.decode(old[...])
+        guard case .queueSettings(let q) = decoded.record else { Issue.record("\(decoded)"); return }
+        #expect(q.fairness == QueueFairness(rate: RateLimit(perSecond: 2, burst: 1)))
+        #expect(q.fairness?.ageingMicros == nil)
     }
 
     private func svarint(_ v: Int64) -> [UInt8] {

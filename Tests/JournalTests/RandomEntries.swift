@@ -87,7 +87,8 @@ struct RandomEntries {
         for _ in 0..<rng.int(4) { weights[string()] = int() }
         return QueueFairness(share: rng.pick(QueueFairness.ShareMode.allCases), weights: weights, keyLimit: int(),
                              keyStrategy: rng.pick(QueueFairness.KeyStrategy.allCases),
-                             rate: rng.bool() ? RateLimit(perSecond: Double(rng.int(1_000_000)) / 7, burst: int()) : nil)
+                             rate: rng.bool() ? RateLimit(perSecond: Double(rng.int(1_000_000)) / 7, burst: int()) : nil,
+                             ageingMicros: rng.bool() ? int64() : nil)
     }
 
     mutating func key() -> SubmissionKey { SubmissionKey(key: string(), digest: rng.next()) }

@@ -58,6 +58,32 @@ import Testing
         ])
     }
 
+    @Test func ageingIsReadInEachUnitAndItsBoundsAreChecked() throws {
+        let graph = try GraphFile.parse("""
+            queues:
+              - {name: a, ageing: 30s}
+              - {name: b, ageing: 250ms, rate: 10/s}
+              - {name: c, ageing: 2}
+            operations:
+              - {id: x, kind: noop, queue: a}
+            """)
+        #expect(graph.queues.map { $0.fairness?.ageingMicros } == [30_000_000, 250_000, 2_000_000])
+        #expect(graph.queues[1].fairness?.rate == RateLimit(perSecond: 10))
+        let found = problems("""
+            queues:
+              - {name: q, ageing: 0.5ms}
+              - {name: r, ageing: 2d}
+            operations:
+              - {id: x, kind: noop, queue: q}
+            """)
+        #expect(found.map(\.description) == [
+            "queues[0] \"q\", field ageing (line 2): must be 1ms to 24h, got \"0.5ms\"",
+            "queues[1] \"r\", field ageing (line 3): expected a period like 500ms, 30s, 5m or 1h, got \"2d\"",
+        ])
+        #expect(try AgeingText.micros("5m").get() == 300_000_000 && (try AgeingText.micros("1h").get()) == 3_600_000_000)
+        #expect(AgeingText.text(30_000_000) == "30s" && AgeingText.text(1_500_000) == "1500ms" && AgeingText.text(7_200_000_000) == "2h")
+    }
+
     @Test func ratesInEachUnitAndBack() throws {
         #expect(try RateText.perSecond("100/s").get() == 100)
         #expect(try RateText.perSecond("120/m").get() == 2)

@@ -22,7 +22,8 @@ def test_share_and_concurrency_key_travel_in_submit_ops(tmp_path: Path) -> None:
 
     graph = tmp_path / "g.json"
     graph.write_text(json.dumps({
-        "queues": [{"name": "q", "share": "key", "weights": {"team-a": 3}, "keyLimit": 2, "rate": "30/m", "burst": 4},
+        "queues": [{"name": "q", "share": "key", "weights": {"team-a": 3}, "keyLimit": 2, "rate": "30/m", "burst": 4,
+                    "ageing": "30s"},
                    {"name": "plain"}],
         "operations": [{"id": "x", "kind": "noop", "queue": "q", "share": "team-a", "concurrencyKey": "c"}]}))
     queues, gops = load_graph(str(graph))
@@ -30,4 +31,5 @@ def test_share_and_concurrency_key_travel_in_submit_ops(tmp_path: Path) -> None:
     fair = _queue_settings(queues[0]).fairness
     assert (fair.share, fair.key_limit, fair.rate_per_second, fair.burst) == (pb.SHARE_MODE_KEY, 2, 0.5, 4)
     assert [(w.share, w.weight) for w in fair.weights] == [("team-a", 3)] and fair.replace_weights
+    assert fair.ageing_us == 30_000_000 and not fair.no_ageing
     assert not _queue_settings(queues[1]).HasField("fairness")  # no fair-share field: the queue keeps its own

@@ -1012,6 +1012,19 @@ public nonisolated struct WireQueueFairness: Sendable {
   /// remove the rate limit (not with rate_per_second or burst)
   public var noRate: Bool = false
 
+  /// 1000 … 86400000000 µs: a ready op waiting this long rises one priority level
+  public var ageingUs: UInt64 {
+    get {_ageingUs ?? 0}
+    set {_ageingUs = newValue}
+  }
+  /// Returns true if `ageingUs` has been explicitly set.
+  public var hasAgeingUs: Bool {self._ageingUs != nil}
+  /// Clears the value of `ageingUs`. Subsequent reads from it will return its default value.
+  public mutating func clearAgeingUs() {self._ageingUs = nil}
+
+  /// turn ageing off (not with ageing_us)
+  public var noAgeing: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1019,6 +1032,7 @@ public nonisolated struct WireQueueFairness: Sendable {
   fileprivate var _keyLimit: UInt32? = nil
   fileprivate var _ratePerSecond: Double? = nil
   fileprivate var _burst: UInt32? = nil
+  fileprivate var _ageingUs: UInt64? = nil
 }
 
 /// One operation, fields as in docs/GRAPHS.md.
@@ -3242,7 +3256,7 @@ nonisolated extension WireShareWeight: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension WireQueueFairness: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".QueueFairness"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}share\0\u{1}weights\0\u{3}replace_weights\0\u{3}key_limit\0\u{3}key_strategy\0\u{3}rate_per_second\0\u{1}burst\0\u{3}no_rate\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}share\0\u{1}weights\0\u{3}replace_weights\0\u{3}key_limit\0\u{3}key_strategy\0\u{3}rate_per_second\0\u{1}burst\0\u{3}no_rate\0\u{3}ageing_us\0\u{3}no_ageing\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3258,6 +3272,8 @@ nonisolated extension WireQueueFairness: SwiftProtobuf.Message, SwiftProtobuf._M
       case 6: try { try decoder.decodeSingularDoubleField(value: &self._ratePerSecond) }()
       case 7: try { try decoder.decodeSingularUInt32Field(value: &self._burst) }()
       case 8: try { try decoder.decodeSingularBoolField(value: &self.noRate) }()
+      case 9: try { try decoder.decodeSingularUInt64Field(value: &self._ageingUs) }()
+      case 10: try { try decoder.decodeSingularBoolField(value: &self.noAgeing) }()
       default: break
       }
     }
@@ -3292,6 +3308,12 @@ nonisolated extension WireQueueFairness: SwiftProtobuf.Message, SwiftProtobuf._M
     if self.noRate != false {
       try visitor.visitSingularBoolField(value: self.noRate, fieldNumber: 8)
     }
+    try { if let v = self._ageingUs {
+      try visitor.visitSingularUInt64Field(value: v, fieldNumber: 9)
+    } }()
+    if self.noAgeing != false {
+      try visitor.visitSingularBoolField(value: self.noAgeing, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3304,6 +3326,8 @@ nonisolated extension WireQueueFairness: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs._ratePerSecond != rhs._ratePerSecond {return false}
     if lhs._burst != rhs._burst {return false}
     if lhs.noRate != rhs.noRate {return false}
+    if lhs._ageingUs != rhs._ageingUs {return false}
+    if lhs.noAgeing != rhs.noAgeing {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -235,7 +235,7 @@ def _queue_settings(q: dict[str, Any]) -> pb.QueueSettings:
     return s
 
 
-_FAIRNESS_FIELDS = ("share", "weights", "keyLimit", "keyStrategy", "rate", "burst")
+_FAIRNESS_FIELDS = ("share", "weights", "keyLimit", "keyStrategy", "rate", "burst", "ageing")
 _SHARE_MODES = {"submitter": pb.SHARE_MODE_SUBMITTER, "run": pb.SHARE_MODE_RUN, "key": pb.SHARE_MODE_KEY,
                 "fifo": pb.SHARE_MODE_FIFO}
 _KEY_STRATEGIES = {"wait": pb.KEY_STRATEGY_WAIT, "cancel-newest": pb.KEY_STRATEGY_CANCEL_NEWEST,
@@ -252,6 +252,23 @@ def rate_per_second(text: Any) -> float:
     if not 0 < rate <= 1_000_000:
         raise ValueError("rate must be more than 0 and at most 1000000/s, got %r" % (text,))
     return rate
+
+
+def ageing_us(text: Any) -> int:
+    """`500ms`, `30s`, `5m`, `1h`, or a bare number (seconds), as docs/GRAPHS.md writes a queue's ageing; 1ms...24h."""
+    t = str(text).strip()
+    scale = 1_000_000
+    for unit, s in (("ms", 1_000), ("s", 1_000_000), ("m", 60_000_000), ("h", 3_600_000_000)):
+        if t.endswith(unit):
+            t, scale = t[: -len(unit)], s
+            break
+    try:
+        micros = round(float(t) * scale)
+    except ValueError:
+        raise ValueError("expected a period like 500ms, 30s, 5m or 1h, got %r" % (text,)) from None
+    if not 1_000 <= micros <= 86_400_000_000:
+        raise ValueError("ageing must be 1ms to 24h, got %r" % (text,))
+    return micros
 
 
 def _queue_fairness(q: dict[str, Any]) -> pb.QueueFairness | None:
@@ -275,6 +292,10 @@ def _queue_fairness(q: dict[str, Any]) -> pb.QueueFairness | None:
         raise ValueError("burst needs a rate (rate: 100/s, burst: %s)" % q["burst"])
     else:
         f.no_rate = True
+    if "ageing" in q:
+        f.ageing_us = ageing_us(q["ageing"])
+    else:
+        f.no_ageing = True
     return f
 
 
