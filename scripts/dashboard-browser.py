@@ -182,6 +182,7 @@ def main():
     ap.add_argument("--held-count", type=int, required=True)
     ap.add_argument("--chain", required=True)
     ap.add_argument("--chain-total", type=int, required=True)
+    ap.add_argument("--shared-queue", help="a queue two submitters used: its share row lists both (issue 28)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     opctl = Opctl(a.opctl, a.endpoint)
@@ -251,6 +252,13 @@ def run_checks(page, opctl, a):
     check(row.get("total") == str(a.big_total) and row.get("countSucceeded") == str(big.get("succeeded"))
           and row.get("finished") == "0", f"run row {a.big}: {row} vs opctl runs {big}")
     check(page.js("return document.querySelectorAll('#workers-body tr[data-worker]').length") == 2, "two workers listed")
+    if a.shared_queue:
+        shares = page.js(
+            "const r = document.querySelector(`#queues-body tr[data-shares-of=\"${arguments[0]}\"]`);"
+            "return r ? [...r.querySelectorAll('[data-share]')].map(t => [t.dataset.share, t.dataset.shareRunning, t.dataset.shareReady]) : null",
+            a.shared_queue)
+        check(bool(shares) and len(shares) >= 2 and all(s[1] is not None and s[2] is not None for s in shares),
+              f"queue {a.shared_queue} shows a share row with each submitter's running and ready ops: {shares}")
     page.screenshot(os.path.join(a.out, "dashboard.png"))
 
     # Operations table with filters: run + state ready = the held ops.

@@ -7,7 +7,7 @@ public struct ShareStatus: Sendable, Equatable {
     public var ready: Int
     /// Dispatched or executing ops of this share key.
     public var running: Int
-    /// New ops dispatched from this share key since the queue was created (a rate over two reads is its
+    /// New ops dispatched from this share key while the queue shared (a rate over two reads is its
     /// recent share of slots).
     public var dispatchedTotal: UInt64
 }

@@ -96,6 +96,10 @@ struct DashboardBrowserTests {
         let small = try CommandLineTests.writeGraph(Self.diamond, in: c.dir, name: "diamond.yaml")
         let s = try CommandLineTests.run(opctl, ["submit", small, "--run", "small", "--wait", "--timeout", "60"], env: env)
         try #require(s.status == 0, "\(s.stdout)\(s.stderr)")
+        // A second submitter in the same queue: the queue's share row lists both (issue 28).
+        let other = try CommandLineTests.run(opctl, ["submit", small, "--run", "small-other", "--wait", "--timeout", "60"],
+                                             env: env.merging(["USER": "dash-other"]) { $1 })
+        try #require(other.status == 0, "\(other.stdout)\(other.stderr)")
 
         // A long chain: its collapsed DAG shares boxes between layers (issue 25: 2,000 ops were 2,000 boxes).
         let chainLength = 600
@@ -120,6 +124,7 @@ struct DashboardBrowserTests {
             script, "--url", "http://127.0.0.1:\(port)/", "--opctl", opctl, "--endpoint", c.endpoint,
             "--big", "big", "--big-total", "\(layers * width + held)", "--held", "held", "--held-count", "\(held)",
             "--small", "small", "--chain", "chain", "--chain-total", "\(chainLength)", "--out", out.path,
+            "--shared-queue", "default",
         ], env: env, timeout: 240)
         #expect(r.status == 0, "scripts/dashboard-browser.py:\n\(r.stdout)\(r.stderr)\n\(c.logs())")
         #expect(r.stdout.contains("dashboard: every check passed"), "\(r.stdout)")

@@ -347,14 +347,46 @@ function renderRuns(runsReply) {
   $("runs-body").replaceChildren(...rows);
 }
 
+/** Each queue's share keys' `dispatched_total` at the previous refresh: a share's recent share of slots is
+ * its part of the dispatches made since then. */
+const lastShareDispatches = new Map();
+
+/** A row under a queue that shares (A11): each share key's running / ready ops and its part of the
+ * dispatches since the last refresh; concurrency keys with their holders and waiters. */
+function shareRow(q) {
+  const shares = list(q.shares);
+  const keys = list(q.keys);
+  if (shares.length < 2 && keys.length === 0) return null;
+  let recent = 0;
+  const deltas = shares.map((s) => {
+    const k = `${str(q.name)}\u0000${str(s.name)}`;
+    const total = num(s.dispatched_total);
+    const d = lastShareDispatches.has(k) ? Math.max(0, total - lastShareDispatches.get(k)) : 0;
+    lastShareDispatches.set(k, total);
+    recent += d;
+    return d;
+  });
+  const parts = shares.map((s, i) => el("span", {
+    class: "tag", "data-share": s.name, "data-share-running": num(s.running), "data-share-ready": num(s.ready),
+    title: `weight ${num(s.weight) || 1}; ${fmtCount(s.dispatched_total)} dispatched while the queue shared`,
+  }, `${str(s.name)}: ${fmtCount(s.running)} running, ${fmtCount(s.ready)} ready` +
+     (recent > 0 ? `, ${Math.round((100 * deltas[i]) / recent)}% of recent slots` : "")));
+  const keyParts = keys.map((k) => el("span", {
+    class: "tag", "data-key": k.name, "data-key-holding": num(k.holding), "data-key-waiting": num(k.waiting),
+  }, `key ${str(k.name)}: ${fmtCount(k.holding)} holding, ${fmtCount(k.waiting)} waiting`));
+  const more = num(q.shares_omitted) ? el("span", { class: "muted" }, ` +${fmtCount(q.shares_omitted)} more shares`) : null;
+  return el("tr", { class: "share-row", "data-shares-of": q.name },
+    el("td", { colspan: 11 }, el("span", { class: "muted" }, "shares "), ...parts, more, ...keyParts));
+}
+
 function renderQueues(queues) {
-  const rows = queues.map((q) => {
+  const rows = queues.flatMap((q) => {
     const succeeded = num(q.finished) - num(q.failed) - num(q.cancelled);
     const limit = q.max_concurrent === undefined ? 0 : num(q.max_concurrent);
     const attrs = { "data-queue": q.name, "data-suspended": q.suspended ? "1" : "0", "data-max-concurrent": limit, "data-qos": qosName(q.qos) };
     for (const f of COUNT_FIELDS) attrs[`data-count-${f}`] = num(q[f]);
     attrs["data-count-succeeded"] = succeeded;
-    return el("tr", attrs,
+    const row = el("tr", attrs,
       el("td", {}, str(q.name)),
       el("td", { class: "num" }, limit < 0 ? "∞" : String(limit)),
       el("td", {}, qosName(q.qos) || "default"),
@@ -363,6 +395,8 @@ function renderQueues(queues) {
       el("td", { class: "num" }, fmtCount(succeeded)),
       el("td", { class: `num${num(q.failed) ? " bad" : ""}` }, fmtCount(q.failed)),
       el("td", { class: "num" }, fmtCount(q.cancelled)));
+    const shares = shareRow(q);
+    return shares ? [row, shares] : [row];
   });
   $("queues-body").replaceChildren(...rows);
 }

@@ -1538,7 +1538,7 @@ public nonisolated struct WireShareCounts: Sendable {
   /// dispatched or executing
   public var running: UInt64 = 0
 
-  /// new ops dispatched from it since the queue was created
+  /// new ops dispatched from it while the queue shared (more than one share key)
   public var dispatchedTotal: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
