@@ -126,4 +126,40 @@ struct FairShareClusterTests {
         // 50/s for 10 s after the first: 500 more.
         #expect(abs(inTen - 501) <= 25, "\(inTen) dispatches in the first 10 s at 50/s")
     }
+
+    /// The key strategies over real processes: `cancel-newest` cancels what comes over the limit;
+    /// `cancel-in-progress` cancels the running holder (on its worker) and runs the newcomer.
+    @Test func keyStrategiesCancelTheNewestOrTheRunningHolder() throws {
+        let c = try LocalCluster()
+        defer { c.stop() }
+        try c.startWorker("w1", slots: 2)
+        try c.startWorker("w2", slots: 2)
+        let env = ["OPCOORD": c.endpoint]
+        func outcome(_ run: String, _ id: String) throws -> (String, String) {
+            let r = try CommandLineTests.run(opctl, ["status", "--json", "--run", run, id], env: env)
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            let op = try #require((json["operations"] as? [[String: Any]])?.first)
+            return (op["outcome"] as? String ?? "", op["error"] as? String ?? "")
+        }
+        let newest = try graph(c, name: "n.yaml", queues: "  - {name: newest, keyLimit: 1, keyStrategy: cancel-newest}",
+                               (0..<3).map { "  - {id: n\($0), kind: sleep, payload: 300, queue: newest, concurrencyKey: x}" })
+        let submitted = try CommandLineTests.run(opctl, ["submit", newest, "--run", "newest", "--wait", "--timeout", "60"], env: env, timeout: 90)
+        #expect(submitted.status == 1, "two of three are cancelled: \(submitted.stdout)\(submitted.stderr)")
+        let outcomes = try (0..<3).map { try outcome("newest", "n\($0)") }
+        #expect(outcomes.filter { $0.0 == "succeeded" }.count == 1, "\(outcomes)")
+        #expect(outcomes.filter { $0.0 == "cancelled" && $0.1.contains("cancel-newest") }.count == 2, "\(outcomes)")
+
+        let old = try graph(c, name: "o.yaml", queues: "  - {name: latest, keyLimit: 1, keyStrategy: cancel-in-progress}",
+                            ["  - {id: old, kind: sleep, payload: 30000, queue: latest, concurrencyKey: x}"])
+        try submit(c, old, run: "old", as: "alice")
+        try c.waitUntil("old to run on its worker") {
+            try ops(c, run: "old").first.map { $0.started > 0 } ?? false
+        }
+        let new = try graph(c, name: "new.yaml", ["  - {id: new, kind: sleep, payload: 10, queue: latest, concurrencyKey: x}"])
+        try submit(c, new, run: "new", as: "alice", wait: true)
+        let (o, why) = try outcome("old", "old")
+        #expect(o == "cancelled" && why.contains("replaced by new/new"), "\(o): \(why)")
+        #expect(try outcome("new", "new").0 == "succeeded")
+    }
 }
+
