@@ -3,11 +3,12 @@ import DequeModule
 
 // Fair share between share keys, concurrency keys and rate limits (A11, docs/SEMANTICS.md).
 //
-// Shares. Each queue keeps a `ShareTable`: one slot per share key its ops have had (the submitter by
-// default). A lane keeps a ready heap per share slot, so inside one share key the order is S6's
-// (priority, then submission order). While a queue has one share key nothing else happens — the lane's
-// `heap` (slot 0's) is the old single heap. With several, each lane keeps `fronts`: the head of every non-empty
-// share heap, ordered by the head's priority level, then by the share's *pass*, then by submission order.
+// Shares. Each queue has a `ShareTable` (`Scheduler.shareTables[q]`): one slot per share key its ops
+// have had (the submitter by default). A lane keeps a ready heap per share slot, so inside one share key
+// the order is S6's (priority, then submission order). While a queue has one share key nothing else
+// happens — the lane's `heap` (slot 0's) is the old single heap. With several, each lane keeps `fronts`:
+// the head of every non-empty share heap, ordered by the head's priority level, then by the share's
+// *pass*, then by submission order.
 // Shares take turns of `ShareTable.turn` dispatches (deficit round robin); a turn adds
 // `turn × strideUnit / weight` to the share's pass (stride scheduling: the smallest pass goes next).
 // Priority therefore still dominates; at equal priority shares take turns in proportion to their
