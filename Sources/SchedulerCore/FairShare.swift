@@ -55,7 +55,9 @@ struct ShareTable {
     static let turn: Int32 = 8
 }
 
-struct ShareName: Hashable {
+/// A name that means something within one queue (a share key, a concurrency key): what their indexes
+/// are keyed by.
+struct QueueScopedName: Hashable {
     let queue: Int32
     let name: String
 }
@@ -91,11 +93,6 @@ struct ConcurrencyKey {
     var waiting = Deque<Int32>()
 }
 
-struct ConcurrencyKeyName: Hashable {
-    let queue: Int32
-    let name: String
-}
-
 extension Scheduler {
     /// `heapKey` of a ready op that waits for a place of its concurrency key (no heap entry matches it).
     static let heldForKey: Int64 = -1
@@ -115,7 +112,7 @@ extension Scheduler {
     /// The slot of share key `name` in queue `q`, made on first use. The first key takes slot 0; a second
     /// key turns sharing on in the queue's lanes.
     mutating func shareSlot(_ name: String, queue q: Int32) -> Int32 {
-        let key = ShareName(queue: q, name: name)
+        let key = QueueScopedName(queue: q, name: name)
         if let s = shareIndex[key] { return s }
         let qi = Int(q)
         if !shareTables[qi].named {
@@ -311,7 +308,7 @@ extension Scheduler {
     // MARK: Concurrency keys
 
     mutating func concurrencyKey(_ name: String, queue q: Int32) -> Int32 {
-        let k = ConcurrencyKeyName(queue: q, name: name)
+        let k = QueueScopedName(queue: q, name: name)
         if let i = concurrencyKeyIndex[k] { return i }
         let i = Int32(concurrencyKeys.count)
         concurrencyKeys.append(ConcurrencyKey(name: name, queue: q))

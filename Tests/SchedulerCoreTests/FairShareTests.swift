@@ -238,4 +238,21 @@ import Testing
         guard case .rateLimited(let q, let at) = h2.s.why("r1") else { Issue.record("r1: \(h2.s.why("r1"))"); return }
         #expect(q == "slow" && at == h2.now + 1_000_000)
     }
+
+    /// Priority inheritance crosses shares: raising alice's op raises bob's op it waits for, which then goes
+    /// before every other op of bob's share and of alice's (S6 stays above fair share).
+    @Test func priorityInheritanceRaisesADependencyInAnotherShare() {
+        var h = Harness()
+        h.join(1, slots: 1, credit: 1)
+        let first = Self.submit(&h, "alice", 10, prefix: "a")
+        _ = h.send(.submit(h.ref(), ops: (0..<10).map { OperationSpec(id: "b\($0)") }, queues: [],
+                           run: RunRequest(name: "bobs", mode: .create, submitter: "bob")))
+        _ = h.send(.submit(h.ref(), ops: [OperationSpec(id: "top", after: ["bobs/b9"])], queues: [],
+                           run: RunRequest(name: "tops", mode: .create, submitter: "alice")))
+        let out = h.send(.setPriority(h.ref(), id: "tops/top", priority: 8, inherit: true))
+        #expect(replies(out) == [.ok], "\(replies(out))")
+        let order = Self.order(&h, first, limit: 100)
+        // a0 was on the worker already; b9 (raised to veryHigh) goes next, then top once b9 has finished.
+        #expect(Array(order.prefix(3)) == ["a0", "b9", "top"], "\(order.prefix(6))")
+    }
 }
