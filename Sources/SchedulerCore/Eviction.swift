@@ -126,16 +126,12 @@ extension Scheduler {
             t.hot.append(h)
             t.ids.append(ops.ids[i])
             t.payloads.append(ops.payloads[i])
-            let s = Int(ops.depStart[i])
-            t.depStart.append(Int32(deps.count))
-            for d in depList[s..<s + Int(ops.depCount[i])] where remap[Int(d)] >= 0 { deps.append(remap[Int(d)]) }
-            t.depCount.append(Int32(deps.count) - t.depStart[t.depStart.count - 1])
-            t.submittedAt.append(ops.submittedAt[i])
-            t.readyAt.append(ops.readyAt[i])
-            t.dispatchedAt.append(ops.dispatchedAt[i])
-            t.startedAt.append(ops.startedAt[i])
-            t.finishedAt.append(ops.finishedAt[i])
-            t.lastWorker.append(ops.lastWorker[i])
+            var c = ops.cold[i]
+            let s = Int(c.depStart)
+            c.depStart = Int32(deps.count)
+            for d in depList[s..<s + Int(c.depCount)] where remap[Int(d)] >= 0 { deps.append(remap[Int(d)]) }
+            c.depCount = Int32(deps.count) - c.depStart
+            t.cold.append(c)
         }
         ops = t
         depList = deps
