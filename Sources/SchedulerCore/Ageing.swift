@@ -38,7 +38,7 @@ extension Scheduler {
     /// The time op `op`'s current wait began (see the header).
     func waitingSince(_ op: Int32) -> Int64 {
         let i = Int(op)
-        return max(ops.submittedAt[i], ops.readyAt[i], ops.dispatchedAt[i], agedAt[op] ?? 0)
+        return max(ops.cold[i].submittedAt, ops.cold[i].readyAt, ops.cold[i].dispatchedAt, agedAt[op] ?? 0)
     }
 
     /// One sweep of queue `q`: raises what is owed, arms the next sweep.

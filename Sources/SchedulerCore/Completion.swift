@@ -28,7 +28,7 @@ extension Scheduler {
     /// worker's clock can never put it in the future or before the coordinator sent it).
     func eventTime(_ ref: PartRef, _ op: Int32) -> Int64 {
         guard let at = ref.at else { return now }
-        return min(now, max(at, ops.dispatchedAt[Int(op)]))
+        return min(now, max(at, ops.cold[Int(op)].dispatchedAt))
     }
 
     /// dispatched → executing: the worker started the part's handler.
@@ -46,9 +46,9 @@ extension Scheduler {
         workers[Int(w)].running += 1
         let at = eventTime(ref, op)
         metrics.started &+= 1
-        if ref.attempt == 1 && ops.depCount[i] > 0 { metrics.dependencyHop.add(at - ops.readyAt[i]) }
+        if ref.attempt == 1 && ops.cold[i].depCount > 0 { metrics.dependencyHop.add(at - ops.cold[i].readyAt) }
         if ops.hot[i].state == .dispatched {
-            ops.startedAt[i] = at
+            ops.cold[i].startedAt = at
             transition(op, to: .executing, .started, part: ref.part, extra: Int32(ref.attempt), at: at)
         } else {
             record(op, .started, part: ref.part, extra: Int32(ref.attempt), at: at)
@@ -117,8 +117,8 @@ extension Scheduler {
         let q = Int(queueOf(op))
         let at = at ?? now
         transition(op, to: .finished, .finished, extra: Int32(outcome.kind.rawValue), at: at)
-        ops.hot[i].outcome = outcome.kind
-        ops.finishedAt[i] = at
+        ops.hot[i].settle(outcome.kind)
+        ops.cold[i].finishedAt = at
         if !cancelAskedAt.isEmpty, let asked = cancelAskedAt.removeValue(forKey: op) {
             metrics.cancelLatency.add(now - asked)
         }
@@ -134,7 +134,6 @@ extension Scheduler {
         case .cancelled(let r):
             metrics.cancelled &+= 1
             queues[q].cancelled += 1
-            ops.hot[i].flags |= Flag.cancelled
             reasons[op] = r
         }
         ops.payloads[i] = []   // needed only to dispatch
@@ -152,8 +151,6 @@ extension Scheduler {
             }
             ops.hot[i].inflightParts = 0
         }
-        ops.hot[i].waitingParts = 0
-        ops.hot[i].flags &= ~Flag.retryWait
         if ops.hot[i].parts > 1 { multi[op] = nil }
         if !timeouts.isEmpty { timeouts[op] = nil }
         if !retryDelays.isEmpty { retryDelays[op] = nil }
@@ -193,7 +190,7 @@ extension Scheduler {
     /// → ready: on its lane's heap at its place (priority, then submission order).
     mutating func makeReady(_ d: Int32, code: StoryCode = .ready, extra: Int32 = 0, _ out: inout [Action]) {
         transition(d, to: .ready, code, extra: extra)
-        ops.readyAt[Int(d)] = now
+        ops.cold[Int(d)].readyAt = now
         pushReady(d)
         if !watchers.isEmpty { publish(d, .ready, &out) }
     }

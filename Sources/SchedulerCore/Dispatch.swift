@@ -35,6 +35,7 @@ extension Scheduler {
         var bestLane = -1
         var bestKey = Int64.min
         var bestPass = Int64.max
+        var bestShare = 0
         var partialOp: Int32 = -1
         var blockedByCredit = false
         let laneList = queues[qi].lanesByQos[level]
@@ -47,12 +48,14 @@ extension Scheduler {
             }
             if let p = cleanPartials(l) { partialOp = p; bestLane = l; break }
             if atLimit || !rateAllows { continue }
-            guard let e = cleanHead(l) else { continue }
             if sharing {
-                let p = pass(of: e.op)
-                if bestLane < 0 || Scheduler.goesFirst(e.key, p, before: bestKey, bestPass) { bestKey = e.key; bestPass = p; bestLane = l }
-            } else if e.key > bestKey {
-                bestKey = e.key; bestLane = l
+                guard let h = sharedHead(l) else { continue }
+                if bestLane < 0 || Scheduler.goesFirst(h.entry.key, h.pass, before: bestKey, bestPass) {
+                    bestKey = h.entry.key; bestPass = h.pass; bestShare = h.slot; bestLane = l
+                }
+            } else {
+                guard let e = cleanHeap(l) else { continue }
+                if e.key > bestKey { bestKey = e.key; bestLane = l }
             }
         }
         if bestLane < 0 {
@@ -68,13 +71,13 @@ extension Scheduler {
         if partialOp >= 0 {
             op = partialOp
         } else {
-            op = sharing ? takeHead(bestLane) : lanes[bestLane].heap.popMax()!.op
+            op = sharing ? takeHead(bestLane, share: bestShare) : lanes[bestLane].heap.popMax()!.op
             // Its concurrency key full: it waits (or a cancel strategy acts); the queue may start another.
             guard ops.hot[Int(op)].concurrencyKey < 0 || admitByKey(op, &out) else {
-                if sharing { settleShare(bestLane, op, dispatched: false) }
+                if sharing { settleShare(bestLane, share: bestShare, dispatched: false) }
                 return true
             }
-            if sharing { settleShare(bestLane, op, dispatched: true) }
+            if sharing { settleShare(bestLane, share: bestShare, dispatched: true) }
             if queues[qi].fairness.rate != nil { chargeRate(qi) }
             transition(op, to: .dispatched, nil)   // dispatchPart records the part's dispatch
         }
@@ -106,10 +109,10 @@ extension Scheduler {
             part = multi[op]!.status.firstIndex(of: .waiting)!
             multi[op]!.status[part] = .dispatched
         }
-        ops.dispatchedAt[i] = now
+        ops.cold[i].dispatchedAt = now
         metrics.dispatched &+= 1
         if ops.hot[i].attempt == 1 {
-            metrics.queueWait.add(now - (ops.readyAt[i] != 0 ? ops.readyAt[i] : ops.submittedAt[i]))
+            metrics.queueWait.add(now - (ops.cold[i].readyAt != 0 ? ops.cold[i].readyAt : ops.cold[i].submittedAt))
         }
         ops.hot[i].waitingParts -= 1
         ops.hot[i].inflightParts += 1
@@ -120,10 +123,10 @@ extension Scheduler {
         let wid = workers[Int(w)].id
         record(op, .dispatched, part: part, extra: Int32(w))
         var inputs: [(String, [UInt8])] = []
-        let dc = Int(ops.depCount[i])
+        let dc = Int(ops.cold[i].depCount)
         if dc > 0 {
             inputs.reserveCapacity(dc)
-            let s = Int(ops.depStart[i])
+            let s = Int(ops.cold[i].depStart)
             // A dependency's run is never evicted before its dependents finish (pins, Runs.swift;
             // `validate` checks it), so every succeeded dependency's result is still here.
             for d in depList[s..<s + dc] where ops.hot[Int(d)].outcome == .succeeded {

@@ -126,16 +126,12 @@ extension Scheduler {
             t.hot.append(h)
             t.ids.append(ops.ids[i])
             t.payloads.append(ops.payloads[i])
-            let s = Int(ops.depStart[i])
-            t.depStart.append(Int32(deps.count))
-            for d in depList[s..<s + Int(ops.depCount[i])] where remap[Int(d)] >= 0 { deps.append(remap[Int(d)]) }
-            t.depCount.append(Int32(deps.count) - t.depStart[t.depStart.count - 1])
-            t.submittedAt.append(ops.submittedAt[i])
-            t.readyAt.append(ops.readyAt[i])
-            t.dispatchedAt.append(ops.dispatchedAt[i])
-            t.startedAt.append(ops.startedAt[i])
-            t.finishedAt.append(ops.finishedAt[i])
-            t.lastWorker.append(ops.lastWorker[i])
+            var c = ops.cold[i]
+            let s = Int(c.depStart)
+            c.depStart = Int32(deps.count)
+            for d in depList[s..<s + Int(c.depCount)] where remap[Int(d)] >= 0 { deps.append(remap[Int(d)]) }
+            c.depCount = Int32(deps.count) - c.depStart
+            t.cold.append(c)
         }
         ops = t
         depList = deps
@@ -156,10 +152,19 @@ extension Scheduler {
         // The id table stores index + 1 per slot: rewritten in place.
         idTable.remap { remap[Int($0)] }
 
-        // Ready heaps: live entries get keys with their new index (same order: renumbering is monotonic).
+        // Share slots and concurrency keys that no live op names are dropped (FairShareCompaction.swift).
+        let slotRemaps = compactShareSlots()
+        compactConcurrencyKeys()
+
+        // Ready heaps: live entries get keys with their new index (same order: renumbering is monotonic),
+        // in their share's new slot.
         for l in lanes.indices {
-            var rebuilt: [Heap<ReadyEntry>] = []
-            for old in lanes[l].allHeaps {
+            let slotRemap = slotRemaps[Int(lanes[l].queue)]
+            var rebuilt: [Heap<ReadyEntry>] = [Heap()]
+            for (s, old) in lanes[l].allHeaps.enumerated() {
+                // A dropped slot has no live op, so no live entry.
+                let ns = slotRemap.isEmpty ? s : Int(slotRemap[s])
+                guard ns >= 0 else { continue }
                 var entries: [ReadyEntry] = []
                 for e in old.unordered {
                     let j = Int(e.op)
@@ -170,11 +175,13 @@ extension Scheduler {
                     ops.hot[Int(nop)].heapKey = key
                     entries.append(ReadyEntry(key: key, op: nop))
                 }
-                rebuilt.append(Heap(entries))
+                while rebuilt.count <= ns { rebuilt.append(Heap()) }
+                rebuilt[ns] = Heap(entries)
             }
             lanes[l].heap = rebuilt[0]
             lanes[l].otherHeaps = Array(rebuilt.dropFirst())
             lanes[l].fronts = Heap()
+            lanes[l].frontVersion = [UInt32](repeating: 0, count: rebuilt.count)
             if isSharing(lane: l) { for (s, h) in rebuilt.enumerated() where !h.isEmpty { pushFront(l, s) } }
             lanes[l].partials = Deque(lanes[l].partials.compactMap { remap[Int($0)] >= 0 ? remap[Int($0)] : nil })
         }

@@ -53,6 +53,26 @@ struct ShareTable {
     /// instead of one per dispatch. (A turn lasts 8 dispatches: a submitter waits at most 8 × the
     /// number of shares ahead of it.)
     static let turn: Int32 = 8
+
+    /// A dispatch of share `s` (one write of the table): true when its turn ended, so its pass moved on
+    /// (and the queue's virtual time with it) and its front must be replaced.
+    @inline(__always) mutating func charge(_ s: Int) -> Bool {
+        slots[s].dispatched &+= 1
+        slots[s].turnLeft -= 1
+        if slots[s].turnLeft > 0 { return false }
+        slots[s].turnLeft = ShareTable.turn
+        let pass = slots[s].pass
+        slots[s].pass = pass &+ slots[s].stride &* Int64(ShareTable.turn)
+        if pass > virtualTime { virtualTime = pass }
+        return true
+    }
+}
+
+/// A sharing lane's next op, with its share's slot and pass (`Scheduler.sharedHead`).
+struct SharedHead {
+    var entry: ReadyEntry
+    var slot: Int
+    var pass: Int64
 }
 
 /// A name that means something within one queue (a share key, a concurrency key): what their indexes
@@ -161,7 +181,9 @@ extension Scheduler {
             head = lanes[l].otherHeaps[s - 1].max
             lanes[l].otherHeaps[s - 1].insert(e)
         }
-        if head == nil || e.key > head!.key {
+        // A front is renewed only when the share's head changes priority level (as `cleanSharedHead`
+        // judges it): a newer head at the same level keeps its place until the share's turn ends.
+        if head == nil || e.key >> 59 > head!.key >> 59 {
             if head == nil {
                 let q = Int(lanes[l].queue)
                 let vt = shareTables[q].virtualTime
@@ -180,7 +202,10 @@ extension Scheduler {
     }
 
     /// The lane's next op by share turns (sharing on): fronts that are stale are dropped or renewed.
-    mutating func cleanSharedHead(_ l: Int) -> ReadyEntry? {
+    @inline(__always) mutating func cleanSharedHead(_ l: Int) -> ReadyEntry? { sharedHead(l)?.entry }
+
+    /// The lane's next op by share turns with its share's slot and pass (what a dispatch needs next).
+    mutating func sharedHead(_ l: Int) -> SharedHead? {
         let q = Int(lanes[l].queue)
         while let f = lanes[l].fronts.max {
             let s = Int(f.slot)
@@ -188,35 +213,31 @@ extension Scheduler {
             guard let head = cleanHeap(l, s) else { _ = lanes[l].fronts.popMax(); continue }
             // A front stays while its share's turn lasts (its head key may be older); only a change of the
             // head's priority level or of the share's pass makes it stale.
-            if head.key >> 59 != f.headKey >> 59 || f.pass != min(shareTables[q].slots[s].pass, ShareFront.passLimit) {
+            let pass = f.pass
+            if head.key >> 59 != f.headKey >> 59 || pass != min(shareTables[q].slots[s].pass, ShareFront.passLimit) {
                 _ = lanes[l].fronts.popMax()
                 pushFront(l, s)
                 continue
             }
-            return head
+            return SharedHead(entry: head, slot: s, pass: pass)
         }
         return nil
     }
 
-    /// Takes the head `cleanHead(l)` returned off its heap. With sharing its front stays on top until
+    /// Takes the head `sharedHead(l)` returned (of share `s`) off its heap. Its front stays on top until
     /// `settleShare` replaces it (one heap operation instead of a pop and a push).
-    mutating func takeHead(_ l: Int) -> Int32 {
-        if !isSharing(lane: l) { return lanes[l].heap.popMax()!.op }
-        let s = Int(lanes[l].fronts.max!.slot)
-        return s == 0 ? lanes[l].heap.popMax()!.op : lanes[l].otherHeaps[s - 1].popMax()!.op
+    @inline(__always) mutating func takeHead(_ l: Int, share s: Int) -> Int32 {
+        s == 0 ? lanes[l].heap.popMax()!.op : lanes[l].otherHeaps[s - 1].popMax()!.op
     }
 
     @inline(__always) func shareHeapMax(_ l: Int, _ s: Int) -> ReadyEntry? {
         s == 0 ? lanes[l].heap.max : lanes[l].otherHeaps[s - 1].max
     }
 
-    /// After `takeHead`: charges the share of a dispatched op its turn, and replaces the share's front
-    /// (the top of `fronts`) by its next one.
-    mutating func settleShare(_ l: Int, _ op: Int32, dispatched: Bool) {
-        guard isSharing(lane: l) else { return }
+    /// After `takeHead` of share `s`: charges a dispatched op's share its turn, and replaces the share's
+    /// front (the top of `fronts`) by its next one.
+    mutating func settleShare(_ l: Int, share s: Int, dispatched: Bool) {
         let q = Int(lanes[l].queue)
-        let s = Int(ops.hot[Int(op)].share)
-        if dispatched { shareTables[q].slots[s].dispatched &+= 1 }
         if !dispatched {
             // A held or cancelled op: what its key's strategy did may have pushed fronts since `takeHead`.
             if let top = lanes[l].fronts.max, Int(top.slot) == s, top.version == lanes[l].frontVersion[s] {
@@ -227,16 +248,11 @@ extension Scheduler {
         }
         // Deficit round robin: a share keeps its turn for `ShareTable.turn` dispatches, then pays them all
         // at once (its front is replaced once a turn, not once a dispatch).
-        shareTables[q].slots[s].turnLeft -= 1
-        if shareTables[q].slots[s].turnLeft > 0 {
+        guard shareTables[q].charge(s) else {
             // (Not `shareHeapMax`: reading the lane through a non-mutating call copied it.)
             if s == 0 ? lanes[l].heap.isEmpty : lanes[l].otherHeaps[s - 1].isEmpty { _ = lanes[l].fronts.popMax() }
             return
         }
-        shareTables[q].slots[s].turnLeft = ShareTable.turn
-        let pass = shareTables[q].slots[s].pass
-        shareTables[q].slots[s].pass = pass &+ shareTables[q].slots[s].stride &* Int64(ShareTable.turn)
-        if pass > shareTables[q].virtualTime { shareTables[q].virtualTime = pass }
         guard let head = shareHeapMax(l, s) else { _ = lanes[l].fronts.popMax(); return }
         lanes[l].frontVersion[s] &+= 1
         _ = lanes[l].fronts.replaceMax(with: ShareFront(headKey: head.key, pass: shareTables[q].slots[s].pass,
@@ -250,11 +266,6 @@ extension Scheduler {
         if levelA != levelB { return levelA > levelB }
         if passA != passB { return passA < passB }
         return a > b
-    }
-
-    @inline(__always) func pass(of op: Int32) -> Int64 {
-        let q = Int(lanes[Int(ops.hot[Int(op)].lane)].queue)
-        return shareTables[q].slots[Int(ops.hot[Int(op)].share)].pass
     }
 
     /// A queue's fairness settings change: weights re-stride; a new share mode re-shares its unfinished ops.

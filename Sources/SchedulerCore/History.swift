@@ -7,9 +7,9 @@ extension Scheduler {
     /// What the finish record of `op` keeps of how it ran.
     func history(of op: Int32) -> OpHistory {
         let i = Int(op)
-        let w = ops.lastWorker[i]
-        return OpHistory(worker: w >= 0 ? workers[Int(w)].id : 0, readyAt: ops.readyAt[i], dispatchedAt: ops.dispatchedAt[i],
-                         startedAt: ops.startedAt[i], attempts: Int(ops.hot[i].attempt),
+        let w = ops.cold[i].lastWorker
+        return OpHistory(worker: w >= 0 ? workers[Int(w)].id : 0, readyAt: ops.cold[i].readyAt, dispatchedAt: ops.cold[i].dispatchedAt,
+                         startedAt: ops.cold[i].startedAt, attempts: Int(ops.hot[i].attempt),
                          attemptErrors: attemptErrors.isEmpty ? [] : attemptErrors[op] ?? [])
     }
 
@@ -29,10 +29,10 @@ extension Scheduler {
     /// Replay: a finished op's history as its finish record kept it.
     mutating func applyHistory(_ op: Int32, _ h: OpHistory) {
         let i = Int(op)
-        if h.worker != 0 { ops.lastWorker[i] = restoredWorkers[h.worker] ?? workerIndex[h.worker] ?? OpTable.unknownHolder }
-        ops.readyAt[i] = h.readyAt
-        ops.dispatchedAt[i] = h.dispatchedAt
-        ops.startedAt[i] = h.startedAt
+        if h.worker != 0 { ops.cold[i].lastWorker = restoredWorkers[h.worker] ?? workerIndex[h.worker] ?? OpTable.unknownHolder }
+        ops.cold[i].readyAt = h.readyAt
+        ops.cold[i].dispatchedAt = h.dispatchedAt
+        ops.cold[i].startedAt = h.startedAt
         ops.hot[i].attempt = UInt16(clamping: max(1, h.attempts))
         attemptErrors[op] = h.attemptErrors.isEmpty ? nil : h.attemptErrors
     }

@@ -28,17 +28,32 @@ struct IdTable {
     /// Keys in both tables.
     private(set) var count = 0
 
-    /// Old slots moved per insert: the old table (3/4 full at the switch) is emptied after an eighth of its
-    /// size in inserts, long before the new one is 3/4 full.
-    static let migrateSlots = 8
+    /// Old slots moved per insert: the old table (3/4 full at the switch) is emptied after 1/64 of its
+    /// size in inserts (a few hundred instructions each). Sooner is cheaper: while moving, a lookup of a
+    /// key not moved yet probes both tables (at 8 slots an insert, that was 2 % of the core's instructions).
+    static let migrateSlots = 64
     /// A key removed from the old table while moving (never in the new one).
     private static let tombstone = UInt64.max
 
     var isMigrating: Bool { !old.isEmpty }
 
+    /// FNV-1a over the id's bytes, read in place: stepping a `String.UTF8View` costs some 35
+    /// instructions a byte (RunNames.slashOffset), and every report and dependency looks an id up.
     @inline(__always) static func tag(_ s: String) -> UInt32 {
+        if let t = s.utf8.withContiguousStorageIfAvailable({ tag(bytes: $0) }) { return t }
         var h: UInt64 = 0xCBF2_9CE4_8422_2325
         for b in s.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        return finish(h)
+    }
+
+    @inline(__always) private static func tag(bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        var h: UInt64 = 0xCBF2_9CE4_8422_2325
+        for b in bytes { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        return finish(h)
+    }
+
+    @inline(__always) private static func finish(_ h: UInt64) -> UInt32 {
+        var h = h
         h ^= h >> 32
         h = h &* 0x9E37_79B9_7F4A_7C15
         return UInt32(truncatingIfNeeded: h >> 32)

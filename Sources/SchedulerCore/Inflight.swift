@@ -20,7 +20,7 @@ extension Scheduler {
 
     mutating func inflightSet(_ op: Int32, _ part: Int, _ w: Int32, _ attempt: UInt16) {
         let i = Int(op)
-        ops.lastWorker[i] = w
+        ops.cold[i].lastWorker = w
         if ops.hot[i].parts == 1 {
             ops.hot[i].holder = w
         } else {

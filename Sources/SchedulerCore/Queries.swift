@@ -126,8 +126,8 @@ extension Scheduler {
     /// (dependencies of evicted runs are forgotten with them). For the dashboard's DAG.
     public func dependencies(of key: String) -> [String] {
         guard let op = find(key) else { return [] }
-        let s = Int(ops.depStart[Int(op)])
-        return depList[s..<s + Int(ops.depCount[Int(op)])].map { ops.ids[Int($0)] }
+        let s = Int(ops.cold[Int(op)].depStart)
+        return depList[s..<s + Int(ops.cold[Int(op)].depCount)].map { ops.ids[Int($0)] }
     }
 
     public func status(_ ref: String) -> OpStatus? {
@@ -143,15 +143,15 @@ extension Scheduler {
             id: id, name: names[op] ?? runAndOp(of: id).op, queue: queues[Int(lane.queue)].name,
             kind: kindNames[Int(classes[Int(lane.cls)].kind)], state: ops.hot[i].state,
             isCancelled: ops.hot[i].flags & Flag.cancelled != 0, outcome: ops.hot[i].outcome, workers: holders(op),
-            lastWorker: ops.lastWorker[i] >= 0 ? workers[Int(ops.lastWorker[i])].id : nil,
-            lastWorkerOwner: ops.lastWorker[i] >= 0 ? workers[Int(ops.lastWorker[i])].owner : nil,
+            lastWorker: ops.cold[i].lastWorker >= 0 ? workers[Int(ops.cold[i].lastWorker)].id : nil,
+            lastWorkerOwner: ops.cold[i].lastWorker >= 0 ? workers[Int(ops.cold[i].lastWorker)].owner : nil,
             attempts: Int(ops.hot[i].attempt), priority: Int(ops.hot[i].priority), qos: OperationQoS(rank: Int(lane.qos))!,
             parts: Int(ops.hot[i].parts), partsFinished: partsFinished,
             unfinishedDependencies: ops.hot[i].state == .pending ? Int(ops.hot[i].unfinishedDeps) : 0,
-            submittedAt: ops.submittedAt[i], readyAt: ops.readyAt[i] == 0 ? nil : ops.readyAt[i],
-            dispatchedAt: ops.dispatchedAt[i] == 0 ? nil : ops.dispatchedAt[i],
-            startedAt: ops.startedAt[i] == 0 ? nil : ops.startedAt[i],
-            finishedAt: ops.hot[i].state == .finished ? ops.finishedAt[i] : nil,
+            submittedAt: ops.cold[i].submittedAt, readyAt: ops.cold[i].readyAt == 0 ? nil : ops.cold[i].readyAt,
+            dispatchedAt: ops.cold[i].dispatchedAt == 0 ? nil : ops.cold[i].dispatchedAt,
+            startedAt: ops.cold[i].startedAt == 0 ? nil : ops.cold[i].startedAt,
+            finishedAt: ops.hot[i].state == .finished ? ops.cold[i].finishedAt : nil,
             resultSize: results[op]?.count ?? 0, errorText: reasons[op], attemptErrors: attemptErrors[op] ?? [],
             resultEvicted: ops.hot[i].outcome == .succeeded && resultEvicted(op))
     }
@@ -192,7 +192,7 @@ extension Scheduler {
                 let i = Int(op)
                 if let q, lanes[Int(ops.hot[i].lane)].queue != q { continue }
                 if let states = filter.states, !states.contains(ops.hot[i].state) { continue }
-                if let workerSet, !workerSet.contains(ops.lastWorker[i]) { continue }
+                if let workerSet, !workerSet.contains(ops.cold[i].lastWorker) { continue }
                 page.matched += 1
                 guard k > startSlot || (k == startSlot && pos >= startPos) else { continue }
                 if page.ids.count < limit { page.ids.append(ops.ids[i]) } else if page.next == nil { page.next = page.ids.last }
@@ -243,8 +243,8 @@ extension Scheduler {
                 return .retrying(failedAttempts: Int(ops.hot[i].failures), until: until ?? now,
                                  lastError: attemptErrors[op]?.last)
             }
-            let s = Int(ops.depStart[i])
-            let open = depList[s..<s + Int(ops.depCount[i])].filter { ops.hot[Int($0)].state != .finished }
+            let s = Int(ops.cold[i].depStart)
+            let open = depList[s..<s + Int(ops.cold[i].depCount)].filter { ops.hot[Int($0)].state != .finished }
             if !open.isEmpty { return .waitingForDependencies(open.map { ops.ids[Int($0)] }) }
             let e = epochs[Int(ops.hot[i].epoch)]
             if ops.hot[i].flags & Flag.barrier == 0, e.opener >= 0, ops.hot[Int(e.opener)].state != .finished {

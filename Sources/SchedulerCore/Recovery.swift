@@ -235,7 +235,7 @@ extension Scheduler {
         }
         let attempt = UInt16(p.attempt)
         transition(op, to: .dispatched, nil)
-        ops.dispatchedAt[i] = min(now, p.startedAt ?? now)
+        ops.cold[i].dispatchedAt = min(now, p.startedAt ?? now)
         ops.hot[i].waitingParts -= 1
         ops.hot[i].inflightParts += 1
         ops.hot[i].attempt = attempt
@@ -261,7 +261,7 @@ extension Scheduler {
         guard capable(worker, classes[Int(lanes[Int(ops.hot[i].lane)].cls)]) else {
             return "this worker could not have been sent it (its kind, required tags or key pin do not match)"
         }
-        let holder = ops.lastWorker[i]
+        let holder = ops.cold[i].lastWorker
         if holder == OpTable.unknownHolder { return nil }
         guard holder >= 0 else { return "it was never dispatched" }
         let owner = workers[Int(holder)].owner

@@ -45,10 +45,10 @@ extension Scheduler {
         for i in 0..<ops.count where ops.hot[i].flags & Flag.evicted == 0 {
             let op = Int32(i)
             let run = ops.hot[i].run
-            if run != batchRun || ops.submittedAt[i] != batchAt {
+            if run != batchRun || ops.cold[i].submittedAt != batchAt {
                 flush(&out)
                 batchRun = run
-                batchAt = ops.submittedAt[i]
+                batchAt = ops.cold[i].submittedAt
             }
             batch.append(spec(of: op, tagNames))
             if ops.hot[i].state == .finished {
@@ -58,9 +58,9 @@ extension Scheduler {
             }
         }
         flush(&out)
-        finished.sort { (ops.finishedAt[Int($0)], $0) < (ops.finishedAt[Int($1)], $1) }
+        finished.sort { (ops.cold[Int($0)].finishedAt, $0) < (ops.cold[Int($1)].finishedAt, $1) }
         for op in finished {
-            out.append((ops.finishedAt[Int(op)], .finished(id: ops.ids[Int(op)], outcome: outcome(of: op)!, at: ops.finishedAt[Int(op)],
+            out.append((ops.cold[Int(op)].finishedAt, .finished(id: ops.ids[Int(op)], outcome: outcome(of: op)!, at: ops.cold[Int(op)].finishedAt,
                                                            history: history(of: op))))
         }
         for r in runs where r?.resultsEvicted == true { out.append((now, .resultsEvicted(run: r!.name))) }
@@ -88,8 +88,8 @@ extension Scheduler {
         let lane = lanes[Int(h.lane)]
         let cls = classes[Int(lane.cls)]
         var after: [String] = []
-        let s = Int(ops.depStart[i])
-        for d in depList[s..<s + Int(ops.depCount[i])] where ops.hot[Int(d)].flags & Flag.evicted == 0 {
+        let s = Int(ops.cold[i].depStart)
+        for d in depList[s..<s + Int(ops.cold[i].depCount)] where ops.hot[Int(d)].flags & Flag.evicted == 0 {
             after.append(inputName(d, of: op))
         }
         var requires: [String] = []
@@ -123,8 +123,8 @@ extension Scheduler {
         for i in 0..<ops.count where ops.hot[i].flags & Flag.evicted == 0 {
             let op = Int32(i)
             let lane = lanes[Int(ops.hot[i].lane)]
-            let s = Int(ops.depStart[i])
-            let deps = depList[s..<s + Int(ops.depCount[i])].filter { ops.hot[Int($0)].flags & Flag.evicted == 0 }.map { ops.ids[Int($0)] }
+            let s = Int(ops.cold[i].depStart)
+            let deps = depList[s..<s + Int(ops.cold[i].depCount)].filter { ops.hot[Int($0)].flags & Flag.evicted == 0 }.map { ops.ids[Int($0)] }
             view[ops.ids[i]] = DurableOp(queue: queues[Int(lane.queue)].name, kind: kindNames[Int(classes[Int(lane.cls)].kind)],
                                          priority: Int(ops.hot[i].priority), dependencies: deps, outcome: outcome(of: op),
                                          cancelRequested: ops.hot[i].state != .finished && ops.hot[i].flags & Flag.cancelled != 0)

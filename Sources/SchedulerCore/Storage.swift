@@ -72,6 +72,37 @@ struct OpHot {
     var share: Int32 = 0
     /// Its concurrency key (`ConcurrencyKeys`), -1 none.
     var concurrencyKey: Int32 = -1
+
+    /// Finished with `outcome` (`Scheduler.finishOp`): nothing waits for dispatch or a retry any more.
+    /// One write of the record: each paged write checks uniqueness.
+    @inline(__always) mutating func settle(_ outcome: OutcomeKind) {
+        self.outcome = outcome
+        if outcome == .cancelled { flags |= Flag.cancelled }
+        waitingParts = 0
+        flags &= ~Flag.retryWait
+    }
+}
+
+/// The colder per-op fields, in one column (a submit appends one element, not eight; each field is
+/// read or written a few times in an op's life).
+struct OpCold {
+    var submittedAt: Int64
+    var readyAt: Int64 = 0
+    var dispatchedAt: Int64 = 0
+    var startedAt: Int64 = 0
+    var finishedAt: Int64 = 0
+    /// Its dependencies: `Scheduler.depList[depStart ..< depStart + depCount]` (set when it is wired).
+    var depStart: Int32 = 0
+    var depCount: Int32 = 0
+    /// Worker index that last held a part (status; whose claims are taken back), `OpTable.neverHeld`, or
+    /// `OpTable.unknownHolder` for ops replayed from the journal (who held them before the restart is not recorded).
+    var lastWorker: Int32
+
+    /// One write for both (a paged write checks uniqueness once).
+    @inline(__always) mutating func setDependencies(start: Int32, count: Int32) {
+        depStart = start
+        depCount = count
+    }
 }
 
 /// Per-op columns: the hot record plus colder columns. Rarely used fields live in side dictionaries
@@ -81,27 +112,14 @@ struct OpTable {
     var hot = PagedColumn<OpHot>()
     var ids = PagedColumn<String>()
     var payloads = PagedColumn<[UInt8]>()
-    var depStart = PagedColumn<Int32>()         // into Scheduler.depList
-    var depCount = PagedColumn<Int32>()
-    var submittedAt = PagedColumn<Int64>()
-    var readyAt = PagedColumn<Int64>()
-    var dispatchedAt = PagedColumn<Int64>()
-    var startedAt = PagedColumn<Int64>()
-    var finishedAt = PagedColumn<Int64>()
-    /// Worker index that last held a part (status; whose claims are taken back), `OpTable.neverHeld`, or
-    /// `OpTable.unknownHolder` for ops replayed from the journal (who held them before the restart is not recorded).
-    var lastWorker = PagedColumn<Int32>()
+    var cold = PagedColumn<OpCold>()
 
     var count: Int { ids.count }
     static let neverHeld: Int32 = -1
     static let unknownHolder: Int32 = -2
 
     mutating func reserve(_ n: Int) {
-        hot.reserveCapacity(n); ids.reserveCapacity(n); payloads.reserveCapacity(n)
-        depStart.reserveCapacity(n); depCount.reserveCapacity(n); submittedAt.reserveCapacity(n)
-        readyAt.reserveCapacity(n); dispatchedAt.reserveCapacity(n); startedAt.reserveCapacity(n)
-        finishedAt.reserveCapacity(n)
-        lastWorker.reserveCapacity(n)
+        hot.reserveCapacity(n); ids.reserveCapacity(n); payloads.reserveCapacity(n); cold.reserveCapacity(n)
     }
 }
 
@@ -166,6 +184,25 @@ struct QueueState {
     /// Ops that hold one of the queue's `maxConcurrent` places: dispatched or executing.
     var occupying: Int32 { dispatched + executing }
     var atLimit: Bool { maxConcurrent >= 0 && occupying >= maxConcurrent }
+
+    /// An op of the queue moved from `old` to `new` (`Scheduler.transition`; one write of the queue's
+    /// state). Finished ops are counted by outcome in `finishOp`.
+    @inline(__always) mutating func count(leaving old: OpState, entering new: OpState) {
+        switch old {
+        case .pending: pending -= 1
+        case .ready: ready -= 1
+        case .dispatched: dispatched -= 1
+        case .executing: executing -= 1
+        case .finished: break
+        }
+        switch new {
+        case .pending: pending += 1
+        case .ready: ready += 1
+        case .dispatched: dispatched += 1
+        case .executing: executing += 1
+        case .finished: break
+        }
+    }
 }
 
 /// Ops between two barriers of a queue; the closing barrier waits until `unfinished` is 0.

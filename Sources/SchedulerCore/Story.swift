@@ -92,15 +92,15 @@ extension Scheduler {
     /// this process caused them).
     private func rebuiltStory(_ op: Int32) -> [StoryEntry] {
         let i = Int(op)
-        var out = [StoryEntry(stimulus: 0, at: ops.submittedAt[i], event: .submitted)]
+        var out = [StoryEntry(stimulus: 0, at: ops.cold[i].submittedAt, event: .submitted)]
         func add(_ at: Int64, _ event: StoryEntry.Event) {
             if at > 0 && at <= recoveredAt { out.append(StoryEntry(stimulus: 0, at: at, event: event)) }
         }
-        add(ops.readyAt[i], .ready)
-        let w = ops.lastWorker[i]
-        if w >= 0 { add(ops.dispatchedAt[i], .dispatched(part: 0, worker: workers[Int(w)].id)) }
-        add(ops.startedAt[i], .started(part: 0, attempt: Int(ops.hot[i].attempt)))
-        if ops.hot[i].state == .finished { add(ops.finishedAt[i], .finished(ops.hot[i].outcome)) }
+        add(ops.cold[i].readyAt, .ready)
+        let w = ops.cold[i].lastWorker
+        if w >= 0 { add(ops.cold[i].dispatchedAt, .dispatched(part: 0, worker: workers[Int(w)].id)) }
+        add(ops.cold[i].startedAt, .started(part: 0, attempt: Int(ops.hot[i].attempt)))
+        if ops.hot[i].state == .finished { add(ops.cold[i].finishedAt, .finished(ops.hot[i].outcome)) }
         out.append(StoryEntry(stimulus: 0, at: recoveredAt, event: .restarted))
         return out
     }

@@ -95,7 +95,7 @@ extension Scheduler {
             for i in 0..<n {
                 starts[i] = Int32(resolved.count)
                 for d in specs[i].after {
-                    let qualified = RunNames.split(d) != nil
+                    let qualified = RunNames.slashOffset(d) != nil
                     if let j = idTable.find(qualified ? d : RunNames.key(run: runName, op: d), keys) {
                         if j >= base + Int32(i) { ordered = false }
                         resolved.append(j)
@@ -229,31 +229,27 @@ extension Scheduler {
         if c.laneKey != (q, qos, c.cls) { c.laneKey = (q, qos, c.cls); c.lane = laneFor(queue: q, qos: qos, cls: c.cls) }
         let parts = specs[i].parts
         let barrier = specs[i].barrier
-        ops.hot.append(OpHot(lane: c.lane, parts: UInt16(parts), partsLeft: UInt16(parts), waitingParts: UInt16(parts),
-                             failRetriesLeft: UInt16(specs[i].retries), lossRetriesLeft: UInt16(specs[i].lossRetries),
-                             priority: Int8(truncatingIfNeeded: specs[i].priority.rawValue),
-                             flags: (barrier ? Flag.barrier : 0) | (specs[i].policy == .succeeded ? Flag.policySucceeded : 0)))
-        ops.hot[Int(op)].run = run
+        // The hot record is built here and appended once (each paged write checks uniqueness).
+        var h = OpHot(lane: c.lane, parts: UInt16(parts), partsLeft: UInt16(parts), waitingParts: UInt16(parts),
+                        failRetriesLeft: UInt16(specs[i].retries), lossRetriesLeft: UInt16(specs[i].lossRetries),
+                        priority: Int8(truncatingIfNeeded: specs[i].priority.rawValue),
+                        flags: (barrier ? Flag.barrier : 0) | (specs[i].policy == .succeeded ? Flag.policySucceeded : 0))
+        h.run = run
         if c.shareMode == .key {
             let name = specs[i].share ?? runs[Int(run)]?.submitter ?? ""
             if c.shareQueue != q || c.shareName != name { c.shareQueue = q; c.shareName = name; c.share = shareSlot(name, queue: q) }
-            ops.hot[Int(op)].share = c.share
+            h.share = c.share
         } else if c.shareMode != .fifo {
             // By submitter or by run: one share for the whole batch (one run), looked up once per queue.
             if c.shareQueue != q { c.shareQueue = q; c.share = shareSlot(shareName(specs[i], run: run, queue: q), queue: q) }
-            ops.hot[Int(op)].share = c.share
+            h.share = c.share
         }
         // In `key` mode the share is the slot's name; other modes ignore it, so it is kept aside (re-sharing, snapshots).
         if let s = specs[i].share, c.shareMode != .key { opShares[op] = s }
-        if let k = specs[i].concurrencyKey { ops.hot[Int(op)].concurrencyKey = concurrencyKey(k, queue: q) }
+        if let k = specs[i].concurrencyKey { h.concurrencyKey = concurrencyKey(k, queue: q) }
         ops.ids.append(keys[i])
         ops.payloads.append(specs[i].payload)
-        ops.submittedAt.append(now)
-        ops.readyAt.append(0)
-        ops.dispatchedAt.append(0)
-        ops.startedAt.append(0)
-        ops.finishedAt.append(0)
-        ops.lastWorker.append(replaying ? OpTable.unknownHolder : OpTable.neverHeld)
+        ops.cold.append(OpCold(submittedAt: now, lastWorker: replaying ? OpTable.unknownHolder : OpTable.neverHeld))
         if let name = specs[i].givenName, name != specs[i].id { names[op] = name }
         if let t = specs[i].timeoutMicros { timeouts[op] = t }
         if specs[i].retries > 0 {
@@ -282,18 +278,19 @@ extension Scheduler {
             epochs.append(Epoch(unfinished: members, closer: -1, opener: op))
             queues[qi].currentEpoch = Int32(epochs.count - 1)
             queues[qi].barrier = op
-            ops.hot[Int(op)].epoch = Int32(epochs.count - 1)
+            h.epoch = Int32(epochs.count - 1)
         } else {
             let e = queues[qi].currentEpoch
             epochs[Int(e)].unfinished += 1
-            ops.hot[Int(op)].epoch = e
+            h.epoch = e
             let b = queues[qi].barrier
             if b >= 0 && ops.hot[Int(b)].state != .finished {
                 unfinished += 1
                 addEdge(from: b, to: ~op)
             }
         }
-        ops.hot[Int(op)].unfinishedDeps = unfinished
+        h.unfinishedDeps = unfinished
+        ops.hot.append(h)
         queues[qi].pending += 1
         queues[qi].members.append(op)
         record(op, .submitted, part: 0, extra: 0)
@@ -304,7 +301,6 @@ extension Scheduler {
                        _ cancelNow: inout [(Int32, String)], _ out: inout [Action]) {
         var unfinished = ops.hot[Int(op)].unfinishedDeps
         let depBase = depList.count
-        ops.depStart.append(Int32(depBase))
         for di in deps {
             if deps.count > 1 && depList[depBase...].contains(di) { continue }   // duplicate edge
             depList.append(di)
@@ -317,7 +313,7 @@ extension Scheduler {
                 cancelNow.append((op, "dependency \(inputName(di, of: op)) \(what)"))
             }
         }
-        ops.depCount.append(Int32(depList.count - depBase))
+        ops.cold[Int(op)].setDependencies(start: Int32(depBase), count: Int32(depList.count - depBase))
         ops.hot[Int(op)].unfinishedDeps = unfinished
         if unfinished == 0 { makeReady(op, &out) }
     }

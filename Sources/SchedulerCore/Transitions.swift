@@ -46,20 +46,8 @@ extension Scheduler {
         // Only leaving dispatched/executing for another state can free one of the queue's places.
         let freesPlace = old.occupiesQueue && !new.occupiesQueue
         let wasAtLimit = freesPlace && queues[q].atLimit
-        switch old {
-        case .pending: queues[q].pending -= 1
-        case .ready: queues[q].ready -= 1; lanes[l].readyCount -= 1
-        case .dispatched: queues[q].dispatched -= 1
-        case .executing: queues[q].executing -= 1
-        case .finished: break
-        }
-        switch new {
-        case .pending: queues[q].pending += 1
-        case .ready: queues[q].ready += 1; lanes[l].readyCount += 1
-        case .dispatched: queues[q].dispatched += 1
-        case .executing: queues[q].executing += 1
-        case .finished: break   // counted by outcome in finishOp
-        }
+        queues[q].count(leaving: old, entering: new)
+        if old == .ready { lanes[l].readyCount -= 1 } else if new == .ready { lanes[l].readyCount += 1 }
         ops.hot[i].state = new
         // A concurrency key's holders (FairShare.swift); share counts are counted when asked for.
         if ops.hot[i].concurrencyKey >= 0 && old.occupiesQueue != new.occupiesQueue {

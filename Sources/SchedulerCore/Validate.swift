@@ -6,9 +6,7 @@ extension Scheduler {
         var bad: [String] = []
         func check(_ ok: Bool, _ msg: @autoclosure () -> String) { if !ok { bad.append(msg()) } }
         let n = ops.count
-        for (name, c) in [("payloads", ops.payloads.count), ("hot", ops.hot.count), ("depStart", ops.depStart.count),
-                          ("depCount", ops.depCount.count), ("dispatchedAt", ops.dispatchedAt.count),
-                          ("finishedAt", ops.finishedAt.count)] {
+        for (name, c) in [("payloads", ops.payloads.count), ("hot", ops.hot.count), ("cold", ops.cold.count)] {
             check(c == n, "column \(name) has \(c) rows, expected \(n)")
         }
         if !bad.isEmpty { return bad }
@@ -119,8 +117,8 @@ extension Scheduler {
                     check(!multi[Int32(i)]!.status.contains(.running), "\(id): dispatched with a running part")
                 }
                 if !cancelledFlag {
-                    let s = Int(ops.depStart[i])
-                    for d in depList[s..<s + Int(ops.depCount[i])] {
+                    let s = Int(ops.cold[i].depStart)
+                    for d in depList[s..<s + Int(ops.cold[i].depCount)] {
                         check(ops.hot[Int(d)].state == .finished, "\(id): executing before dependency \(ops.ids[Int(d)]) finished")
                     }
                     let done = Int(ops.hot[i].parts) - Int(ops.hot[i].partsLeft)
@@ -208,8 +206,8 @@ extension Scheduler {
         for i in 0..<n {
             if dead(i) { deadCount += 1; continue }
             if ops.hot[i].state != .finished {
-                let s = Int(ops.depStart[i])
-                for d in depList[s..<s + Int(ops.depCount[i])] where dead(Int(d)) {
+                let s = Int(ops.cold[i].depStart)
+                for d in depList[s..<s + Int(ops.cold[i].depCount)] where dead(Int(d)) {
                     bad.append("\(ops.ids[i]): unfinished, but its dependency's run was evicted (pins)")
                 }
             }

@@ -161,7 +161,7 @@ extension Scheduler {
             let part = Int(key & 0xFFFF)
             let i = Int(op)
             guard let f = inflightGet(op, part), f.worker == w, !isStarted(op, part),
-                  ops.hot[i].flags & Flag.cancelled == 0, now - ops.dispatchedAt[i] >= bound else { continue }
+                  ops.hot[i].flags & Flag.cancelled == 0, now - ops.cold[i].dispatchedAt >= bound else { continue }
             out.append(.cancelOnWorker(worker: workers[Int(w)].id, op: ops.ids[i], part: part, attempt: Int(f.attempt),
                                        reason: "not started within \(durationText(bound)); dispatched again"))
             inflightClear(op, part)

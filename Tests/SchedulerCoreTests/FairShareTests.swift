@@ -143,6 +143,38 @@ import Testing
         #expect(order == ["k0", "k1", "k2", "k3", "k4", "k5"])
     }
 
+    /// Share slots and concurrency keys live as long as an op names them: 50 runs, each with its own
+    /// share key and concurrency key, finished and evicted, leave only what live ops name. A key held
+    /// across the compactions keeps its holder and its waiter under its new number.
+    @Test func keysNoLiveOpNamesAreDroppedAtCompaction() {
+        var h = Harness(config: config(retainRuns: 1, compactMinimum: 1))
+        h.join(1, slots: 4, credit: 4)
+        let q = QueueSpec(name: "default", fairness: QueueFairness(share: .key, keyLimit: 1))
+        func run(_ name: String, _ ops: [OperationSpec]) -> [Dispatch] {
+            let out = h.send(.submit(h.ref(), ops: ops, queues: [q], run: .new(submitter: "u")))
+            guard case .accepted? = replies(out).first else { Issue.record("\(name) not accepted: \(replies(out))"); return [] }
+            return dispatches(out)
+        }
+        var held: [Dispatch] = []
+        for k in 0..<50 {
+            if k == 10 {
+                held = run("keep", (0..<2).map { OperationSpec(id: "live\($0)", share: "live", concurrencyKey: "live") })
+                #expect(held.count == 1, "the key's limit of 1 holds the second op")
+            }
+            h.drain(run("r\(k)", (0..<2).map { OperationSpec(id: "o\($0)", share: "s\(k)", concurrencyKey: "c\(k)") }))
+        }
+        #expect(h.s.compactions > 0)
+        let status = h.s.fairnessStatus("default")!
+        // Slot 0 (the first key's, kept as the lane's own heap), "live", and the retained run's.
+        #expect(status.shares.count <= 3, "\(status.shares.map(\.name))")
+        #expect(Set(status.keys.map(\.name)).isSubset(of: ["live", "c49"]), "\(status.keys.map(\.name))")
+        let live = status.keys.first { $0.name == "live" }
+        #expect(live?.holding == 1 && live?.waiting == 1)
+        // The waiter goes when the holder finishes.
+        let next = dispatches(h.finish(held[0]))
+        #expect(next.map { String($0.op.split(separator: "/").last!) } == ["live1"])
+    }
+
     @Test func cancelNewestCancelsTheOpOverTheLimit() {
         var h = Harness()
         h.join(1, slots: 8, credit: 8)

@@ -61,29 +61,32 @@ import Testing
     /// A doubling never holds the inserting call for the whole table: one insert moves at most
     /// `migrateSlots` old slots (counted here as the new table's fill right after the switch).
     @Test func testSwitchMovesOnlyAFewSlots() {
-        let ids = (0..<96).map { "k\($0)" }   // 64 slots are 3/4 full at 48 keys; the 49th switches
+        // 1,024 slots are 3/4 full at 768 keys; the 769th switches (a table larger than migrateSlots).
+        let ids = (0..<1_536).map { "k\($0)" }
         let keys = IdKeys(ids: PagedColumn(ids), batch: nil, base: 0)
         var t = IdTable()
-        for i in 0..<48 { _ = t.insert(ids[i], Int32(i), keys) }
-        #expect(!t.isMigrating && t.slots.count == 64)
-        _ = t.insert(ids[48], 48, keys)
-        #expect(t.isMigrating && t.slots.count == 128)
+        t.reserve(768)
+        for i in 0..<768 { _ = t.insert(ids[i], Int32(i), keys) }
+        #expect(!t.isMigrating && t.slots.count == 1_024)
+        _ = t.insert(ids[768], 768, keys)
+        #expect(t.isMigrating && t.slots.count == 2_048)
         #expect(t.slots.filter { $0 != 0 }.count <= IdTable.migrateSlots + 1)
-        for i in 0...48 { #expect(t.find(ids[i], keys) == Int32(i)) }
-        for i in 49..<96 { _ = t.insert(ids[i], Int32(i), keys) }
+        for i in 0...768 { #expect(t.find(ids[i], keys) == Int32(i)) }
+        for i in 769..<1_536 { _ = t.insert(ids[i], Int32(i), keys) }
         #expect(!t.isMigrating)
-        #expect(t.slots.filter { $0 != 0 }.count == 96)
+        #expect(t.slots.filter { $0 != 0 }.count == 1_536)
     }
 
     /// Remapping indices (compaction) during a move ends the move and rewrites every key's index.
     @Test func testRemapDuringMigration() {
-        let ids = (0..<60).map { "r\($0)" }
+        let ids = (0..<800).map { "r\($0)" }
         let keys = IdKeys(ids: PagedColumn(ids), batch: nil, base: 0)
         var t = IdTable()
-        for i in 0..<50 { _ = t.insert(ids[i], Int32(i), keys) }
+        t.reserve(768)
+        for i in 0..<770 { _ = t.insert(ids[i], Int32(i), keys) }   // 1,024 slots switch at the 769th
         #expect(t.isMigrating)
         t.remap { $0 }
         #expect(!t.isMigrating)
-        for i in 0..<50 { #expect(t.find(ids[i], keys) == Int32(i)) }
+        for i in 0..<770 { #expect(t.find(ids[i], keys) == Int32(i)) }
     }
 }
