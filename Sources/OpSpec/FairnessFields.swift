@@ -80,6 +80,22 @@ extension GraphFileReader {
         return s
     }
 
+    /// A share key or concurrency key with its template placeholders expanded (KeyTemplate), checked
+    /// again as a key; nil (and a problem naming the line) when it cannot be.
+    mutating func expandKey(_ text: String, op: OperationSpec, payload: Node?, env: [String: String]?,
+                            _ location: String, _ field: String, _ node: Node) -> String? {
+        guard KeyTemplate.isTemplate(text) else { return text }
+        switch KeyTemplate.expand(text, id: op.id, payload: payload, env: env) {
+        case .failure(let p):
+            problem(location, field, node, p.description)
+            return nil
+        case .success(let key):
+            if key.isEmpty { problem(location, field, node, "\"\(text)\" expands to an empty key"); return nil }
+            if key.utf8.count > 1024 { problem(location, field, node, "\"\(text)\" expands to \(key.utf8.count) bytes, at most 1024 allowed"); return nil }
+            return key
+        }
+    }
+
     /// One of a queue's fair-share fields into `fairness` (made from the default at the first); false when
     /// `key` is none of them.
     static let fairnessFields: Set<String> = ["share", "weights", "keyLimit", "keyStrategy", "rate", "burst", "ageing"]

@@ -176,6 +176,7 @@ struct GraphFileReader {
         var command: (program: ShellCommand.Program, node: Node)?
         var env: [String: String]?, cwd: String?, grace: Double?
         var shellOnly: [(field: String, line: Int?)] = []
+        var keyNodes: [String: Node] = [:]   // share, concurrencyKey: templates are expanded once payload and env are read
 
         for (keyNode, value) in mapping {
             let key = keyNode.scalar?.string ?? ""
@@ -208,8 +209,8 @@ struct GraphFileReader {
             case "retryDelayMax": op.retryDelayMax = readNumber(value, location, key)
             case "requires": op.requires = readStringList(value, location, key) ?? []
             case "barrier": op.barrier = readBool(value, location, key) ?? false
-            case "share": op.share = readKey(value, location, key)
-            case "concurrencyKey": op.concurrencyKey = readKey(value, location, key)
+            case "share": op.share = readKey(value, location, key); keyNodes[key] = value
+            case "concurrencyKey": op.concurrencyKey = readKey(value, location, key); keyNodes[key] = value
             default: unknownField(key, known: GraphFile.operationFields, location: location, line: keyNode.mark?.line)
             }
         }
@@ -240,6 +241,12 @@ struct GraphFileReader {
                                              message: "missing kind (or command, for a shell operation)"))
             }
             checkBuiltinPayload(op, location: location, line: payload?.node.mark?.line ?? node.mark?.line)
+        }
+        if let text = op.share, let n = keyNodes["share"] {
+            op.share = expandKey(text, op: op, payload: payload?.node, env: command == nil ? nil : env ?? [:], location, "share", n)
+        }
+        if let text = op.concurrencyKey, let n = keyNodes["concurrencyKey"] {
+            op.concurrencyKey = expandKey(text, op: op, payload: payload?.node, env: command == nil ? nil : env ?? [:], location, "concurrencyKey", n)
         }
         return op
     }

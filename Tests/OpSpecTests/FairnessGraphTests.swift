@@ -58,6 +58,45 @@ import Testing
         ])
     }
 
+    /// Keys as templates (issue 28 item 3): `{payload.PATH}`, `{env.NAME}` of a shell operation, `{id}`.
+    @Test func keyTemplatesTakeTheirValuesFromTheOperation() throws {
+        let graph = try GraphFile.parse("""
+            operations:
+              - id: a
+                kind: resize
+                payload: {customer: 42, order: {region: eu}}
+                concurrencyKey: "customer-{payload.customer}"
+                share: "{payload.order.region}/{id}"
+              - {id: b, command: "true", env: {TENANT: acme}, concurrencyKey: "{env.TENANT}"}
+              - {id: c, kind: noop, concurrencyKey: plain-key}
+            """)
+        #expect(graph.operations[0].concurrencyKey == "customer-42")
+        #expect(graph.operations[0].share == "eu/a")
+        #expect(graph.operations[1].concurrencyKey == "acme")
+        #expect(graph.operations[2].concurrencyKey == "plain-key")
+        let found = problems("""
+            operations:
+              - {id: a, kind: resize, payload: {customer: 42}, concurrencyKey: "{payload.tenant}"}
+              - {id: b, kind: resize, payload: [1, 2], concurrencyKey: "{payload.x}"}
+              - {id: c, kind: resize, payload: {o: {x: 1}}, concurrencyKey: "{payload.o}"}
+              - {id: d, kind: noop, concurrencyKey: "{env.X}"}
+              - {id: e, command: "true", env: {A: "1"}, concurrencyKey: "{env.B}"}
+              - {id: f, kind: noop, share: "{user}"}
+              - {id: g, kind: noop, share: "a}b"}
+              - {id: h, kind: resize, payload: {k: ""}, concurrencyKey: "{payload.k}"}
+            """)
+        #expect(found.map(\.description) == [
+            "operations[0] \"a\", field concurrencyKey (line 2): names {payload.tenant}, but the payload has no field tenant",
+            "operations[1] \"b\", field concurrencyKey (line 3): names {payload.x}, but the operation's payload is not a mapping",
+            "operations[2] \"c\", field concurrencyKey (line 4): names {payload.o}, which is a mapping, not a scalar",
+            "operations[3] \"d\", field concurrencyKey (line 5): names {env.X}, but the operation has no env (env is for shell operations)",
+            "operations[4] \"e\", field concurrencyKey (line 6): names {env.B}, but env has no B",
+            "operations[5] \"f\", field share (line 7): has an unknown placeholder {user} (known: {payload.FIELD}, {env.NAME}, {id})",
+            "operations[6] \"g\", field share (line 8): has an unmatched brace in \"a}b\" (braces are reserved for {payload.FIELD}, {env.NAME} and {id})",
+            "operations[7] \"h\", field concurrencyKey (line 9): \"{payload.k}\" expands to an empty key",
+        ])
+    }
+
     @Test func ageingIsReadInEachUnitAndItsBoundsAreChecked() throws {
         let graph = try GraphFile.parse("""
             queues:
