@@ -15,7 +15,13 @@ import ZeroMQ
 /// Not thread-safe: use it from one thread (like the socket it owns). `opctl` uses one per command;
 /// the Swift API wraps one in a dedicated thread.
 public final class CoordinatorConnection {
-    public let endpoint: String
+    /// The coordinator in use: one of `endpoints`, or the leader a standby named (issue 29).
+    public var endpoint: String { endpoints.current }
+    /// Several coordinators (`tcp://a:7600,tcp://b:7600`): a request refused with NOT_LEADER goes to the
+    /// leader named, one that cannot reach its coordinator to the next (`request`).
+    public private(set) var endpoints: CoordinatorEndpoints
+    /// (1.9) The highest leadership epoch seen: replies and events with a lower one are ignored.
+    public private(set) var fence = EpochFence()
     public let timeout: Duration
     private let context: Context
     private var socket: Socket
@@ -101,11 +107,11 @@ public final class CoordinatorConnection {
     /// `context`: share a ZeroMQ context (an in-process coordinator, `inproc://`); nil makes one.
     public init(endpoint given: String = CoordinatorConnection.defaultEndpoint, timeout: Duration = .seconds(10),
                 curve: CurveClientKeys? = nil, context shared: Context? = nil) throws {
-        let endpoint = Self.normalised(given)
+        endpoints = CoordinatorEndpoints(given)
         // Before libzmq sees it: it refuses a missing port with "Invalid argument" and retries a port
         // over 65535 for ever (the caller would wait out its timeout and hear "could not connect").
-        if let problem = EndpointScope.connectProblem(endpoint) { throw ClientError.badEndpoint(given, problem) }
-        self.endpoint = endpoint
+        if let (e, problem) = endpoints.problem() { throw ClientError.badEndpoint(endpoints.isSeveral ? e : given, problem) }
+        let endpoint = endpoints.current
         self.timeout = timeout
         self.curve = curve
         handshake = HandshakeWatch(keyed: curve != nil, patience: .seconds(1))
@@ -150,9 +156,51 @@ public final class CoordinatorConnection {
 
     /// Sends `message` and returns the reply. An ERROR reply is thrown as `ClientError.server`; see
     /// `reply(to:until:)` for the other errors, and `timeout` when nothing came in time.
+    /// With several endpoints, or told NOT_LEADER, the request goes to another coordinator within the same
+    /// timeout: to the leader a standby names (one more round trip), else the next endpoint of the list.
     public func request(_ message: WireProtocol.Message, timeout: Duration? = nil) throws -> WireProtocol.Message {
+        let deadline = ContinuousClock.now + (timeout ?? self.timeout)
+        while true {
+            do {
+                let reply = try requestOnce(message, timeout: max(.milliseconds(1), deadline - .now))
+                endpoints.reached()
+                return reply
+            } catch ClientError.server(.notLeader, let text) where ContinuousClock.now < deadline {
+                // Not elected yet, or a leader we could not reach: ask this standby again shortly.
+                if endpoints.redirect(to: NotLeader.leader(in: text)) { try moveToCurrent() } else { pause(until: deadline) }
+            } catch let error as ClientError where endpoints.isSeveral && ContinuousClock.now < deadline && Self.coordinatorGone(error) {
+                if endpoints.unreachable() { try moveToCurrent() } else { pause(until: deadline) }
+            }
+        }
+    }
+
+    /// Errors that say the coordinator in use cannot answer (before any reply): another may.
+    static func coordinatorGone(_ error: ClientError) -> Bool {
+        switch error {
+        case .unreachable, .notACoordinator: true
+        case .timeout(_, _, let connected): !connected
+        default: false
+        }
+    }
+
+    /// A tenth of a second (less at the deadline) between asks of a standby without a leader to name.
+    private func pause(until deadline: ContinuousClock.Instant) {
+        let left = (deadline - .now).components
+        Thread.sleep(forTimeInterval: max(0, min(0.1, Double(left.seconds) + Double(left.attoseconds) / 1e18)))
+    }
+
+    /// Connects to `endpoints.current` anew (a fresh link); the WATCH, if any, is made again there.
+    private func moveToCurrent() throws {
+        close()
+        link = Link()
+        outstanding.removeAll()
+        (socket, monitor, poller) = try Self.open(context, endpoint, curve)
+        resubscribe()
+    }
+
+    private func requestOnce(_ message: WireProtocol.Message, timeout: Duration) throws -> WireProtocol.Message {
         let id = try send(message)
-        guard let reply = try reply(to: id, until: .now + (timeout ?? self.timeout)) else {
+        guard let reply = try reply(to: id, until: .now + timeout) else {
             outstanding[id] = nil
             throw ClientError.timeout(message.command, endpoint, connected: link.isUp)
         }
@@ -341,6 +389,7 @@ public final class CoordinatorConnection {
                 switch WireCodec.decode(frames) {
                 case .success(let envelope):
                     if isSlowStreamNotice(envelope) { watchRestarts += 1; resubscribe(); continue }
+                    if !fence.admit(envelope.message) { continue }   // a replaced leader's late message
                     return .message(envelope)
                 case .failure(let error): try undecodable(frames, error)
                 }

@@ -154,9 +154,21 @@ struct SessionMachine {
         case .error(let e):
             let note = Action.log(.warning, "coordinator error \(e.code): \(e.message)")
             // UNEXPECTED: it does not know this session (restarted, or fenced us): register again.
-            return e.code == .unexpected ? [note] + lost("coordinator does not know this session", now: now) : [note]
+            if e.code == .unexpected { return [note] + lost("coordinator does not know this session", now: now) }
+            // (1.9) NOT_LEADER: a standby; the shell goes to the leader it names (WorkerSession).
+            if e.code == .notLeader { return lost("coordinator is a standby: \(e.message)", now: now) }
+            return [note]
         case .heartbeat: return []
         default: return [.log(.warning, "ignored \(message.command): not a coordinator-to-worker command")]
+        }
+    }
+
+    /// (issue 29) The connection closed and there are other coordinators to try: leave it now instead of
+    /// waiting out the silence limit (a leader that died; the next one is elected meanwhile).
+    mutating func connectionClosed(now: Int64) -> [Action] {
+        switch state {
+        case .awaitingWelcome, .registered: return lost("connection closed; trying the next coordinator", now: now)
+        case .connecting, .rejected, .stopped: return []
         }
     }
 

@@ -1,0 +1,121 @@
+import ClusterTestSupport
+import Foundation
+import OpClient
+import Testing
+import WireProtocol
+
+/// Two opcoords with `--ha` on one real etcd (issue 29): one serves, the other refuses with NOT_LEADER
+/// naming it; workers and opctl given both endpoints reach the leader, and the standby after a kill -9.
+@Suite(.serialized, .timeLimit(.minutes(5)))
+struct LeadershipClusterTests {
+    @Test func theStandbyRefusesEverythingNamingTheLeaderAndEpochsAreStamped() throws {
+        let etcd = try EtcdServer()
+        defer { etcd.stop() }
+        let g = try HAGroup(etcd: etcd)
+        defer { g.stop() }
+        let leader = try g.waitForLeader()
+        let standby = 1 - leader
+        // The standby learns the holder within a poll.
+        try waitUntil("the standby to name the leader", timeout: 5, logs: g.logs) {
+            guard case .error(let e)? = g.ask(standby) else { return false }
+            #expect(e.code == .notLeader)
+            return e.message == NotLeader.text(leader: g.endpoints[leader])
+        }
+        guard case .statusReply(let s)? = g.ask(leader) else { Issue.record("the leader did not answer STATUS"); return }
+        #expect(s.epoch > 0)
+        // A worker HELLO to the standby is refused the same way (not REJECT: it may register elsewhere).
+        let opctl = Binaries.path("opctl")
+        let viaStandby = try CommandLineTests.run(opctl, ["status"], env: ["OPCOORD": g.endpoints[standby]], timeout: 30)
+        // opctl follows the redirect: one more round trip, and the leader answers.
+        #expect(viaStandby.status == 0, "\(viaStandby.stderr)\n\(g.logs())")
+    }
+
+    @Test func workersAndOpctlFindTheNewLeaderAfterAKillAndStaleEpochsAreFenced() throws {
+        let etcd = try EtcdServer()
+        defer { etcd.stop() }
+        let g = try HAGroup(etcd: etcd, coordinatorArgs: ["--heartbeat-ms", "200"])
+        defer { g.stop() }
+        let first = try g.waitForLeader()
+        let both = g.endpoints.joined(separator: ",")
+        let worker = try LocalCluster.launch("opworker", ["--connect", both, "--name", "w1", "--slots", "2"],
+                                             log: g.dir.appendingPathComponent("w1.log"))
+        defer { kill(worker.processIdentifier, SIGKILL); worker.waitUntilExit() }
+        let conn = try CoordinatorConnection(endpoint: both, timeout: .seconds(10))
+        func workers() throws -> [WireWorkerInfo] {
+            guard case .workersReply(let r) = try conn.request(.workers) else { throw ClusterError("no WORKERS-REPLY") }
+            return r.workers
+        }
+        try waitUntil("w1 to register with the leader", timeout: 20, logs: { g.logs() + (try! String(contentsOf: g.dir.appendingPathComponent("w1.log"), encoding: .utf8)) }) {
+            try workers().contains { $0.name == "w1" }
+        }
+        let epochBefore = conn.fence.highest
+        #expect(epochBefore > 0)
+        g.kill(first)
+        let second = try g.waitForLeader(timeout: 20, except: first)
+        #expect(second != first)
+        // The same connection (told both endpoints) reaches the new leader, and so does the worker.
+        try waitUntil("w1 to register with the new leader", timeout: 20, logs: { g.logs() + ((try? String(contentsOf: g.dir.appendingPathComponent("w1.log"), encoding: .utf8)) ?? "") }) {
+            (try? workers().contains { $0.name == "w1" }) == true
+        }
+        #expect(conn.fence.highest > epochBefore)
+        #expect(conn.endpoint == g.endpoints[second])
+        // A noop submitted through opctl with both endpoints runs on the new leader's worker.
+        let opctl = Binaries.path("opctl")
+        let graph = try CommandLineTests.writeGraph("operations:\n  - id: after-failover\n    kind: noop\n", in: g.dir)
+        let run = try CommandLineTests.run(opctl, ["submit", graph, "--wait"], env: ["OPCOORD": both], timeout: 60)
+        #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)\n\(g.logs())")
+    }
+
+    /// SIGKILL of the leader → first STATUS accepted by the new one (through a client given both
+    /// endpoints), over a few failovers with the killed one restarted as a standby each time.
+    @Test func takeoverTime() throws {
+        let etcd = try EtcdServer()
+        defer { etcd.stop() }
+        let g = try HAGroup(etcd: etcd)
+        defer { g.stop() }
+        var leader = try g.waitForLeader()
+        let both = g.endpoints.joined(separator: ",")
+        var times: [Double] = []
+        for _ in 0..<4 {
+            let killed = ContinuousClock.now
+            g.kill(leader)
+            let conn = try CoordinatorConnection(endpoint: both, timeout: .seconds(10))
+            var accepted = false
+            while !accepted, ContinuousClock.now - killed < .seconds(15) {
+                if case .statusReply? = try? conn.request(.status(WireStatus()), timeout: .seconds(10)) { accepted = true }
+            }
+            #expect(accepted, "\(g.logs())")
+            let took = ContinuousClock.now - killed
+            times.append(Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18)
+            conn.close()
+            let next = try g.waitForLeader(timeout: 5, except: leader)
+            try g.start(leader)   // back as a standby
+            leader = next
+        }
+        print("takeover times (SIGKILL → first request accepted, lease TTL 2 s): \(times.map { String(format: "%.2f", $0) }.joined(separator: ", ")) s")
+        #expect(times.allSatisfy { $0 < 4 })
+    }
+}
+
+/// `opcoord --ha …` refuses what cannot work, naming the option.
+@Suite struct LeadershipOptionTests {
+    func refusal(_ args: [String]) throws -> String {
+        let r = try CommandLineTests.run(Binaries.path("opcoord"), ["--ephemeral", "--http", "off"] + args, timeout: 30)
+        #expect(r.status != 0)
+        return r.stderr
+    }
+
+    @Test func badHAOptionsAreRefusedWithTheReason() throws {
+        #expect(try refusal(["--ha", "zookeeper=http://a:1", "--ha-group", "g", "--advertise", "tcp://a:1"]).contains("names no store"))
+        #expect(try refusal(["--ha", "etcd=", "--ha-group", "g", "--advertise", "tcp://a:1"]).contains("at least one etcd URL"))
+        #expect(try refusal(["--ha", "etcd=http://a", "--ha-group", "g", "--advertise", "tcp://a:1"]).contains("is not an etcd client URL"))
+        #expect(try refusal(["--ha", "etcd=https://a:2379", "--ha-group", "g", "--advertise", "tcp://a:1"]).contains("https is not supported"))
+        #expect(try refusal(["--ha", "etcd=http://a:2379", "--advertise", "tcp://a:1"]).contains("--ha needs --ha-group"))
+        #expect(try refusal(["--ha", "etcd=http://a:2379", "--ha-group", "a/b", "--advertise", "tcp://a:1"]).contains("--ha-group 'a/b'"))
+        #expect(try refusal(["--ha", "etcd=http://a:2379", "--ha-group", "g"]).contains("--ha needs --advertise"))
+        #expect(try refusal(["--ha", "etcd=http://a:2379", "--ha-group", "g", "--advertise", "tcp://0.0.0.0:7600"]).contains("wildcard"))
+        #expect(try refusal(["--ha", "etcd=http://a:2379", "--ha-group", "g", "--advertise", "tcp://a:*"]).contains("port"))
+        #expect(try refusal(["--ha-group", "g"]).contains("needs --ha"))
+        #expect(try refusal(["--advertise", "tcp://a:1"]).contains("needs --ha"))
+    }
+}

@@ -1,0 +1,25 @@
+import Testing
+import WireProtocol
+@testable import WorkerAgent
+
+/// (issue 29) A standby's NOT_LEADER and a closed connection with other coordinators to try end the session.
+extension SessionMachineTests {
+    @Test func notLeaderBeforeWelcomeEndsTheSessionToReconnectElsewhere() {
+        var m = machine()
+        _ = m.connected(now: 0)
+        var e = WireErrorReply()
+        e.code = .notLeader
+        e.message = NotLeader.text(leader: "tcp://b:7600")
+        let actions = m.received(.error(e), now: Self.ms)
+        #expect(reconnectWait(actions) == 100)
+        guard case .connecting = m.state else { Issue.record("\(m.state)"); return }
+    }
+
+    @Test func aClosedConnectionEndsARegisteredSessionAtOnceButNotBetweenSessions() {
+        var m = machine()
+        registered(&m)
+        let actions = m.connectionClosed(now: 2 * Self.ms)
+        #expect(reconnectWait(actions) == 100)
+        do { let v = m.connectionClosed(now: 3 * Self.ms); #expect(v.isEmpty) }
+    }
+}
