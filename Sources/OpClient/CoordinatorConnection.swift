@@ -281,8 +281,15 @@ public final class CoordinatorConnection {
                 outstanding[id] = nil
                 throw ClientError.connectionLost(sent.command, endpoint)
             }
+            // (issue 29) Several coordinators: one whose connection stays down for `unreachableAfter` is
+            // left for the next (`request`), as one never reached is.
+            let giveUp = endpoints.isSeveral && !link.isUp ? link.downSince.map { $0 + Self.unreachableAfter } : nil
+            if let giveUp, giveUp <= .now {
+                outstanding[id] = nil
+                throw ClientError.unreachable(endpoint)
+            }
             // Wake for the handshake check too: a silent peer sends no event.
-            let check = notACoordinatorCheck()
+            let check = [notACoordinatorCheck(), giveUp].compactMap { $0 }.min()
             let wake = check.map { c in deadline.map { min($0, c) } ?? c } ?? deadline
             guard let arrival = try next(until: wake) else {
                 if let deadline, ContinuousClock.now >= deadline { return nil }

@@ -42,7 +42,8 @@ final class WorkerSession {
         try socket.set(.heartbeatTimeout, interval * Int32(clamping: max(1, agent.config.liveness)))
         if let curve = agent.config.curve { try socket.useCurveClient(curve) }
         handshake = HandshakeWatch(keyed: agent.config.curve != nil, patience: .seconds(2))
-        monitor = try socket.monitor(HandshakeWatch.events)
+        // connect-retried: nothing listens there (a coordinator that died), for the several-endpoints case.
+        monitor = try socket.monitor(HandshakeWatch.events.union([.connectRetried]))
         try socket.connect(agent.endpoints.withLock { $0.current })
         _ = poller.add(socket)
         _ = poller.add(agent.waker)
@@ -59,6 +60,7 @@ final class WorkerSession {
     private func handshakeRefusal(_ machine: inout SessionMachine) throws -> String? {
         while let event = try monitor.receive(flags: .dontWait) {
             if event.kind == .handshakeSucceeded { machine.transport(answering: true) }
+            if event.kind == .connectRetried, !machine.isRegistered, agent.endpoints.withLock({ $0.isSeveral }) { closedWithOthers = true }
             if event.kind == .disconnected {
                 machine.transport(answering: false)
                 // Other coordinators to try: a closed connection ends the session now (issue 29).
@@ -128,6 +130,7 @@ final class WorkerSession {
             return false
         }
         switch message {
+        case .welcome: agent.endpoints.withLock { $0.reached() }
         case .error(let e) where e.code == .notLeader: redirect = .some(NotLeader.leader(in: e.message))
         case .disconnect(let d) where d.reason.hasPrefix(NotLeader.prefix): redirect = .some(NotLeader.leader(in: d.reason))
         default: break

@@ -10,8 +10,14 @@ extension SessionMachineTests {
         var e = WireErrorReply()
         e.code = .notLeader
         e.message = NotLeader.text(leader: "tcp://b:7600")
-        let actions = m.received(.error(e), now: Self.ms)
+        var actions = m.received(.error(e), now: Self.ms)
         #expect(reconnectWait(actions) == 100)
+        // Again and again (no leader yet): the wait stays short, whatever the backoff has grown to.
+        for i in 2...8 {
+            _ = m.connected(now: Int64(i) * Self.second)
+            actions = m.received(.error(e), now: Int64(i) * Self.second + Self.ms)
+        }
+        #expect(reconnectWait(actions) == SessionMachine.notLeaderWaitMs)
         guard case .connecting = m.state else { Issue.record("\(m.state)"); return }
     }
 
