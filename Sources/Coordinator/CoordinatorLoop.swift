@@ -192,7 +192,7 @@ final class CoordinatorLoop {
 
     private var retainedMemory = RetainedMemory()
 
-    private var nextMetricsPublish: Int64 = 0
+    var nextMetricsPublish: Int64 = 0
 
     /// Bounded peer state (docs/ARCHITECTURE.md, "What a peer can make it hold"): clients idle past `clientIdleMicros`
     /// that are owed nothing, and lost workers' routing after `lostWorkerKeepMicros`, are forgotten.
@@ -332,12 +332,14 @@ final class CoordinatorLoop {
         case .hello(let h): workerHello(h, from: routing, principal: principal)
         case .credit, .started, .progress, .finished, .heartbeat, .disconnect:
             workerMessage(envelope.message, from: routing)
+        case .ha(let h):
+            send(.haReply(haReply(stepDown: h.stepDown)), to: routing, requestID: rid)
         case .submit, .cancelOps, .queue, .setPriority, .status, .why, .workers, .watch, .wait, .runs, .logs, .story:
             let client = peers.client(for: routing, now: now)
             if let p = principal { noteKey(p.key, client: client, name: p.name) }
             clientRequest(envelope.message, ref: ClientRef(client: client, request: UInt64(rid)), principal: principal)
         case .welcome, .reject, .dispatch, .cancel, .submitReply, .ack, .statusReply, .whyReply,
-             .workersReply, .event, .waitReply, .runsReply, .logsReply, .storyReply, .error:
+             .workersReply, .event, .waitReply, .runsReply, .logsReply, .storyReply, .haReply, .error:
             sendError(.unexpected, "\(envelope.message.command) is sent by the coordinator, not to it",
                       requestID: rid, command: envelope.message.command.rawValue, to: routing)
         }

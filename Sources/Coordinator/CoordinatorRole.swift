@@ -38,7 +38,18 @@ public final class LeadershipBox: Sendable {
     private let role = Mutex<CoordinatorRole>(.standby(leader: nil, epoch: 0))
     private let generation = Atomic<UInt64>(0)
 
+    /// What `opctl ha status` shows besides the role (HA-REPLY), and how to step down: set by opcoord.
+    private let details = Mutex(LeadershipDetails())
+    private let stepDownAction = Mutex<(@Sendable () -> Void)?>(nil)
+
     public init() {}
+
+    public func describe(_ update: (inout LeadershipDetails) -> Void) { details.withLock { update(&$0) } }
+    var currentDetails: LeadershipDetails { details.withLock { $0 } }
+
+    /// What `stepDown` does (the election's `stepDown`).
+    public func onStepDown(_ action: @escaping @Sendable () -> Void) { stepDownAction.withLock { $0 = action } }
+    func stepDown() { stepDownAction.withLock { $0 }?() }
 
     func set(_ r: CoordinatorRole) {
         role.withLock { $0 = r }
@@ -54,4 +65,13 @@ public final class LeadershipBox: Sendable {
     }
 
     public var current: CoordinatorRole { role.withLock { $0 } }
+}
+
+/// The group this coordinator campaigns in, for HA-REPLY.
+public struct LeadershipDetails: Sendable, Equatable {
+    public var group = ""
+    public var advertise = ""
+    public var store = ""
+    public var electionsWon: UInt64 = 0
+    public init() {}
 }

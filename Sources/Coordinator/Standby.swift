@@ -12,6 +12,9 @@ struct LeadershipState {
     var hasLed = false
     /// The epoch stamped on what the loop sends while it leads (0 while standby: a refusal is not fenced).
     var stamp: UInt64 = 0
+    /// The term this coordinator stepped down from: a renewal of it that the election publishes before it
+    /// has revoked the lease does not make the loop serve again.
+    var steppedDownEpoch: UInt64 = 0
 
     init(box: LeadershipBox) { self.box = box }
 
@@ -24,7 +27,8 @@ extension CoordinatorLoop {
     /// deadline is a standby from this moment: nothing more is dispatched or answered.
     func leadershipServes() -> Bool {
         guard var ha else { return true }
-        if let r = ha.box.changed(since: &ha.seen), r != ha.role {
+        if var r = ha.box.changed(since: &ha.seen), r != ha.role {
+            if case .leader(let e, _) = r, e == ha.steppedDownEpoch { r = .standby(leader: nil, epoch: 0) }
             let wasServing = ha.role.serves(at: now)
             ha.role = r
             if r.serves(at: now) != wasServing || r.epoch != ha.stamp {
@@ -58,12 +62,17 @@ extension CoordinatorLoop {
         try poller.poll(timeout: .microseconds(100_000))
         now = CoordinatorClock.nowMicros()
         pulse.woke(at: now)
+        if now >= nextMetricsPublish { publishMetrics(); nextMetricsPublish = now + 1_000_000 }   // the role, for /metrics
     }
 
     private func refuseAsStandby(_ body: [[UInt8]], from routing: [UInt8]) {
         guard let header = WireCodec.peekHeader(body) else { return }
         let text = NotLeader.text(leader: knownLeader)
         switch header.command {
+        case .ha?:
+            // Answered by a standby too: `opctl ha status` asks every coordinator of the group.
+            guard case .success(let e) = WireCodec.decode(body), case .ha = e.message else { return }
+            send(.haReply(haReply(stepDown: false)), to: routing, requestID: header.requestID)
         case .heartbeat?, .disconnect?:
             return   // a watching client's or a departing peer's: nothing to refuse
         case .credit?, .started?, .progress?, .finished?:
@@ -73,6 +82,35 @@ extension CoordinatorLoop {
         default:
             sendError(.notLeader, text, requestID: header.requestID, command: header.commandCode, to: routing)
         }
+    }
+
+    /// HA-REPLY: this coordinator's view (PROTOCOL.md §14). `stepDown` (admin, checked before): a leader
+    /// stops serving at once and its election revokes the lease.
+    func haReply(stepDown: Bool) -> WireHighAvailabilityReply {
+        var r = WireHighAvailabilityReply()
+        guard let state = ha else { return r }
+        let d = state.box.currentDetails
+        r.enabled = true
+        r.group = d.group
+        r.advertise = d.advertise
+        r.store = d.store
+        r.electionsWon = d.electionsWon
+        r.leaderEpoch = state.role.epoch
+        if case .leader(_, let until) = state.role, until > now {
+            r.leading = true
+            r.leader = d.advertise
+            r.servingLeftMs = (until - now) / 1000
+            if stepDown {
+                logger.notice("stepping down from leadership (epoch \(state.role.epoch)), as asked")
+                state.box.stepDown()
+                ha?.role = .standby(leader: nil, epoch: 0)
+                ha?.steppedDownEpoch = state.role.epoch
+                r.steppedDown = true
+            }
+        } else {
+            r.leader = knownLeader ?? ""
+        }
+        return r
     }
 
     /// The leader this standby names in its refusals.

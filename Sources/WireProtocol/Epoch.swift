@@ -21,6 +21,7 @@ extension Message {
         case .runsReply(let m): m.epoch
         case .logsReply(let m): m.epoch
         case .storyReply(let m): m.epoch
+        case .haReply(let m): m.epoch
         default: nil
         }
     }
@@ -43,6 +44,7 @@ extension Message {
         case .runsReply(var m): m.epoch = epoch; return .runsReply(m)
         case .logsReply(var m): m.epoch = epoch; return .logsReply(m)
         case .storyReply(var m): m.epoch = epoch; return .storyReply(m)
+        case .haReply(var m): m.epoch = epoch; return .haReply(m)
         default: return self
         }
     }

@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import Leadership
 import Logging
+import Synchronization
 
 /// `--ha etcd=URL[,URL…] --ha-group NAME --advertise tcp://HOST:PORT` (issue 29, docs/DEPLOY.md "High
 /// availability"): campaign for the group's leadership through an etcd lease; serve only while leading.
@@ -80,9 +81,17 @@ final class HAElection: Sendable {
         let urls = try HAOptions.etcdURLs(options.ha!)
         let store = EtcdGateway(endpoints: urls, group: options.group!, advertise: options.advertise!)
         let config = LeaderElection.Config(ttlSeconds: options.leaseTTL)
+        let box = server.config.leadership
+        box?.describe { $0.group = options.group!; $0.advertise = options.advertise!; $0.store = options.ha! }
+        // Elections won: a leader role with an epoch not seen before (renewals publish the same epoch).
+        let lastEpoch = Mutex<Int64>(0)
         driver = ElectionDriver(store: store, endpoint: options.advertise!, config: config) { role in
+            if case .leader(let epoch, _) = role, lastEpoch.withLock({ last in defer { last = epoch }; return last != epoch }) {
+                box?.describe { $0.electionsWon += 1 }
+            }
             server.setRole(Self.coordinatorRole(role))
         }
+        box?.onStepDown { [driver] in driver.stepDown() }
         logger.info("--ha: campaigning for group '\(options.group!)' in etcd \(urls.joined(separator: ",")) as \(options.advertise!) (lease \(options.leaseTTL) s, margin \(config.marginMicros / 1000) ms)")
     }
 

@@ -66,6 +66,59 @@ struct LeadershipClusterTests {
         #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)\n\(g.logs())")
     }
 
+    @Test func haStatusListsEveryCoordinatorAndStepDownHandsLeadershipOver() throws {
+        let etcd = try EtcdServer()
+        defer { etcd.stop() }
+        let g = try HAGroup(etcd: etcd, coordinatorArgs: ["--http", "127.0.0.1:0"])
+        defer { g.stop() }
+        let first = try g.waitForLeader()
+        let opctl = Binaries.path("opctl")
+        let both = g.endpoints.joined(separator: ",")
+        var status = try CommandLineTests.run(opctl, ["ha", "status"], env: ["OPCOORD": both], timeout: 30)
+        #expect(status.status == 0, "\(status.stderr)")
+        let lines = status.stdout.split(separator: "\n")
+        #expect(lines.count == 3, "\(status.stdout)")
+        #expect(lines.contains { $0.hasPrefix(g.endpoints[first]) && $0.contains(" leader ") }, "\(status.stdout)")
+        #expect(lines.contains { $0.hasPrefix(g.endpoints[1 - first]) && $0.contains(" standby ") && $0.contains(g.endpoints[first]) },
+                "\(status.stdout)")
+        // /metrics of the leader says it leads.
+        let base = try httpBase(g, first)
+        var m: [String: Double] = [:]
+        // Published once a second: the first may be from before it led.
+        try waitUntil("/metrics to show the leader", timeout: 5) {
+            m = try HTTPSideTests.metrics(base)
+            return m["opqueue_ha_leader"] == 1
+        }
+        #expect((m["opqueue_ha_epoch"] ?? 0) > 0)
+        #expect(m["opqueue_ha_elections_won_total"] == 1)
+        let epoch = UInt64(m["opqueue_ha_epoch"] ?? 0)
+        // Step down through the standby (it names the leader): the other leads within a second, higher epoch.
+        let down = try CommandLineTests.run(opctl, ["ha", "step-down"], env: ["OPCOORD": g.endpoints[1 - first]], timeout: 30)
+        #expect(down.status == 0, "\(down.stderr)\n\(g.logs())")
+        #expect(down.stdout.contains("\(g.endpoints[first]) stepped down"), "\(down.stdout)")
+        let second = try g.waitForLeader(timeout: 5, except: first)
+        #expect(second != first)
+        guard case .statusReply(let s)? = g.ask(second) else { Issue.record("no STATUS-REPLY"); return }
+        #expect(s.epoch > epoch)
+        try waitUntil("the old leader to refuse as a standby", timeout: 5, logs: g.logs) {
+            if case .error(let e)? = g.ask(first) { return e.code == .notLeader } else { return false }
+        }
+        status = try CommandLineTests.run(opctl, ["ha", "status", "--json"], env: ["OPCOORD": both], timeout: 30)
+        #expect(status.stdout.split(separator: "\n").count == 2, "\(status.stdout)")
+    }
+
+    /// The HTTP side's base URL of coordinator `i`, from its log.
+    func httpBase(_ g: HAGroup, _ i: Int) throws -> String {
+        var found: String?
+        try waitUntil("coordinator \(i)'s HTTP side", timeout: 20) {
+            let log = g.log(i)
+            guard let range = log.range(of: "dashboard and /metrics on http://", options: .backwards) else { return false }
+            found = "http://" + log[range.upperBound...].prefix { $0 != "/" && !$0.isWhitespace }
+            return true
+        }
+        return found!
+    }
+
     /// SIGKILL of the leader → first STATUS accepted by the new one (through a client given both
     /// endpoints), over a few failovers with the killed one restarted as a standby each time.
     @Test func takeoverTime() throws {
@@ -103,6 +156,17 @@ struct LeadershipClusterTests {
         let r = try CommandLineTests.run(Binaries.path("opcoord"), ["--ephemeral", "--http", "off"] + args, timeout: 30)
         #expect(r.status != 0)
         return r.stderr
+    }
+
+    @Test func haStatusOfACoordinatorWithoutHA() throws {
+        let c = try LocalCluster()
+        defer { c.stop() }
+        let r = try CommandLineTests.run(Binaries.path("opctl"), ["ha", "status"], env: ["OPCOORD": c.endpoint], timeout: 30)
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("single (no --ha)"), "\(r.stdout)")
+        let down = try CommandLineTests.run(Binaries.path("opctl"), ["ha", "step-down"], env: ["OPCOORD": c.endpoint], timeout: 30)
+        #expect(down.status == 3)
+        #expect(down.stderr.contains("runs without --ha"), "\(down.stderr)")
     }
 
     @Test func badHAOptionsAreRefusedWithTheReason() throws {

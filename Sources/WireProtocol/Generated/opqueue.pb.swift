@@ -2358,6 +2358,65 @@ public nonisolated struct WireStoryReply: Sendable {
   public init() {}
 }
 
+/// HA (client → coordinator, 0x40): this coordinator's view of its group's leadership. Answered by a
+/// standby too (never refused with NOT_LEADER), so a client can ask each coordinator of a group.
+public nonisolated struct WireHighAvailability: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// (admin) the leader gives up leadership (its lease is revoked); a standby ignores it
+  public var stepDown: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// HA-REPLY (coordinator → client, 0x41).
+public nonisolated struct WireHighAvailabilityReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// false: a coordinator without --ha (every other field empty)
+  public var enabled: Bool = false
+
+  /// this coordinator serves now
+  public var leading: Bool = false
+
+  /// the leader's advertised endpoint; empty: none known
+  public var leader: String = String()
+
+  /// the leader's epoch; 0: none known
+  public var leaderEpoch: UInt64 = 0
+
+  /// --ha-group
+  public var group: String = String()
+
+  /// this coordinator's --advertise
+  public var advertise: String = String()
+
+  /// --ha (etcd=URL,…)
+  public var store: String = String()
+
+  /// leading: until it stops serving unless a renewal succeeds first
+  public var servingLeftMs: Int64 = 0
+
+  /// terms this process won since it started
+  public var electionsWon: UInt64 = 0
+
+  /// this request made it step down
+  public var steppedDown: Bool = false
+
+  /// (as on every reply) the sender's epoch while it leads
+  public var epoch: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "opqueue.v1"
@@ -5829,6 +5888,116 @@ nonisolated extension WireStoryReply: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.run != rhs.run {return false}
     if lhs.entries != rhs.entries {return false}
     if lhs.truncated != rhs.truncated {return false}
+    if lhs.epoch != rhs.epoch {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireHighAvailability: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".HighAvailability"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}step_down\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.stepDown) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.stepDown != false {
+      try visitor.visitSingularBoolField(value: self.stepDown, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireHighAvailability, rhs: WireHighAvailability) -> Bool {
+    if lhs.stepDown != rhs.stepDown {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireHighAvailabilityReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".HighAvailabilityReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}enabled\0\u{1}leading\0\u{1}leader\0\u{3}leader_epoch\0\u{1}group\0\u{1}advertise\0\u{1}store\0\u{3}serving_left_ms\0\u{3}elections_won\0\u{3}stepped_down\0\u{2}P\u{1}epoch\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.enabled) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.leading) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.leader) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.leaderEpoch) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.advertise) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.store) }()
+      case 8: try { try decoder.decodeSingularInt64Field(value: &self.servingLeftMs) }()
+      case 9: try { try decoder.decodeSingularUInt64Field(value: &self.electionsWon) }()
+      case 10: try { try decoder.decodeSingularBoolField(value: &self.steppedDown) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.enabled != false {
+      try visitor.visitSingularBoolField(value: self.enabled, fieldNumber: 1)
+    }
+    if self.leading != false {
+      try visitor.visitSingularBoolField(value: self.leading, fieldNumber: 2)
+    }
+    if !self.leader.isEmpty {
+      try visitor.visitSingularStringField(value: self.leader, fieldNumber: 3)
+    }
+    if self.leaderEpoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.leaderEpoch, fieldNumber: 4)
+    }
+    if !self.group.isEmpty {
+      try visitor.visitSingularStringField(value: self.group, fieldNumber: 5)
+    }
+    if !self.advertise.isEmpty {
+      try visitor.visitSingularStringField(value: self.advertise, fieldNumber: 6)
+    }
+    if !self.store.isEmpty {
+      try visitor.visitSingularStringField(value: self.store, fieldNumber: 7)
+    }
+    if self.servingLeftMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.servingLeftMs, fieldNumber: 8)
+    }
+    if self.electionsWon != 0 {
+      try visitor.visitSingularUInt64Field(value: self.electionsWon, fieldNumber: 9)
+    }
+    if self.steppedDown != false {
+      try visitor.visitSingularBoolField(value: self.steppedDown, fieldNumber: 10)
+    }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireHighAvailabilityReply, rhs: WireHighAvailabilityReply) -> Bool {
+    if lhs.enabled != rhs.enabled {return false}
+    if lhs.leading != rhs.leading {return false}
+    if lhs.leader != rhs.leader {return false}
+    if lhs.leaderEpoch != rhs.leaderEpoch {return false}
+    if lhs.group != rhs.group {return false}
+    if lhs.advertise != rhs.advertise {return false}
+    if lhs.store != rhs.store {return false}
+    if lhs.servingLeftMs != rhs.servingLeftMs {return false}
+    if lhs.electionsWon != rhs.electionsWon {return false}
+    if lhs.steppedDown != rhs.steppedDown {return false}
     if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true

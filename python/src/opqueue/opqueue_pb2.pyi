@@ -281,6 +281,38 @@ class Hello(_message.Message):
     tags: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, protocol_version: _Optional[int] = ..., name: _Optional[str] = ..., slots: _Optional[int] = ..., tags: _Optional[_Iterable[str]] = ..., kinds: _Optional[_Iterable[str]] = ..., prefetch: _Optional[int] = ..., running: _Optional[_Iterable[_Union[PartRef, _Mapping]]] = ..., finished: _Optional[_Iterable[_Union[FinishedRecord, _Mapping]]] = ..., sent_us: _Optional[int] = ...) -> None: ...
 
+class HighAvailability(_message.Message):
+    __slots__ = ["step_down"]
+    STEP_DOWN_FIELD_NUMBER: _ClassVar[int]
+    step_down: bool
+    def __init__(self, step_down: bool = ...) -> None: ...
+
+class HighAvailabilityReply(_message.Message):
+    __slots__ = ["advertise", "elections_won", "enabled", "epoch", "group", "leader", "leader_epoch", "leading", "serving_left_ms", "stepped_down", "store"]
+    ADVERTISE_FIELD_NUMBER: _ClassVar[int]
+    ELECTIONS_WON_FIELD_NUMBER: _ClassVar[int]
+    ENABLED_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    LEADER_FIELD_NUMBER: _ClassVar[int]
+    LEADING_FIELD_NUMBER: _ClassVar[int]
+    SERVING_LEFT_MS_FIELD_NUMBER: _ClassVar[int]
+    STEPPED_DOWN_FIELD_NUMBER: _ClassVar[int]
+    STORE_FIELD_NUMBER: _ClassVar[int]
+    advertise: str
+    elections_won: int
+    enabled: bool
+    epoch: int
+    group: str
+    leader: str
+    leader_epoch: int
+    leading: bool
+    serving_left_ms: int
+    stepped_down: bool
+    store: str
+    def __init__(self, enabled: bool = ..., leading: bool = ..., leader: _Optional[str] = ..., leader_epoch: _Optional[int] = ..., group: _Optional[str] = ..., advertise: _Optional[str] = ..., store: _Optional[str] = ..., serving_left_ms: _Optional[int] = ..., elections_won: _Optional[int] = ..., stepped_down: bool = ..., epoch: _Optional[int] = ...) -> None: ...
+
 class Input(_message.Message):
     __slots__ = ["dependency_id", "result"]
     DEPENDENCY_ID_FIELD_NUMBER: _ClassVar[int]
