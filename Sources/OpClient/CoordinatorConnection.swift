@@ -198,8 +198,12 @@ public final class CoordinatorConnection {
         resubscribe()
     }
 
+    /// The id of the last request `request` sent.
+    private var lastRequestID: UInt32 = 0
+
     private func requestOnce(_ message: WireProtocol.Message, timeout: Duration) throws -> WireProtocol.Message {
         let id = try send(message)
+        lastRequestID = id
         guard let reply = try reply(to: id, until: .now + timeout) else {
             outstanding[id] = nil
             throw ClientError.timeout(message.command, endpoint, connected: link.isUp)
@@ -362,6 +366,8 @@ public final class CoordinatorConnection {
         watchRequest = nextRequest
         watchSettings = w
         _ = try request(.watch(w))
+        // Sent again elsewhere (NOT_LEADER, another endpoint): the events carry the id of the one answered.
+        watchRequest = lastRequestID
     }
 
     /// Events received so far or within `timeout`; empty when nothing came.
