@@ -4,7 +4,7 @@ import PackageDescription
 // Rule numbers in comments (S1–S17, A1–A10) are those of docs/SEMANTICS.md, the behaviour contract.
 // Layers (dependencies point down only; see docs/ARCHITECTURE.md):
 //   executables  opcoord, opworker, opctl (the product); Sources/Tools: opbench, oploadtest, apibench
-//   shells       Coordinator (+ Journal, its state on disk; HTTPFront, its read-only web side), WorkerAgent, OpClient
+//   shells       Coordinator (+ Journal, its state on disk; HTTPFront, its read-only web side; Leadership, --ha), WorkerAgent, OpClient
 //   runtime      WorkerRuntime, OpSpec
 //   wire         WireProtocol (protobuf), ZeroMQ (over CZeroMQ)
 //   threads      ThreadMonitor (the one pthread Monitor, for Journal and ZeroMQ; no dependencies)
