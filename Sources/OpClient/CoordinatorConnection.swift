@@ -74,6 +74,10 @@ public final class CoordinatorConnection {
     /// `unreachable`: long enough for a coordinator that is just starting, short enough that a wrong
     /// address or port is said at once. (After a first connection, a lost coordinator is waited for.)
     public static let unreachableAfter: Duration = .seconds(1)
+    /// With several coordinators (issue 29) another is tried sooner: one refused for this long (or whose
+    /// link stays down this long) is most likely a leader that died, and the next one answers or redirects.
+    public static let nextEndpointAfter: Duration = .milliseconds(250)
+    private var unreachableBound: Duration { endpoints.isSeveral ? Self.nextEndpointAfter : Self.unreachableAfter }
     /// How long a first connection may stay without a ZMTP handshake until a request gives up with
     /// `notACoordinator` (an HTTP server, such as the dashboard's port, waits for a request line).
     public static let handshakeMissingAfter: Duration = .seconds(1)
@@ -269,7 +273,7 @@ public final class CoordinatorConnection {
                 throw ClientError.authenticationFailed(endpoint, why)
             }
             if !link.wasEverUp, link.refusedConnects >= 2, let since = link.refusedSince,
-               ContinuousClock.now - since >= Self.unreachableAfter {
+               ContinuousClock.now - since >= unreachableBound {
                 outstanding[id] = nil
                 throw ClientError.unreachable(endpoint)
             }
@@ -285,9 +289,9 @@ public final class CoordinatorConnection {
                 outstanding[id] = nil
                 throw ClientError.connectionLost(sent.command, endpoint)
             }
-            // (issue 29) Several coordinators: one whose connection stays down for `unreachableAfter` is
+            // (issue 29) Several coordinators: one whose connection stays down for `nextEndpointAfter` is
             // left for the next (`request`), as one never reached is.
-            let giveUp = endpoints.isSeveral && !link.isUp ? link.downSince.map { $0 + Self.unreachableAfter } : nil
+            let giveUp = endpoints.isSeveral && !link.isUp ? link.downSince.map { $0 + Self.nextEndpointAfter } : nil
             if let giveUp, giveUp <= .now {
                 outstanding[id] = nil
                 throw ClientError.unreachable(endpoint)
