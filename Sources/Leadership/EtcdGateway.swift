@@ -14,7 +14,8 @@ public protocol LeaseStore: Sendable {
 /// etcd's v3 API through its JSON gateway (etcd 3.4: POST /v3/…, keys and values base64, 64-bit
 /// integers as strings), over async-http-client. The group's key is `/opqueue/<group>/leader`; its value
 /// the leader's advertised endpoint; its create_revision the leader's epoch (revisions only grow, so a
-/// later leader always has a higher epoch). Several endpoints: a failed request moves to the next.
+/// later leader always has a higher epoch). Several endpoints: a failed request (unreachable, or an
+/// error other than "lease not found") moves to the next for the following request.
 public final class EtcdGateway: LeaseStore, @unchecked Sendable {
     public let endpoints: [String]
     public let key: String
@@ -121,7 +122,10 @@ public final class EtcdGateway: LeaseStore, @unchecked Sendable {
         if status != 200 || errorObject != nil {
             let message = (object["message"] as? String) ?? ((errorObject as? [String: Any])?["message"] as? String)
                 ?? (errorObject as? String) ?? "HTTP \(status)"
-            throw EtcdError(message: "\(base)\(path): \(message)", leaseNotFound: message.contains("lease not found"))
+            let leaseGone = message.contains("lease not found")
+            // Another member may answer what this one cannot (no quorum on its side of a partition).
+            if !leaseGone { lock.withLock { current += 1 } }
+            throw EtcdError(message: "\(base)\(path): \(message)", leaseNotFound: leaseGone)
         }
         return object
     }

@@ -78,12 +78,13 @@ public final class HAGroup: @unchecked Sendable {
         }
     }
 
-    /// What coordinator `i` answers to a STATUS on a plain DEALER (no redirect followed), within `timeout`.
-    public func ask(_ i: Int, timeout: Duration = .milliseconds(500)) -> WireProtocol.Message? {
+    /// What coordinator `i` answers to `message` (STATUS by default) on a plain DEALER (no redirect
+    /// followed), within `timeout`.
+    public func ask(_ i: Int, _ message: WireProtocol.Message = .status(WireStatus()), timeout: Duration = .milliseconds(500)) -> WireProtocol.Message? {
         guard let context = try? Context(), let socket = try? Socket(context, type: .dealer) else { return nil }
         defer { try? socket.set(.linger, 0); socket.close(); try? context.terminate(timeout: .seconds(1)) }
         guard (try? socket.connect(endpoints[i])) != nil,
-              (try? socket.sendMultipart(WireCodec.encode(.status(WireStatus()), requestID: 1))) == true else { return nil }
+              (try? socket.sendMultipart(WireCodec.encode(message, requestID: 1))) == true else { return nil }
         let poller = Poller()
         _ = poller.add(socket)
         guard (try? poller.poll(timeout: timeout)) != nil, poller.isReadable(0),

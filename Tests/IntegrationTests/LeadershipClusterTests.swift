@@ -24,6 +24,15 @@ struct LeadershipClusterTests {
         guard case .statusReply(let s)? = g.ask(leader) else { Issue.record("the leader did not answer STATUS"); return }
         #expect(s.epoch > 0)
         // A worker HELLO to the standby is refused the same way (not REJECT: it may register elsewhere).
+        var hello = WireHello()
+        hello.protocolVersion = UInt32(WireVersion.current)
+        hello.name = "h"
+        hello.slots = 1
+        hello.kinds = ["noop"]
+        guard case .error(let refusal)? = g.ask(standby, .hello(hello)) else { Issue.record("HELLO to the standby was not refused"); return }
+        #expect(refusal.code == .notLeader)
+        #expect(refusal.message == NotLeader.text(leader: g.endpoints[leader]))
+        #expect(refusal.epoch == 0)
         let opctl = Binaries.path("opctl")
         let viaStandby = try CommandLineTests.run(opctl, ["status"], env: ["OPCOORD": g.endpoints[standby]], timeout: 30)
         // opctl follows the redirect: one more round trip, and the leader answers.
