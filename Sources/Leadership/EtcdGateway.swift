@@ -29,14 +29,15 @@ public final class EtcdGateway: LeaseStore, @unchecked Sendable {
         self.endpoints = endpoints
         key = Self.key(group: group)
         value = advertise
-        var config = HTTPClient.Configuration()
-        config.timeout = .init(connect: .milliseconds(500), read: .seconds(2))
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
+        // The process-wide client: nothing to shut down (a client of our own traps if it is dropped
+        // without `shutdown()`, e.g. when a test fails early); each request carries its own deadline.
+        client = HTTPClient.shared
     }
 
     public static func key(group: String) -> String { "/opqueue/\(group)/leader" }
 
-    public func shutdown() async { try? await client.shutdown() }
+    /// Nothing to release (`HTTPClient.shared`); kept for stores that hold connections of their own.
+    public func shutdown() async {}
 
     public func perform(_ request: LeaderElection.Request, timeout: Duration) async -> LeaderElection.Answer {
         do {

@@ -115,5 +115,19 @@ import Testing
         await a.stop()
     }
 
+    @Test func anUnreachableEtcdURLIsSkippedForTheNext() async throws {
+        let etcd = try EtcdServer()
+        defer { etcd.stop() }
+        let g = group()
+        let dead = "http://127.0.0.1:\(try freeLoopbackPort())"
+        let store = EtcdGateway(endpoints: [dead, etcd.clientURL], group: g, advertise: "tcp://a:7600")
+        let (a, ra) = campaigner(etcd, "a", group: g, store: store)
+        try waitUntil("a to lead through the second URL", timeout: 10, logs: { etcd.log }) { ra.leading }
+        let reader = EtcdGateway(endpoints: [etcd.clientURL], group: g, advertise: "x")
+        let holder = try? await reader.holder(timeout: .seconds(2))
+        #expect(holder == LeaderElection.Holder(endpoint: "tcp://a:7600", epoch: try #require(ra.epoch)))
+        await a.stop()
+    }
+
     func leaseOf(_ d: ElectionDriver) -> Int64? { d.leaseID }
 }
