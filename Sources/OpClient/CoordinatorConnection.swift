@@ -22,6 +22,9 @@ public final class CoordinatorConnection {
     public private(set) var endpoints: CoordinatorEndpoints
     /// (1.9) The highest leadership epoch seen: replies and events with a lower one are ignored.
     public private(set) var fence = EpochFence()
+    /// Whether a NOT_LEADER refusal sends the request to the leader it names (default). The HTTP side's
+    /// in-process reader turns it off: a standby's dashboard shows the refusal, not another node's data.
+    public var followsRedirects = true
     public let timeout: Duration
     private let context: Context
     private var socket: Socket
@@ -169,7 +172,7 @@ public final class CoordinatorConnection {
                 let reply = try requestOnce(message, timeout: max(.milliseconds(1), deadline - .now))
                 endpoints.reached()
                 return reply
-            } catch ClientError.server(.notLeader, let text) where ContinuousClock.now < deadline {
+            } catch ClientError.server(.notLeader, let text) where followsRedirects && ContinuousClock.now < deadline {
                 // Not elected yet, or a leader we could not reach: ask this standby again shortly.
                 if endpoints.redirect(to: NotLeader.leader(in: text)) { try moveToCurrent() } else { pause(until: deadline) }
             } catch let error as ClientError where endpoints.isSeveral && ContinuousClock.now < deadline && Self.coordinatorGone(error) {

@@ -101,6 +101,11 @@ struct LeadershipClusterTests {
         #expect((m["opqueue_ha_epoch"] ?? 0) > 0)
         #expect(m["opqueue_ha_elections_won_total"] == 1)
         let epoch = UInt64(m["opqueue_ha_epoch"] ?? 0)
+        // The standby's dashboard JSON says it is a standby and names the leader (it does not proxy).
+        let standbyBase = try httpBase(g, 1 - first)
+        let (code, body) = try HTTPSideTests.get(standbyBase + "/api/summary")
+        #expect(code == 503, "\(body)")
+        #expect(body.contains("NOT_LEADER") && body.contains(g.endpoints[first]), "\(body)")
         // Step down through the standby (it names the leader): the other leads within a second, higher epoch.
         let down = try CommandLineTests.run(opctl, ["ha", "step-down"], env: ["OPCOORD": g.endpoints[1 - first]], timeout: 30)
         #expect(down.status == 0, "\(down.stderr)\n\(g.logs())")
