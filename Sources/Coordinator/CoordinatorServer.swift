@@ -54,6 +54,8 @@ public struct CoordinatorConfig: Sendable {
     /// `view` role without a key, and publishes metrics on the board once a second. nil: no HTTP side.
     public var internalEndpoint: String?
     public var metricsBoard: MetricsBoard?
+    /// `--ha` (issue 29): where the election leaves this coordinator's role (`setRole`); nil serves always.
+    public var leadership: LeadershipBox?
 
     public init(bind: String) { self.bind = bind }
 }
@@ -100,6 +102,12 @@ public final class CoordinatorServer: Sendable {
     /// Re-reads the allow file (SIGHUP); sessions of keys it no longer lists are dropped at once.
     public func reloadAccess() {
         config.access?.reload()
+        waker.wake()
+    }
+
+    /// (`--ha`) The election's latest role for the loop, from any thread: stored, and the loop woken.
+    public func setRole(_ role: CoordinatorRole) {
+        config.leadership?.set(role)
         waker.wake()
     }
 

@@ -13,6 +13,12 @@ public final class MetricsBoard: Sendable {
         public var lastSeenMicros: Int64
     }
 
+    public struct Leadership: Sendable, Equatable {
+        public var leading = false
+        public var epoch: UInt64 = 0
+        public var electionsWon: UInt64 = 0
+    }
+
     public struct Snapshot: Sendable {
         /// When it was taken (wall clock, µs).
         public var at: Int64 = 0
@@ -38,6 +44,8 @@ public final class MetricsBoard: Sendable {
         /// how many holds went over its budget since start (LoopPulse.swift).
         public var loopLongestPassMicros: Int64 = 0
         public var loopPassesOverBudget: UInt64 = 0
+        /// `--ha` (issue 29): nil without it.
+        public var ha: Leadership?
     }
 
     /// Samples waiting for a reader are bounded per series, so a coordinator nobody scrapes stays small.
@@ -102,6 +110,10 @@ extension CoordinatorLoop {
         s.authFailures = authFailures
         s.residentBytes = ProcessStats.residentBytes()
         s.cpuMicros = ProcessStats.cpuMicros()
+        if let ha {
+            s.ha = MetricsBoard.Leadership(leading: ha.role.serves(at: now), epoch: ha.role.epoch,
+                                           electionsWon: ha.box.currentDetails.electionsWon)
+        }
         board.publish(s)
     }
 }

@@ -77,6 +77,10 @@ final class MetricsExport: @unchecked Sendable {
         count("opqueue_loop_passes_over_budget_total", s.loopPassesOverBudget)
         gauge("opqueue_loop_longest_pass_seconds", Double(s.loopLongestPassMicros) / 1e6)
         gauge("opqueue_runs_retained", Double(s.runsRetained))
+        // Without --ha a coordinator always serves: leader 1, epoch 0, no elections.
+        gauge("opqueue_ha_leader", s.ha.map { $0.leading ? 1 : 0 } ?? 1)
+        gauge("opqueue_ha_epoch", Double(s.ha?.epoch ?? 0))
+        count("opqueue_ha_elections_won_total", s.ha?.electionsWon ?? 0)
         gauge("opqueue_workers_connected", Double(s.workers.count))
         gauge("process_resident_memory_bytes", Double(s.residentBytes))
         cpu(s.cpuMicros)

@@ -57,6 +57,8 @@ public enum WireCodec {
         case .logsReply(let m): serialize(m)
         case .story(let m): serialize(m)
         case .storyReply(let m): serialize(m)
+        case .ha(let m): serialize(m)
+        case .haReply(let m): serialize(m)
         }
     }
 
@@ -146,6 +148,8 @@ public enum WireCodec {
             case .logsReply: return .logsReply(try p(body))
             case .story: return .story(try p(body))
             case .storyReply: return .storyReply(try p(body))
+            case .ha: return .ha(try p(body))
+            case .haReply: return .haReply(try p(body))
             }
         } catch {
             throw .malformedBody(command, detail: String(describing: error))

@@ -36,6 +36,8 @@ public enum Command: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case logsReply = 0x34     // 1.5
     case story = 0x35         // 1.5
     case storyReply = 0x36    // 1.5
+    case ha = 0x40            // 1.9 (0x37–0x3F are left to the journal's replication)
+    case haReply = 0x41       // 1.9
 
     /// Spec name (docs/PROTOCOL.md), used in error texts.
     public var description: String {
@@ -74,6 +76,8 @@ public enum Command: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .logsReply: "LOGS-REPLY"
         case .story: "STORY"
         case .storyReply: "STORY-REPLY"
+        case .ha: "HA"
+        case .haReply: "HA-REPLY"
         }
     }
 }

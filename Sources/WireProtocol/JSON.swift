@@ -11,6 +11,8 @@ extension Message {
         case .logsReply(let m): return json(m)
         case .story(let m): return json(m)
         case .storyReply(let m): return json(m)
+        case .ha(let m): return json(m)
+        case .haReply(let m): return json(m)
         case .status(let m): return json(m)
         case .statusReply(let m): return json(m)
         case .why(let m): return json(m)

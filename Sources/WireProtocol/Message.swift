@@ -37,6 +37,8 @@ public enum Message: Sendable, Equatable {
     case logsReply(WireLogsReply)         // C → Cl (1.5)
     case story(WireStory)                 // Cl → C (1.5)
     case storyReply(WireStoryReply)       // C → Cl (1.5)
+    case ha(WireHighAvailability)         // Cl → C (1.9)
+    case haReply(WireHighAvailabilityReply) // C → Cl (1.9)
 
     public var command: Command {
         switch self {
@@ -74,6 +76,8 @@ public enum Message: Sendable, Equatable {
         case .logsReply: .logsReply
         case .story: .story
         case .storyReply: .storyReply
+        case .ha: .ha
+        case .haReply: .haReply
         }
     }
 }

@@ -181,6 +181,13 @@ extension WireCodec {
         case .storyReply(let m):
             try c.optionalID(m.opID, "op_id")
             for (i, e) in m.entries.enumerated() { try c.text(e.detail, "entries[\(i)].detail") }
+        case .ha:
+            break
+        case .haReply(let m):
+            try c.text(m.leader, "leader")
+            try c.text(m.group, "group")
+            try c.text(m.advertise, "advertise")
+            try c.text(m.store, "store")
         }
     }
 }

@@ -104,6 +104,9 @@ struct OpCoord: ParsableCommand {
                                valueName: "NAME"))
     var httpAllowHost: [String] = []
 
+    @OptionGroup(title: "High availability (issue 29; docs/DEPLOY.md)")
+    var haOptions: HAOptions
+
     func validate() throws {
         // First: a bind that cannot work is not a matter of keys.
         if let problem = EndpointScope.bindProblem(bind) { throw ValidationError("--bind: \(problem)") }
@@ -192,6 +195,7 @@ struct OpCoord: ParsableCommand {
             config.internalEndpoint = "inproc://opcoord-http"
             config.metricsBoard = MetricsBoard()
         }
+        if haOptions.ha != nil { config.leadership = LeadershipBox() }
         if let key, let allow {
             do {
                 config.access = try AccessControl(keys: try KeyFile.loadSecret(key), allowPath: allow, logger: logger)
@@ -220,6 +224,11 @@ struct OpCoord: ParsableCommand {
         // The HTTP side stops first, while the loop still answers its last questions: its in-process
         // sockets must be closed before the loop's ZeroMQ context ends, else ending it waits them out
         // (seconds) before the journal is closed.
+        let election: HAElection?
+        do { election = try haOptions.ha.map { _ in try HAElection(options: haOptions, server: server, logger: logger) } } catch {
+            logger.critical("cannot start: \(error)")
+            throw ExitCode.failure
+        }
         let web = HTTPSideSlot()
         let signals = StopSignals(stop: { _ in web.stop(); server.stop() }, reload: { server.reloadAccess() })
         var webFailed = false
@@ -229,7 +238,8 @@ struct OpCoord: ParsableCommand {
                 (started, webFailed) = startHTTP(server, token: httpToken, logger: logger)
                 web.hold(started)
                 if let endpointFile { try? endpoint.write(toFile: endpointFile, atomically: true, encoding: .utf8) }
-            }, afterLoop: { web.stop() })
+                election?.start()
+            }, afterLoop: { web.stop(); election?.stop() })
         } catch {
             logger.critical("stopped by an error: \(error)")
             throw ExitCode.failure

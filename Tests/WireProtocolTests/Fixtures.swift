@@ -161,6 +161,11 @@ enum Fixtures {
         add(.logsReply(logsReply), 22)
         add(.story(story), 23)
         add(.storyReply(storyReply), 23)
+        add(.ha(WireHighAvailability.with { $0.stepDown = true }), 24)
+        add(.haReply(WireHighAvailabilityReply.with {
+            $0.enabled = true; $0.leading = true; $0.leader = "tcp://a:7600"; $0.leaderEpoch = 9; $0.group = "prod"
+            $0.advertise = "tcp://a:7600"; $0.store = "etcd=http://e:2379"; $0.servingLeftMs = 1500; $0.electionsWon = 2; $0.epoch = 9
+        }), 24)
         return out
     }()
 }

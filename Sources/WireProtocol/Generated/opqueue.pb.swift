@@ -216,6 +216,9 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
 
   /// reserved for CURVE authentication
   case unauthorized // = 11
+
+  /// (1.9) a standby: the message names the leader's endpoint (§14)
+  case notLeader // = 12
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -236,6 +239,7 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 9: self = .unexpected
     case 10: self = .busy
     case 11: self = .unauthorized
+    case 12: self = .notLeader
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -254,6 +258,7 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .unexpected: return 9
     case .busy: return 10
     case .unauthorized: return 11
+    case .notLeader: return 12
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -272,6 +277,7 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     .unexpected,
     .busy,
     .unauthorized,
+    .notLeader,
   ]
 
 }
@@ -563,6 +569,9 @@ public nonisolated struct WireWelcome: Sendable {
   /// required, ≥ 1: missed intervals before a peer is dead (default 3)
   public var liveness: UInt32 = 0
 
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -659,6 +668,9 @@ public nonisolated struct WireDispatch: Sendable {
 
   /// 1 … max batch records
   public var records: [WireDispatchRecord] = []
+
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -866,6 +878,9 @@ public nonisolated struct WireCancel: Sendable {
   /// 1 … max batch records
   public var records: [WireCancelRecord] = []
 
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -889,6 +904,9 @@ public nonisolated struct WireDisconnect: Sendable {
   // methods supported on all messages.
 
   public var reason: String = String()
+
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1280,6 +1298,9 @@ public nonisolated struct WireSubmitReply: Sendable {
   /// (1.3) a retry of a submission already applied (same key and content)
   public var duplicate: Bool = false
 
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1373,6 +1394,9 @@ public nonisolated struct WireAck: Sendable {
   /// (1.6) Operations a CANCEL --cascade or a SET-PRIORITY inherit did not reach because they are in
   /// queues outside the caller's scopes (PROTOCOL.md §12); they were left alone.
   public var leftAlone: UInt32 = 0
+
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1760,6 +1784,9 @@ public nonisolated struct WireStatusReply: Sendable {
   /// (1.4) handshakes and requests refused for their key so far
   public var authFailures: UInt64 = 0
 
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1801,6 +1828,9 @@ public nonisolated struct WireWhyReply: Sendable {
 
   /// (1.2)
   public var run: String = String()
+
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1864,6 +1894,9 @@ public nonisolated struct WireWorkersReply: Sendable {
 
   /// (1.4) as in StatusReply
   public var security: String = String()
+
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1953,6 +1986,9 @@ public nonisolated struct WireEvents: Sendable {
 
   /// 1 … max batch records
   public var events: [WireEvent] = []
+
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2051,6 +2087,9 @@ public nonisolated struct WireWaitReply: Sendable {
   /// their outcome says succeeded with empty bytes: fetch the results with STATUS.
   public var resultsOmitted: [String] = []
 
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2073,6 +2112,9 @@ public nonisolated struct WireErrorReply: Sendable {
 
   /// when about one operation
   public var opID: String = String()
+
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2167,6 +2209,9 @@ public nonisolated struct WireRunsReply: Sendable {
   /// opcoord --retain-bytes: beyond it results, then whole runs, are evicted oldest first
   public var retainBytes: UInt64 = 0
 
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2238,6 +2283,9 @@ public nonisolated struct WireLogsReply: Sendable {
   /// some were dropped by the store's bound
   public var evicted: Bool = false
 
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2302,6 +2350,68 @@ public nonisolated struct WireStoryReply: Sendable {
   /// earlier entries were overwritten (the core's story is bounded)
   public var truncated: Bool = false
 
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// HA (client → coordinator, 0x40): this coordinator's view of its group's leadership. Answered by a
+/// standby too (never refused with NOT_LEADER), so a client can ask each coordinator of a group.
+public nonisolated struct WireHighAvailability: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// (admin) the leader gives up leadership (its lease is revoked); a standby ignores it
+  public var stepDown: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// HA-REPLY (coordinator → client, 0x41).
+public nonisolated struct WireHighAvailabilityReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// false: a coordinator without --ha (every other field empty)
+  public var enabled: Bool = false
+
+  /// this coordinator serves now
+  public var leading: Bool = false
+
+  /// the leader's advertised endpoint; empty: none known
+  public var leader: String = String()
+
+  /// the leader's epoch; 0: none known
+  public var leaderEpoch: UInt64 = 0
+
+  /// --ha-group
+  public var group: String = String()
+
+  /// this coordinator's --advertise
+  public var advertise: String = String()
+
+  /// --ha (etcd=URL,…)
+  public var store: String = String()
+
+  /// leading: until it stops serving unless a renewal succeeds first
+  public var servingLeftMs: Int64 = 0
+
+  /// terms this process won since it started
+  public var electionsWon: UInt64 = 0
+
+  /// this request made it step down
+  public var steppedDown: Bool = false
+
+  /// (as on every reply) the sender's epoch while it leads
+  public var epoch: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2324,7 +2434,7 @@ nonisolated extension WireDependencyPolicy: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension WireErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_MALFORMED\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_UNKNOWN_COMMAND\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_REJECTED\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_UNEXPECTED\0\u{1}ERROR_CODE_BUSY\0\u{1}ERROR_CODE_UNAUTHORIZED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_MALFORMED\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_UNKNOWN_COMMAND\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_REJECTED\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_UNEXPECTED\0\u{1}ERROR_CODE_BUSY\0\u{1}ERROR_CODE_UNAUTHORIZED\0\u{1}ERROR_CODE_NOT_LEADER\0")
 }
 
 nonisolated extension WireShareMode: SwiftProtobuf._ProtoNameProviding {
@@ -2484,7 +2594,7 @@ nonisolated extension WireHello: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
 
 nonisolated extension WireWelcome: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Welcome"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}worker_id\0\u{3}heartbeat_interval_ms\0\u{1}liveness\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}worker_id\0\u{3}heartbeat_interval_ms\0\u{1}liveness\0\u{2}W\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2495,6 +2605,7 @@ nonisolated extension WireWelcome: SwiftProtobuf.Message, SwiftProtobuf._Message
       case 1: try { try decoder.decodeSingularStringField(value: &self.workerID) }()
       case 2: try { try decoder.decodeSingularUInt32Field(value: &self.heartbeatIntervalMs) }()
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.liveness) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -2510,6 +2621,9 @@ nonisolated extension WireWelcome: SwiftProtobuf.Message, SwiftProtobuf._Message
     if self.liveness != 0 {
       try visitor.visitSingularUInt32Field(value: self.liveness, fieldNumber: 3)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2517,6 +2631,7 @@ nonisolated extension WireWelcome: SwiftProtobuf.Message, SwiftProtobuf._Message
     if lhs.workerID != rhs.workerID {return false}
     if lhs.heartbeatIntervalMs != rhs.heartbeatIntervalMs {return false}
     if lhs.liveness != rhs.liveness {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2694,7 +2809,7 @@ nonisolated extension WireDispatchRecord: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension WireDispatch: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Dispatch"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}records\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}records\0\u{2}Y\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2703,6 +2818,7 @@ nonisolated extension WireDispatch: SwiftProtobuf.Message, SwiftProtobuf._Messag
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.records) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -2712,11 +2828,15 @@ nonisolated extension WireDispatch: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if !self.records.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.records, fieldNumber: 1)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: WireDispatch, rhs: WireDispatch) -> Bool {
     if lhs.records != rhs.records {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3088,7 +3208,7 @@ nonisolated extension WireCancelRecord: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension WireCancel: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Cancel"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}records\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}records\0\u{2}Y\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3097,6 +3217,7 @@ nonisolated extension WireCancel: SwiftProtobuf.Message, SwiftProtobuf._MessageI
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.records) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -3106,11 +3227,15 @@ nonisolated extension WireCancel: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     if !self.records.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.records, fieldNumber: 1)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: WireCancel, rhs: WireCancel) -> Bool {
     if lhs.records != rhs.records {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3137,7 +3262,7 @@ nonisolated extension WireHeartbeat: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension WireDisconnect: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Disconnect"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}reason\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}reason\0\u{2}Y\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3146,6 +3271,7 @@ nonisolated extension WireDisconnect: SwiftProtobuf.Message, SwiftProtobuf._Mess
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -3155,11 +3281,15 @@ nonisolated extension WireDisconnect: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if !self.reason.isEmpty {
       try visitor.visitSingularStringField(value: self.reason, fieldNumber: 1)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: WireDisconnect, rhs: WireDisconnect) -> Bool {
     if lhs.reason != rhs.reason {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3691,7 +3821,7 @@ nonisolated extension WireUnplaceable: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension WireSubmitReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SubmitReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}accepted\0\u{3}accepted_count\0\u{1}errors\0\u{1}unplaceable\0\u{1}workers\0\u{1}run\0\u{1}duplicate\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}accepted\0\u{3}accepted_count\0\u{1}errors\0\u{1}unplaceable\0\u{1}workers\0\u{1}run\0\u{1}duplicate\0\u{2}S\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3706,6 +3836,7 @@ nonisolated extension WireSubmitReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 5: try { try decoder.decodeSingularUInt32Field(value: &self.workers) }()
       case 6: try { try decoder.decodeSingularStringField(value: &self.run) }()
       case 7: try { try decoder.decodeSingularBoolField(value: &self.duplicate) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -3733,6 +3864,9 @@ nonisolated extension WireSubmitReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if self.duplicate != false {
       try visitor.visitSingularBoolField(value: self.duplicate, fieldNumber: 7)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3744,6 +3878,7 @@ nonisolated extension WireSubmitReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.workers != rhs.workers {return false}
     if lhs.run != rhs.run {return false}
     if lhs.duplicate != rhs.duplicate {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3880,7 +4015,7 @@ nonisolated extension WireSetPriority: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension WireAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Ack"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}affected\0\u{3}not_found\0\u{3}left_alone\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}affected\0\u{3}not_found\0\u{3}left_alone\0\u{2}W\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3891,6 +4026,7 @@ nonisolated extension WireAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
       case 1: try { try decoder.decodeSingularUInt32Field(value: &self.affected) }()
       case 2: try { try decoder.decodeRepeatedStringField(value: &self.notFound) }()
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.leftAlone) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -3906,6 +4042,9 @@ nonisolated extension WireAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
     if self.leftAlone != 0 {
       try visitor.visitSingularUInt32Field(value: self.leftAlone, fieldNumber: 3)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3913,6 +4052,7 @@ nonisolated extension WireAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
     if lhs.affected != rhs.affected {return false}
     if lhs.notFound != rhs.notFound {return false}
     if lhs.leftAlone != rhs.leftAlone {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4505,7 +4645,7 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queues\0\u{1}ops\0\u{3}next_after\0\u{3}not_found\0\u{3}now_us\0\u{1}fenced\0\u{3}total_operations\0\u{3}coordinator_rss_bytes\0\u{3}coordinator_cpu_us\0\u{1}unplaceable\0\u{1}omitted\0\u{1}matched\0\u{1}security\0\u{3}auth_failures\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queues\0\u{1}ops\0\u{3}next_after\0\u{3}not_found\0\u{3}now_us\0\u{1}fenced\0\u{3}total_operations\0\u{3}coordinator_rss_bytes\0\u{3}coordinator_cpu_us\0\u{1}unplaceable\0\u{1}omitted\0\u{1}matched\0\u{1}security\0\u{3}auth_failures\0\u{2}L\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4527,6 +4667,7 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 12: try { try decoder.decodeSingularUInt64Field(value: &self.matched) }()
       case 13: try { try decoder.decodeSingularStringField(value: &self.security) }()
       case 14: try { try decoder.decodeSingularUInt64Field(value: &self.authFailures) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -4575,6 +4716,9 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if self.authFailures != 0 {
       try visitor.visitSingularUInt64Field(value: self.authFailures, fieldNumber: 14)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4593,6 +4737,7 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.matched != rhs.matched {return false}
     if lhs.security != rhs.security {return false}
     if lhs.authFailures != rhs.authFailures {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4635,7 +4780,7 @@ nonisolated extension WireWhy: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension WireWhyReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WhyReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}state\0\u{1}cancelled\0\u{3}waiting_on\0\u{1}reasons\0\u{1}run\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}state\0\u{1}cancelled\0\u{3}waiting_on\0\u{1}reasons\0\u{1}run\0\u{2}T\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4649,6 +4794,7 @@ nonisolated extension WireWhyReply: SwiftProtobuf.Message, SwiftProtobuf._Messag
       case 4: try { try decoder.decodeRepeatedStringField(value: &self.waitingOn) }()
       case 5: try { try decoder.decodeRepeatedStringField(value: &self.reasons) }()
       case 6: try { try decoder.decodeSingularStringField(value: &self.run) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -4673,6 +4819,9 @@ nonisolated extension WireWhyReply: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if !self.run.isEmpty {
       try visitor.visitSingularStringField(value: self.run, fieldNumber: 6)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4683,6 +4832,7 @@ nonisolated extension WireWhyReply: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if lhs.waitingOn != rhs.waitingOn {return false}
     if lhs.reasons != rhs.reasons {return false}
     if lhs.run != rhs.run {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4794,7 +4944,7 @@ nonisolated extension WireWorkerInfo: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension WireWorkersReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WorkersReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}workers\0\u{1}security\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}workers\0\u{1}security\0\u{2}X\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4804,6 +4954,7 @@ nonisolated extension WireWorkersReply: SwiftProtobuf.Message, SwiftProtobuf._Me
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.workers) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.security) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -4816,12 +4967,16 @@ nonisolated extension WireWorkersReply: SwiftProtobuf.Message, SwiftProtobuf._Me
     if !self.security.isEmpty {
       try visitor.visitSingularStringField(value: self.security, fieldNumber: 2)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: WireWorkersReply, rhs: WireWorkersReply) -> Bool {
     if lhs.workers != rhs.workers {return false}
     if lhs.security != rhs.security {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4968,7 +5123,7 @@ nonisolated extension WireEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
 
 nonisolated extension WireEvents: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Events"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}events\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}events\0\u{2}Y\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4977,6 +5132,7 @@ nonisolated extension WireEvents: SwiftProtobuf.Message, SwiftProtobuf._MessageI
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.events) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -4986,11 +5142,15 @@ nonisolated extension WireEvents: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     if !self.events.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.events, fieldNumber: 1)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: WireEvents, rhs: WireEvents) -> Bool {
     if lhs.events != rhs.events {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5096,7 +5256,7 @@ nonisolated extension WireOpOutcome: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension WireWaitReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WaitReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}finished\0\u{3}timed_out\0\u{1}outcomes\0\u{1}pending\0\u{3}not_found\0\u{3}succeeded_count\0\u{3}failed_count\0\u{3}cancelled_count\0\u{3}pending_count\0\u{3}results_omitted\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}finished\0\u{3}timed_out\0\u{1}outcomes\0\u{1}pending\0\u{3}not_found\0\u{3}succeeded_count\0\u{3}failed_count\0\u{3}cancelled_count\0\u{3}pending_count\0\u{3}results_omitted\0\u{2}P\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5114,6 +5274,7 @@ nonisolated extension WireWaitReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 8: try { try decoder.decodeSingularUInt64Field(value: &self.cancelledCount) }()
       case 9: try { try decoder.decodeSingularUInt64Field(value: &self.pendingCount) }()
       case 10: try { try decoder.decodeRepeatedStringField(value: &self.resultsOmitted) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -5150,6 +5311,9 @@ nonisolated extension WireWaitReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if !self.resultsOmitted.isEmpty {
       try visitor.visitRepeatedStringField(value: self.resultsOmitted, fieldNumber: 10)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5164,6 +5328,7 @@ nonisolated extension WireWaitReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.cancelledCount != rhs.cancelledCount {return false}
     if lhs.pendingCount != rhs.pendingCount {return false}
     if lhs.resultsOmitted != rhs.resultsOmitted {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5171,7 +5336,7 @@ nonisolated extension WireWaitReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension WireErrorReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ErrorReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{1}command\0\u{3}op_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{1}command\0\u{3}op_id\0\u{2}V\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5183,6 +5348,7 @@ nonisolated extension WireErrorReply: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 2: try { try decoder.decodeSingularStringField(value: &self.message) }()
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.command) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.opID) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -5201,6 +5367,9 @@ nonisolated extension WireErrorReply: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if !self.opID.isEmpty {
       try visitor.visitSingularStringField(value: self.opID, fieldNumber: 4)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5209,6 +5378,7 @@ nonisolated extension WireErrorReply: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.message != rhs.message {return false}
     if lhs.command != rhs.command {return false}
     if lhs.opID != rhs.opID {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5356,7 +5526,7 @@ nonisolated extension WireRunInfo: SwiftProtobuf.Message, SwiftProtobuf._Message
 
 nonisolated extension WireRunsReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RunsReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}runs\0\u{3}next_after\0\u{3}now_us\0\u{1}retained\0\u{1}evicted\0\u{3}retained_bytes\0\u{3}retain_bytes\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}runs\0\u{3}next_after\0\u{3}now_us\0\u{1}retained\0\u{1}evicted\0\u{3}retained_bytes\0\u{3}retain_bytes\0\u{2}S\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5371,6 +5541,7 @@ nonisolated extension WireRunsReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.evicted) }()
       case 6: try { try decoder.decodeSingularUInt64Field(value: &self.retainedBytes) }()
       case 7: try { try decoder.decodeSingularUInt64Field(value: &self.retainBytes) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -5398,6 +5569,9 @@ nonisolated extension WireRunsReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if self.retainBytes != 0 {
       try visitor.visitSingularUInt64Field(value: self.retainBytes, fieldNumber: 7)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5409,6 +5583,7 @@ nonisolated extension WireRunsReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.evicted != rhs.evicted {return false}
     if lhs.retainedBytes != rhs.retainedBytes {return false}
     if lhs.retainBytes != rhs.retainBytes {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5526,7 +5701,7 @@ nonisolated extension WireAttemptLog: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension WireLogsReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LogsReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}run\0\u{1}attempts\0\u{1}evicted\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}run\0\u{1}attempts\0\u{1}evicted\0\u{2}V\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5538,6 +5713,7 @@ nonisolated extension WireLogsReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 2: try { try decoder.decodeSingularStringField(value: &self.run) }()
       case 3: try { try decoder.decodeRepeatedMessageField(value: &self.attempts) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self.evicted) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -5556,6 +5732,9 @@ nonisolated extension WireLogsReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if self.evicted != false {
       try visitor.visitSingularBoolField(value: self.evicted, fieldNumber: 4)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5564,6 +5743,7 @@ nonisolated extension WireLogsReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.run != rhs.run {return false}
     if lhs.attempts != rhs.attempts {return false}
     if lhs.evicted != rhs.evicted {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5666,7 +5846,7 @@ nonisolated extension WireStoryEntry: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension WireStoryReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StoryReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}run\0\u{1}entries\0\u{1}truncated\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}run\0\u{1}entries\0\u{1}truncated\0\u{2}V\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5678,6 +5858,7 @@ nonisolated extension WireStoryReply: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 2: try { try decoder.decodeSingularStringField(value: &self.run) }()
       case 3: try { try decoder.decodeRepeatedMessageField(value: &self.entries) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self.truncated) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -5696,6 +5877,9 @@ nonisolated extension WireStoryReply: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if self.truncated != false {
       try visitor.visitSingularBoolField(value: self.truncated, fieldNumber: 4)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5704,6 +5888,117 @@ nonisolated extension WireStoryReply: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.run != rhs.run {return false}
     if lhs.entries != rhs.entries {return false}
     if lhs.truncated != rhs.truncated {return false}
+    if lhs.epoch != rhs.epoch {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireHighAvailability: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".HighAvailability"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}step_down\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.stepDown) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.stepDown != false {
+      try visitor.visitSingularBoolField(value: self.stepDown, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireHighAvailability, rhs: WireHighAvailability) -> Bool {
+    if lhs.stepDown != rhs.stepDown {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireHighAvailabilityReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".HighAvailabilityReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}enabled\0\u{1}leading\0\u{1}leader\0\u{3}leader_epoch\0\u{1}group\0\u{1}advertise\0\u{1}store\0\u{3}serving_left_ms\0\u{3}elections_won\0\u{3}stepped_down\0\u{2}P\u{1}epoch\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.enabled) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.leading) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.leader) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.leaderEpoch) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.advertise) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.store) }()
+      case 8: try { try decoder.decodeSingularInt64Field(value: &self.servingLeftMs) }()
+      case 9: try { try decoder.decodeSingularUInt64Field(value: &self.electionsWon) }()
+      case 10: try { try decoder.decodeSingularBoolField(value: &self.steppedDown) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.enabled != false {
+      try visitor.visitSingularBoolField(value: self.enabled, fieldNumber: 1)
+    }
+    if self.leading != false {
+      try visitor.visitSingularBoolField(value: self.leading, fieldNumber: 2)
+    }
+    if !self.leader.isEmpty {
+      try visitor.visitSingularStringField(value: self.leader, fieldNumber: 3)
+    }
+    if self.leaderEpoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.leaderEpoch, fieldNumber: 4)
+    }
+    if !self.group.isEmpty {
+      try visitor.visitSingularStringField(value: self.group, fieldNumber: 5)
+    }
+    if !self.advertise.isEmpty {
+      try visitor.visitSingularStringField(value: self.advertise, fieldNumber: 6)
+    }
+    if !self.store.isEmpty {
+      try visitor.visitSingularStringField(value: self.store, fieldNumber: 7)
+    }
+    if self.servingLeftMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.servingLeftMs, fieldNumber: 8)
+    }
+    if self.electionsWon != 0 {
+      try visitor.visitSingularUInt64Field(value: self.electionsWon, fieldNumber: 9)
+    }
+    if self.steppedDown != false {
+      try visitor.visitSingularBoolField(value: self.steppedDown, fieldNumber: 10)
+    }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireHighAvailabilityReply, rhs: WireHighAvailabilityReply) -> Bool {
+    if lhs.enabled != rhs.enabled {return false}
+    if lhs.leading != rhs.leading {return false}
+    if lhs.leader != rhs.leader {return false}
+    if lhs.leaderEpoch != rhs.leaderEpoch {return false}
+    if lhs.group != rhs.group {return false}
+    if lhs.advertise != rhs.advertise {return false}
+    if lhs.store != rhs.store {return false}
+    if lhs.servingLeftMs != rhs.servingLeftMs {return false}
+    if lhs.electionsWon != rhs.electionsWon {return false}
+    if lhs.steppedDown != rhs.steppedDown {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
