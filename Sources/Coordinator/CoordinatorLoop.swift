@@ -11,8 +11,9 @@ import ZeroMQ
 final class CoordinatorLoop {
     let endpoint: String
     let socket: Socket
-    private let poller = Poller()
-    private let waker: Waker
+    let poller = Poller()
+    let waker: Waker
+    let zmqContext: Context
     let logger: Logger
     let config: CoordinatorConfig
 
@@ -27,7 +28,7 @@ final class CoordinatorLoop {
     var slowStreamsEnded = 0, droppedSinceTrim = 0, clientsAtTrim = 0
     private var nextMemoryCheck: Int64 = 0
     private var actions: [Action] = []
-    private var stimulus: UInt64 = 0
+    var stimulus: UInt64 = 0
     var now: Int64 = 0
     private var nextTick: Int64 = .max
     /// Collected replies, WAIT deadlines, WATCH streams.
@@ -45,7 +46,7 @@ final class CoordinatorLoop {
     var logLimiter = LogLimiter()
     /// The write-ahead journal (A5; Durability.swift), nil when ephemeral; this pass's records; client
     /// messages waiting for theirs to be durable.
-    let journal: JournalStore?
+    var journal: JournalStore?
     var journalBatch = JournalBatch()
     var gate = DurabilityGate()
     let durabilityWake = DurabilityWake()
@@ -58,10 +59,13 @@ final class CoordinatorLoop {
     /// With keys: the ROUTER's failed handshakes, so peers refused before the ZAP handler is asked (no
     /// keys at all: a mechanism mismatch) are logged as refusals too.
     private var handshakeMonitor: SocketMonitor?
+    /// Hot standby (issue 29, Replication/): this leader's standbys, or this standby's link.
+    let replication = ReplicationState()
 
     init(config: CoordinatorConfig, context: Context, waker: Waker, logger: Logger) throws {
         self.config = config
         self.waker = waker
+        zmqContext = context
         self.logger = logger
         workerLinks = WorkerLinks(heartbeatInterval: Int64(config.heartbeatIntervalMs) * 1000)
         backlog = OutputBacklog(perClient: config.clientOutputBytes, total: config.clientOutputTotalBytes)
@@ -76,6 +80,7 @@ final class CoordinatorLoop {
         coreConfig.journal = config.stateDirectory != nil
         if config.metricsBoard != nil { coreConfig.metricsSampleCapacity = 100_000 }
         (core, journal) = try Self.recover(config, coreConfig, waker: waker, wake: durabilityWake, logger: logger)
+        replication.sync = SyncPoint(records: journal?.durableRecords ?? 0, sequence: 0)
         logStore = LogStore(capacity: config.logStoreBytes)
         socket = try Socket(context, type: .router)
         if let access = config.access {
@@ -130,7 +135,10 @@ final class CoordinatorLoop {
     static let longSubmitOps = 2048
 
     func run(stopRequested: () -> Bool) throws {
-        if journal != nil {
+        if config.replication.follow != nil {
+            now = CoordinatorClock.nowMicros()
+            try startStandby()
+        } else if journal != nil {
             now = CoordinatorClock.nowMicros()
             for s in core.journalledWorkerSessions() { peers.restore(session: s.id, who: WorkerIdentity(name: s.name, owner: s.owner)) }
             feed(.recovered)
@@ -141,7 +149,8 @@ final class CoordinatorLoop {
         while !stopRequested() {
             now = CoordinatorClock.nowMicros()
             let waitUntil = min(nextTick, clientBook.nextDeadline ?? .max, workerLinks.nextSweep, now + 1_000_000,
-                                backlog.isEmpty ? .max : nextBacklogTry, eventStreams.isEmpty ? .max : nextEventFlush)
+                                backlog.isEmpty ? .max : nextBacklogTry, eventStreams.isEmpty ? .max : nextEventFlush,
+                                replicationDeadline ?? .max)
             aboutToRead()
             try poller.poll(timeout: .microseconds(max(0, waitUntil - now)))
             // Stamp what this wake-up handles with the time it arrived, not when the loop went to sleep.
@@ -152,7 +161,10 @@ final class CoordinatorLoop {
             if poller.isReadable(0) { try receiveBurst() }
             if handshakeMonitor != nil, poller.isReadable(2) { drainHandshakeFailures() }
             now = CoordinatorClock.nowMicros()
-            if now >= nextTick {
+            if replication.standby != nil { try standbyPass() }
+            if config.replication.promotion.take() { promote(reason: "promote()") }
+            // A standby's core only replays: no timers (its leader's records say what they decided).
+            if now >= nextTick && replication.standby == nil {
                 nextTick = .max
                 feed(.tick)
             }
@@ -163,6 +175,7 @@ final class CoordinatorLoop {
             flush()
             trace.mark("flush", now: CoordinatorClock.nowMicros())
             commitJournal()
+            replicationPass()
             trace.mark("journal commit", now: CoordinatorClock.nowMicros())
             for w in workerLinks.idleWorkers(now: now) { send(.heartbeat, toWorker: w) }
             if now >= nextPeerSweep { forgetIdlePeers() }
@@ -297,6 +310,17 @@ final class CoordinatorLoop {
             guard let p = authorize(envelope, from: routing, user: user, inProcess: config.internalEndpoint != nil) else { return }
             principal = p
         }
+        if let refusal = standbyRefusal(envelope.message) {
+            if case .hello = envelope.message {
+                // ERROR `unexpected` sends a worker back to connecting (it tries again later), unlike REJECT.
+                sendError(.unexpected, refusal, requestID: rid, command: envelope.message.command.rawValue, to: routing)
+            } else if case .replicaAck = envelope.message {
+                return
+            } else {
+                sendError(.unexpected, refusal, requestID: rid, command: envelope.message.command.rawValue, to: routing)
+            }
+            return
+        }
         if case .watch = envelope.message { backlog.streamReopened(routing) }   // after `watch too slow`
         if case .submit(let s) = envelope.message {
             lastInput = (.submit, s.operations.count)
@@ -318,8 +342,11 @@ final class CoordinatorLoop {
             let client = peers.client(for: routing, now: now)
             if let p = principal { noteKey(p.key, client: client, name: p.name) }
             clientRequest(envelope.message, ref: ClientRef(client: client, request: UInt64(rid)), principal: principal)
+        case .follow(let f): follow(f, from: routing, requestID: rid)
+        case .replicaAck(let a): replicaAck(a, from: routing)
+        case .promote: promoteRequest(from: routing, requestID: rid)
         case .welcome, .reject, .dispatch, .cancel, .submitReply, .ack, .statusReply, .whyReply,
-             .workersReply, .event, .waitReply, .runsReply, .logsReply, .storyReply, .error:
+             .workersReply, .event, .waitReply, .runsReply, .logsReply, .storyReply, .error, .journal, .snapshot:
             sendError(.unexpected, "\(envelope.message.command) is sent by the coordinator, not to it",
                       requestID: rid, command: envelope.message.command.rawValue, to: routing)
         }

@@ -54,6 +54,8 @@ public struct CoordinatorConfig: Sendable {
     /// `view` role without a key, and publishes metrics on the board once a second. nil: no HTTP side.
     public var internalEndpoint: String?
     public var metricsBoard: MetricsBoard?
+    /// Hot standby (issue 29): sync or async replication to standbys, and `--follow`.
+    public var replication = ReplicationConfig()
 
     public init(bind: String) { self.bind = bind }
 }
@@ -100,6 +102,13 @@ public final class CoordinatorServer: Sendable {
     /// Re-reads the allow file (SIGHUP); sessions of keys it no longer lists are dropped at once.
     public func reloadAccess() {
         config.access?.reload()
+        waker.wake()
+    }
+
+    /// Turns a standby (`--follow`) into the serving coordinator at once (issue 29): the entry point
+    /// an election calls when it wins. Safe from any thread; nothing happens on a coordinator that serves.
+    public func promote() {
+        config.replication.promotion.request()
         waker.wake()
     }
 

@@ -36,6 +36,12 @@ public enum Command: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case logsReply = 0x34     // 1.5
     case story = 0x35         // 1.5
     case storyReply = 0x36    // 1.5
+    // Hot standby (1.9, §5.28): coordinator ↔ coordinator, and PROMOTE from an admin.
+    case follow = 0x40
+    case journal = 0x41
+    case snapshot = 0x42
+    case replicaAck = 0x43
+    case promote = 0x44
 
     /// Spec name (docs/PROTOCOL.md), used in error texts.
     public var description: String {
@@ -74,6 +80,11 @@ public enum Command: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .logsReply: "LOGS-REPLY"
         case .story: "STORY"
         case .storyReply: "STORY-REPLY"
+        case .follow: "FOLLOW"
+        case .journal: "JOURNAL"
+        case .snapshot: "SNAPSHOT"
+        case .replicaAck: "REPLICA-ACK"
+        case .promote: "PROMOTE"
         }
     }
 }

@@ -24,7 +24,7 @@ struct OpCtl: ParsableCommand {
             sent; other requests: exit 64) instead of being dropped on the way.
             """,
         subcommands: [Submit.self, Status.self, Why.self, Cancel.self, Suspend.self, Resume.self, Limit.self, Share.self,
-                      Priority.self, Wait.self, Workers.self, Watch.self, Runs.self, Logs.self, Story.self, Keys.self])
+                      Priority.self, Wait.self, Workers.self, Watch.self, Runs.self, Logs.self, Story.self, Keys.self, HA.self])
 
     /// The connection options may come before the subcommand too (`GlobalOptions`).
     static func main() {

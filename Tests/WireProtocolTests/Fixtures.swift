@@ -161,6 +161,15 @@ enum Fixtures {
         add(.logsReply(logsReply), 22)
         add(.story(story), 23)
         add(.storyReply(storyReply), 23)
+        var follow = WireFollow(); follow.fromRecord = 42; follow.name = "standby-b"
+        add(.follow(follow), 0)
+        var chunk = WireJournalChunk(); chunk.firstRecord = 42; chunk.records = 1; chunk.frames = Data([1, 2, 3])
+        add(.journal(chunk), 0)
+        var snap = WireSnapshotChunk(); snap.snapshot = 7; snap.recordsAfter = 40; snap.offset = 0; snap.total = 3; snap.data = Data([9, 9, 9])
+        add(.snapshot(snap), 0)
+        var rack = WireReplicaAck(); rack.received = 3; rack.durableRecord = 43
+        add(.replicaAck(rack), 0)
+        add(.promote, 24)
         return out
     }()
 }

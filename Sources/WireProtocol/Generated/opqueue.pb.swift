@@ -1760,6 +1760,12 @@ public nonisolated struct WireStatusReply: Sendable {
   /// (1.4) handshakes and requests refused for their key so far
   public var authFailures: UInt64 = 0
 
+  /// (1.9) Hot standby (§5.28): the standbys following this coordinator's journal, and its mode.
+  public var standbys: [WireStandbyInfo] = []
+
+  /// "sync", "async", or "" (no standby connected)
+  public var replication: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2301,6 +2307,126 @@ public nonisolated struct WireStoryReply: Sendable {
 
   /// earlier entries were overwritten (the core's story is bounded)
   public var truncated: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// FOLLOW (standby → leader): start (or restart) the stream at `from_record`.
+public nonisolated struct WireFollow: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// records the standby holds durably: the index of the next one it needs
+  public var fromRecord: UInt64 = 0
+
+  /// the standby's name, for status and logs (required)
+  public var name: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// JOURNAL (leader → standby): consecutive journal records, framed exactly as in a segment file.
+public nonisolated struct WireJournalChunk: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// index of the first record (records the journal held before it)
+  public var firstRecord: UInt64 = 0
+
+  /// records in `frames` (≥ 1)
+  public var records: UInt32 = 0
+
+  /// u32 length · u32 ~length · u32 CRC-32C · payload, per record
+  public var frames: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// SNAPSHOT (leader → standby): a piece of the leader's newest snapshot file; the standby discards its state
+/// and installs it once the last piece (offset + size = total) arrived, then JOURNAL goes on at `records_after`.
+public nonisolated struct WireSnapshotChunk: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the snapshot's number N (it covers segments ≤ N)
+  public var snapshot: UInt64 = 0
+
+  /// the records the journal held at the snapshot: the next JOURNAL's first_record
+  public var recordsAfter: UInt64 = 0
+
+  /// of this piece in the file
+  public var offset: UInt64 = 0
+
+  /// the file's size
+  public var total: UInt64 = 0
+
+  public var data: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// REPLICA-ACK (standby → leader): flow control and durability.
+public nonisolated struct WireReplicaAck: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// JOURNAL and SNAPSHOT messages received in this stream so far
+  public var received: UInt64 = 0
+
+  /// records the standby holds durably (fdatasync returned)
+  public var durableRecord: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// PROMOTE (admin → standby; `opctl ha promote`): stop following and serve now. Answered by ACK.
+public nonisolated struct WirePromote: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct WireStandbyInfo: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var name: String = String()
+
+  /// what it acknowledged as durable
+  public var durableRecord: UInt64 = 0
+
+  /// the leader's durable records minus that
+  public var lagRecords: UInt64 = 0
+
+  /// how long its oldest unacknowledged record has waited; 0 = none
+  public var lagUs: UInt64 = 0
+
+  /// "snapshot", "catching-up", "live", "sync"
+  public var state: String = String()
+
+  /// from sending records to their durable acknowledgement, over the last ≤ 10,000
+  public var ackP50Us: UInt64 = 0
+
+  public var ackP99Us: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -4505,7 +4631,7 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queues\0\u{1}ops\0\u{3}next_after\0\u{3}not_found\0\u{3}now_us\0\u{1}fenced\0\u{3}total_operations\0\u{3}coordinator_rss_bytes\0\u{3}coordinator_cpu_us\0\u{1}unplaceable\0\u{1}omitted\0\u{1}matched\0\u{1}security\0\u{3}auth_failures\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queues\0\u{1}ops\0\u{3}next_after\0\u{3}not_found\0\u{3}now_us\0\u{1}fenced\0\u{3}total_operations\0\u{3}coordinator_rss_bytes\0\u{3}coordinator_cpu_us\0\u{1}unplaceable\0\u{1}omitted\0\u{1}matched\0\u{1}security\0\u{3}auth_failures\0\u{2}\u{1a}standbys\0\u{1}replication\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4527,6 +4653,8 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 12: try { try decoder.decodeSingularUInt64Field(value: &self.matched) }()
       case 13: try { try decoder.decodeSingularStringField(value: &self.security) }()
       case 14: try { try decoder.decodeSingularUInt64Field(value: &self.authFailures) }()
+      case 40: try { try decoder.decodeRepeatedMessageField(value: &self.standbys) }()
+      case 41: try { try decoder.decodeSingularStringField(value: &self.replication) }()
       default: break
       }
     }
@@ -4575,6 +4703,12 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if self.authFailures != 0 {
       try visitor.visitSingularUInt64Field(value: self.authFailures, fieldNumber: 14)
     }
+    if !self.standbys.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.standbys, fieldNumber: 40)
+    }
+    if !self.replication.isEmpty {
+      try visitor.visitSingularStringField(value: self.replication, fieldNumber: 41)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4593,6 +4727,8 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.matched != rhs.matched {return false}
     if lhs.security != rhs.security {return false}
     if lhs.authFailures != rhs.authFailures {return false}
+    if lhs.standbys != rhs.standbys {return false}
+    if lhs.replication != rhs.replication {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5704,6 +5840,245 @@ nonisolated extension WireStoryReply: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.run != rhs.run {return false}
     if lhs.entries != rhs.entries {return false}
     if lhs.truncated != rhs.truncated {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireFollow: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Follow"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}from_record\0\u{1}name\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.fromRecord) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.fromRecord != 0 {
+      try visitor.visitSingularUInt64Field(value: self.fromRecord, fieldNumber: 1)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireFollow, rhs: WireFollow) -> Bool {
+    if lhs.fromRecord != rhs.fromRecord {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireJournalChunk: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".JournalChunk"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}first_record\0\u{1}records\0\u{1}frames\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.firstRecord) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.records) }()
+      case 3: try { try decoder.decodeSingularBytesField(value: &self.frames) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.firstRecord != 0 {
+      try visitor.visitSingularUInt64Field(value: self.firstRecord, fieldNumber: 1)
+    }
+    if self.records != 0 {
+      try visitor.visitSingularUInt32Field(value: self.records, fieldNumber: 2)
+    }
+    if !self.frames.isEmpty {
+      try visitor.visitSingularBytesField(value: self.frames, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireJournalChunk, rhs: WireJournalChunk) -> Bool {
+    if lhs.firstRecord != rhs.firstRecord {return false}
+    if lhs.records != rhs.records {return false}
+    if lhs.frames != rhs.frames {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireSnapshotChunk: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SnapshotChunk"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}snapshot\0\u{3}records_after\0\u{1}offset\0\u{1}total\0\u{1}data\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.snapshot) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.recordsAfter) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.offset) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.total) }()
+      case 5: try { try decoder.decodeSingularBytesField(value: &self.data) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.snapshot != 0 {
+      try visitor.visitSingularUInt64Field(value: self.snapshot, fieldNumber: 1)
+    }
+    if self.recordsAfter != 0 {
+      try visitor.visitSingularUInt64Field(value: self.recordsAfter, fieldNumber: 2)
+    }
+    if self.offset != 0 {
+      try visitor.visitSingularUInt64Field(value: self.offset, fieldNumber: 3)
+    }
+    if self.total != 0 {
+      try visitor.visitSingularUInt64Field(value: self.total, fieldNumber: 4)
+    }
+    if !self.data.isEmpty {
+      try visitor.visitSingularBytesField(value: self.data, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireSnapshotChunk, rhs: WireSnapshotChunk) -> Bool {
+    if lhs.snapshot != rhs.snapshot {return false}
+    if lhs.recordsAfter != rhs.recordsAfter {return false}
+    if lhs.offset != rhs.offset {return false}
+    if lhs.total != rhs.total {return false}
+    if lhs.data != rhs.data {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireReplicaAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReplicaAck"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}received\0\u{3}durable_record\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.received) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.durableRecord) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.received != 0 {
+      try visitor.visitSingularUInt64Field(value: self.received, fieldNumber: 1)
+    }
+    if self.durableRecord != 0 {
+      try visitor.visitSingularUInt64Field(value: self.durableRecord, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireReplicaAck, rhs: WireReplicaAck) -> Bool {
+    if lhs.received != rhs.received {return false}
+    if lhs.durableRecord != rhs.durableRecord {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WirePromote: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Promote"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WirePromote, rhs: WirePromote) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireStandbyInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".StandbyInfo"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{3}durable_record\0\u{3}lag_records\0\u{3}lag_us\0\u{1}state\0\u{3}ack_p50_us\0\u{3}ack_p99_us\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.durableRecord) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.lagRecords) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.lagUs) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.state) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.ackP50Us) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.ackP99Us) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    if self.durableRecord != 0 {
+      try visitor.visitSingularUInt64Field(value: self.durableRecord, fieldNumber: 2)
+    }
+    if self.lagRecords != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lagRecords, fieldNumber: 3)
+    }
+    if self.lagUs != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lagUs, fieldNumber: 4)
+    }
+    if !self.state.isEmpty {
+      try visitor.visitSingularStringField(value: self.state, fieldNumber: 5)
+    }
+    if self.ackP50Us != 0 {
+      try visitor.visitSingularUInt64Field(value: self.ackP50Us, fieldNumber: 6)
+    }
+    if self.ackP99Us != 0 {
+      try visitor.visitSingularUInt64Field(value: self.ackP99Us, fieldNumber: 7)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireStandbyInfo, rhs: WireStandbyInfo) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.durableRecord != rhs.durableRecord {return false}
+    if lhs.lagRecords != rhs.lagRecords {return false}
+    if lhs.lagUs != rhs.lagUs {return false}
+    if lhs.state != rhs.state {return false}
+    if lhs.ackP50Us != rhs.ackP50Us {return false}
+    if lhs.ackP99Us != rhs.ackP99Us {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,19 @@
+import Journal
+
+/// What the loop keeps for the hot standby (issue 29): as a leader, its standbys and the sync point;
+/// as a standby, its link to the leader. Held by `CoordinatorLoop.replication`, touched only on the
+/// loop thread.
+final class ReplicationState {
+    var followers = FollowerBook()
+    var sync = SyncPoint(records: 0, sequence: 0)
+    /// Per standby: its reader of the segment files (catch-up) and the snapshot being sent.
+    var readers: [UInt64: JournalTailReader] = [:]
+    var snapshots: [UInt64: SnapshotFile] = [:]
+    /// Times the leader stopped waiting for standbys in sync mode (metrics).
+    var syncFallbacks: UInt64 = 0
+    /// Set while this coordinator is a standby.
+    var standby: StandbyLink?
+
+    /// The largest piece of journal or snapshot in one message.
+    static let pieceBytes = 1 << 20
+}

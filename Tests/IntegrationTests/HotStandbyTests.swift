@@ -1,0 +1,215 @@
+import ClusterTestSupport
+import Foundation
+import OpClient
+import Testing
+import WireProtocol
+import ZeroMQ
+
+/// Issue 29's hot standby on real processes: `opcoord --follow` follows a leader's journal, is in sync
+/// (clients' acknowledgements wait for it), catches up from a snapshot when it joins late, does not
+/// stall the leader when it stops answering, and once promoted serves with every acknowledged operation,
+/// the workers reattaching what they run (nothing runs twice).
+@Suite(.serialized) struct HotStandbyTests {
+    /// A standby process following `cluster`'s coordinator, with its own state directory.
+    final class Standby {
+        let process: Process
+        let endpoint: String
+        let state: String
+        let log: URL
+        let keys: CurveClientKeys?
+
+        init(following cluster: LocalCluster, name: String = "standby", args: [String] = [], keyName: String? = nil) throws {
+            state = cluster.dir.appendingPathComponent("\(name)-state").path
+            log = cluster.dir.appendingPathComponent("\(name).log")
+            let endpointFile = cluster.dir.appendingPathComponent("\(name).endpoint").path
+            var keyArgs: [String] = []
+            if let keyName, let key = cluster.keyPath(keyName), let allow = cluster.allowFile, let pub = cluster.coordinatorPublicKey {
+                keyArgs = ["--key", key, "--allow", allow, "--leader-key", pub]
+            }
+            keys = try cluster.clientKeys("admin")
+            process = try LocalCluster.launch("opcoord", ["--bind", "tcp://127.0.0.1:*", "--endpoint-file", endpointFile,
+                                                          "--state-dir", state, "--http", "off", "--follow", cluster.endpoint,
+                                                          "--standby-name", name, "--heartbeat-ms", "\(cluster.heartbeatMs)",
+                                                          "--liveness", "\(cluster.liveness)"] + keyArgs + args, log: log)
+            var found = ""
+            let started = process, logFile = log
+            let text = { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+            try waitUntil("the standby to report its endpoint", logs: text) {
+                if let t = try? String(contentsOfFile: endpointFile, encoding: .utf8), t.hasPrefix("tcp://") { found = t; return true }
+                guard started.isRunning else { throw ClusterError("the standby exited: \(text())") }
+                return false
+            }
+            endpoint = found
+        }
+
+        var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+        func connect() throws -> CoordinatorConnection {
+            try CoordinatorConnection(endpoint: endpoint, timeout: .seconds(20), curve: keys)
+        }
+
+        func stop() {
+            guard process.isRunning else { return }
+            kill(process.processIdentifier, SIGCONT)
+            kill(process.processIdentifier, SIGTERM)
+            if (try? waitUntil("the standby to stop", timeout: 5) { !self.process.isRunning }) == nil {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+        }
+    }
+
+    private func standbys(_ c: LocalCluster) throws -> [WireStandbyInfo] { try c.statusReply().standbys }
+
+    private func waitInSync(_ c: LocalCluster, _ s: Standby, timeout: Double = 30) throws {
+        try c.waitUntil("the standby to be in sync", timeout: timeout) {
+            guard s.process.isRunning else { throw ClusterError("the standby exited: \(s.logText)") }
+            let all = try standbys(c)
+            return all.count == 1 && all[0].state == "sync" && all[0].lagRecords == 0
+        }
+    }
+
+    @Test func aPromotedStandbyHasEveryAcknowledgedOperationAndWorkersReattach() throws {
+        let c = try LocalCluster(heartbeatMs: 200, liveness: 5)
+        defer { c.stop() }
+        // Once promoted it also listens on the leader's address: the worker knows only that one.
+        let s = try Standby(following: c, args: ["--promote-bind", c.endpoint])
+        defer { s.stop() }
+        try waitInSync(c, s)
+        #expect(try c.statusReply().replication == "sync")
+
+        // A standby serves nothing: clients and workers are told whom it follows.
+        do {
+            _ = try s.connect().request(.status(WireStatus()))
+            Issue.record("a standby answered STATUS")
+        } catch ClientError.server(let code, let text) {
+            #expect(code == .unexpected && text.contains("standby") && text.contains(c.endpoint), "\(text)")
+        }
+
+        try c.startWorker("hs-a", slots: 4, prefetch: 2)
+        let runs = c.dir.appendingPathComponent("runs.txt").path
+        #expect(FileManager.default.createFile(atPath: runs, contents: nil))
+        let command = #"{"command": "echo $OPQ_OP_ID >> "# + runs + #"; sleep 0.1; echo $OPQ_OP_ID"}"#
+        let total = 120
+        var ids: [String] = []
+        for batch in 0..<4 {
+            let ops = (0..<(total / 4)).map { i -> WireOperation in
+                let n = batch * (total / 4) + i
+                return op("o\(n)", kind: "shell", payload: command, after: n >= 10 ? ["o\(n - 10)"] : [], queue: "hs")
+            }
+            ids += ops.map(\.id)
+            let r = try c.submit(ops, run: "hs")   // acknowledged: the standby holds it
+            try #require(r.accepted, "\(r.errors.prefix(3))")
+        }
+        try c.waitUntil("some operations to finish", timeout: 60) { try c.statusReply().queues.first { $0.name == "hs" }?.finished ?? 0 >= 20 }
+        try waitInSync(c, s)
+        let lag = try standbys(c)[0]
+
+        // The leader dies mid-run; the standby is promoted and takes over at the leader's address.
+        kill(c.coordinator.processIdentifier, SIGKILL)
+        c.coordinator.waitUntilExit()
+        let promotedAt = ContinuousClock.now
+        guard case .ack = try s.connect().request(.promote) else { Issue.record("no ACK to PROMOTE"); return }
+        // The first request it accepts (its own endpoint, then the leader's).
+        _ = try s.connect().request(.status(WireStatus()))
+        let takeover = ContinuousClock.now - promotedAt
+        let conn = try CoordinatorConnection(endpoint: c.endpoint, timeout: .seconds(30), curve: nil)
+        var w = WireWait()
+        w.run = "hs"
+        w.timeoutUs = 120_000_000
+        guard case .waitReply(let done) = try conn.request(.wait(w), timeout: .seconds(130)) else { Issue.record("no WAIT reply"); return }
+        #expect(done.finished, "\(s.logText)\n\(c.logs())")
+        #expect(done.succeededCount == UInt32(total), "\(done.failedCount) failed, \(done.cancelledCount) cancelled\n\(s.logText)")
+        guard case .statusReply(let st) = try conn.request(.status(WireStatus())) else { Issue.record("no STATUS"); return }
+        #expect(st.totalOperations == UInt64(total))
+
+        // Exactly one run per op: running work was reattached, not run again.
+        let lines = try String(contentsOfFile: runs, encoding: .utf8).split(separator: "\n")
+        var count: [Substring: Int] = [:]
+        for l in lines { count[l, default: 0] += 1 }
+        #expect(count.count == total, "\(count.count) of \(total) ran")
+        #expect(lines.count == count.count, "re-runs: \(count.filter { $0.value > 1 }.keys.sorted().prefix(10))\n\(s.logText)")
+        let workerLog = (try? String(contentsOf: c.dir.appendingPathComponent("hs-a.log"), encoding: .utf8)) ?? ""
+        #expect(s.logText.contains("promoted (PROMOTE request)"))
+        print("hot standby: takeover (PROMOTE to the first answered request) \(takeover); lag before the kill: \(lag.lagRecords) records, ack p50 \(lag.ackP50Us) µs p99 \(lag.ackP99Us) µs; worker re-registered holding parts: \(workerLog.contains("still held"))")
+    }
+
+    @Test func aLateStandbyCatchesUpFromTheSnapshotAndTheTail() throws {
+        // Small snapshots: the first segments are gone before the standby starts.
+        let c = try LocalCluster(heartbeatMs: 200, liveness: 5, coordinatorArgs: ["--snapshot-bytes", "4096"])
+        defer { c.stop() }
+        try c.startWorker("late-a", slots: 4, prefetch: 4)
+        for k in 0..<6 {
+            let r = try c.submit((0..<50).map { op("k\(k)-\($0)", kind: "echo", payload: "v\(k)-\($0)") }, run: "late")
+            try #require(r.accepted)
+        }
+        try c.wait((0..<6).flatMap { k in (0..<50).map { "late/k\(k)-\($0)" } })
+        try c.waitUntil("a snapshot", timeout: 30) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: c.stateDirectory!)) ?? []).contains { $0.hasPrefix("snapshot-") }
+        }
+        let s = try Standby(following: c, name: "late")
+        defer { s.stop() }
+        try waitInSync(c, s)
+        #expect(s.logText.contains("installed the leader's snapshot"), "\(s.logText)")
+        // More after it joined: the live stream.
+        let r = try c.submit((0..<20).map { op("after-\($0)", kind: "echo", payload: "w\($0)") }, run: "late")
+        try #require(r.accepted)
+        try c.wait((0..<20).map { "late/after-\($0)" })
+        try waitInSync(c, s)
+        let leader = try c.status((0..<20).map { "late/after-\($0)" } + ["late/k0-0", "late/k5-49"], withResults: true)
+
+        guard case .ack = try s.connect().request(.promote) else { Issue.record("no ACK to PROMOTE"); return }
+        var q = WireStatus()
+        q.opIds = (0..<20).map { "late/after-\($0)" } + ["late/k0-0", "late/k5-49"]
+        q.ops = true
+        q.withResults = true
+        guard case .statusReply(let st) = try s.connect().request(.status(q)) else { Issue.record("no STATUS"); return }
+        #expect(st.totalOperations == 320)
+        let mine = Dictionary(st.ops.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        #expect(mine.count == 22)
+        for (id, o) in leader {
+            #expect(mine[id]?.state == .finished && mine[id]?.outcome == o.outcome, "\(id): \(String(describing: mine[id])) vs \(o)")
+        }
+    }
+
+    @Test func aStandbyThatStopsAnsweringDoesNotStallTheLeader() throws {
+        let c = try LocalCluster(heartbeatMs: 200, liveness: 5, coordinatorArgs: ["--replication-timeout-ms", "500"])
+        defer { c.stop() }
+        let s = try Standby(following: c, name: "frozen")
+        defer { s.stop() }
+        try waitInSync(c, s)
+        kill(s.process.processIdentifier, SIGSTOP)
+        // Acknowledged within the bound (and a margin for a loaded machine), not never.
+        let started = ContinuousClock.now
+        let r = try c.submit([op("x1")], run: "frozen")
+        let took = ContinuousClock.now - started
+        #expect(r.accepted)
+        #expect(took < .seconds(5), "SUBMIT took \(took)")
+        #expect(took >= .milliseconds(450), "acknowledged before the standby's bound: it did not wait for it (\(took))")
+        try c.waitUntil("the leader to log the fallback", timeout: 10) {
+            ((try? String(contentsOf: c.dir.appendingPathComponent("opcoord.log"), encoding: .utf8)) ?? "").contains("did not acknowledge within 500 ms")
+        }
+        // Async now: the next acknowledgement does not wait at all.
+        #expect(try c.statusReply().replication == "async")
+        let again = ContinuousClock.now
+        _ = try c.submit([op("x2")], run: "frozen")
+        #expect(ContinuousClock.now - again < .milliseconds(450))
+        // Back: it catches up and is in sync again.
+        kill(s.process.processIdentifier, SIGCONT)
+        try waitInSync(c, s)
+        #expect(try c.statusReply().replication == "sync")
+    }
+
+    @Test func withKeysAStandbyNeedsTheCoordinatorRole() throws {
+        let c = try LocalCluster(heartbeatMs: 200, liveness: 5, keys: true)
+        defer { c.stop() }
+        try c.addKey("replica", roles: "coordinator")
+        try c.addKey("person", roles: "view")
+        let refused = try Standby(following: c, name: "nobody", keyName: "person")
+        defer { refused.stop() }
+        try c.waitUntil("the refusal to reach the standby", timeout: 20) { refused.logText.contains("lacks the 'coordinator' role") }
+        let s = try Standby(following: c, name: "replica", keyName: "replica")
+        defer { s.stop() }
+        try waitInSync(c, s)
+    }
+}
