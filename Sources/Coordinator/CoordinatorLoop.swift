@@ -206,6 +206,7 @@ final class CoordinatorLoop {
 
     /// Graceful stop: every worker hears DISCONNECT so it reconnects to the next coordinator at once.
     func shutdown() {
+        leaveLeader()
         for id in peers.workerIDs where !workerLinks.isLost(id) {
             var d = WireDisconnect()
             d.reason = "coordinator shutting down"
@@ -336,6 +337,9 @@ final class CoordinatorLoop {
             let key = SubmissionKey(key: s.submissionKey, digest: SubmissionDigest.of(body.last ?? []))
             clientRequest(envelope.message, ref: ClientRef(client: client, request: UInt64(rid)), key: key, principal: principal)
         case .hello(let h): workerHello(h, from: routing, principal: principal)
+        case .heartbeat where followerMessage(envelope.message, from: routing),
+             .disconnect where followerMessage(envelope.message, from: routing):
+            return
         case .credit, .started, .progress, .finished, .heartbeat, .disconnect:
             workerMessage(envelope.message, from: routing)
         case .submit, .cancelOps, .queue, .setPriority, .status, .why, .workers, .watch, .wait, .runs, .logs, .story:

@@ -22,6 +22,7 @@ import ZeroMQ
             state = cluster.dir.appendingPathComponent("\(name)-state").path
             log = cluster.dir.appendingPathComponent("\(name).log")
             let endpointFile = cluster.dir.appendingPathComponent("\(name).endpoint").path
+            try? FileManager.default.removeItem(atPath: endpointFile)   // a standby started again on this name
             var keyArgs: [String] = []
             if let keyName, let key = cluster.keyPath(keyName), let allow = cluster.allowFile, let pub = cluster.coordinatorPublicKey {
                 keyArgs = ["--key", key, "--allow", allow, "--leader-key", pub]
@@ -198,6 +199,37 @@ import ZeroMQ
         kill(s.process.processIdentifier, SIGCONT)
         try waitInSync(c, s)
         #expect(try c.statusReply().replication == "sync")
+    }
+
+    @Test func aRestartedStandbyGoesOnFromItsOwnRecordsAndAStoppingOneIsLetGoAtOnce() throws {
+        let c = try LocalCluster(heartbeatMs: 200, liveness: 5)
+        defer { c.stop() }
+        try c.startWorker("rs-a", slots: 4, prefetch: 4)
+        let first = try Standby(following: c, name: "again")
+        try waitInSync(c, first)
+        _ = try c.submit((0..<40).map { op("a\($0)", kind: "echo", payload: "a\($0)") }, run: "again")
+        try c.wait((0..<40).map { "again/a\($0)" })
+        try waitInSync(c, first)
+        // A graceful stop says so: the leader stops waiting for it at once, not after its silence.
+        first.stop()
+        try c.waitUntil("the leader to let the standby go", timeout: 5) { try standbys(c).isEmpty }
+        #expect(c.logs().contains("standby 'again' left: standby stopping"))
+        // More while it is away; then it comes back on the same state directory.
+        _ = try c.submit((0..<40).map { op("b\($0)", kind: "echo", payload: "b\($0)") }, run: "again")
+        try c.wait((0..<40).map { "again/b\($0)" })
+        let back = try Standby(following: c, name: "again")
+        defer { back.stop() }
+        try waitInSync(c, back)
+        #expect(!back.logText.contains("installed the leader's snapshot"), "it had the records: no snapshot needed")
+        #expect(back.logText.contains("following \(c.endpoint) as 'again' from record") && !back.logText.contains("from record 0;"), "\(back.logText)")
+        guard case .ack = try back.connect().request(.promote) else { Issue.record("no ACK to PROMOTE"); return }
+        var q = WireStatus()
+        q.opIds = ["again/a0", "again/b39"]
+        q.ops = true
+        q.withResults = true
+        guard case .statusReply(let st) = try back.connect().request(.status(q)) else { Issue.record("no STATUS"); return }
+        #expect(st.totalOperations == 80)
+        #expect(st.ops.map(\.state) == [.finished, .finished])
     }
 
     @Test func withKeysAStandbyNeedsTheCoordinatorRole() throws {

@@ -54,6 +54,21 @@ extension CoordinatorLoop {
         advanceSync()
     }
 
+    /// A standby's HEARTBEAT or DISCONNECT (true: it was one of ours, handled).
+    func followerMessage(_ message: Message, from routing: [UInt8]) -> Bool {
+        guard let i = replication.followers.index(of: routing) else { return false }
+        if case .disconnect(let d) = message {
+            let f = replication.followers.followers[i]
+            replication.followers.remove(routing: routing)
+            replication.readers[f.id] = nil
+            replication.snapshots[f.id] = nil
+            logger.notice("standby '\(clipped(f.name))' left: \(clipped(d.reason))")
+            if replication.followers.isEmpty { journal?.replicationFeed.setActive(false) }
+            advanceSync()
+        }
+        return true
+    }
+
     /// Once a loop pass: sends each standby what it may take, heartbeats idle ones, forgets silent
     /// ones, and stops waiting for a standby that does not acknowledge in time.
     func replicationPass() {

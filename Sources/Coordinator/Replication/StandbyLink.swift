@@ -129,8 +129,13 @@ extension CoordinatorLoop {
             default: break
             }
         case .heartbeat:
-            break
+            link.ackedDurable = .max   // answered with an acknowledgement: the leader counts it as alive
         case .error(let e):
+            // The leader forgot this standby (it was silent): ask again at once.
+            if e.command == UInt32(Command.replicaAck.rawValue) {
+                refollow(link)
+                return
+            }
             if let suppressed = logLimiter.admit("leader error \(e.code)", now: now) {
                 logger.error("standby: the leader \(link.leader) refused: \(clipped(e.message))\(heldBack(suppressed, "more not logged"))")
             }
@@ -206,6 +211,16 @@ extension CoordinatorLoop {
         var a = WireAck()
         a.affected = 1
         send(.ack(a), to: routing, requestID: requestID)
+    }
+
+    /// A standby stopping says so, so the leader stops waiting for it at once.
+    func leaveLeader() {
+        guard let link = replication.standby else { return }
+        var d = WireDisconnect()
+        d.reason = "standby stopping"
+        try? link.socket.set(.linger, 200)
+        link.send(.disconnect(d))
+        link.socket.close()
     }
 
     /// While a standby: what it answers instead of serving (nil: it handles the message).
