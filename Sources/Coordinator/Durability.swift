@@ -72,20 +72,25 @@ extension CoordinatorLoop {
         watchJournalHealth(journal)
         journalBehind = journal.bufferedBytes > Self.journalBacklogLimit
         if journal.bytesSinceSnapshot > max(config.snapshotMinBytes, 2 * journal.lastSnapshotBytes), !journal.snapshotInProgress {
-            // A copy of the core for the snapshot thread: copy-on-write makes it cheap here; the arrays
-            // this loop touches next are copied once, as it touches them.
-            let copy = core
-            trace.mark("before snapshot request", now: CoordinatorClock.nowMicros())
-            if journal.requestSnapshot({
-                // On the snapshot's own thread (it ends with the snapshot): a lower priority, so that on
-                // a busy machine the seconds a large snapshot takes are not taken from the loop thread.
-                SnapshotThread.yieldToLoop()
-                return copy.snapshotRecords().map { JournalEntry(at: $0.at, record: $0.record) }
-            }) {
-                logger.info("journal: snapshot of \(copy.totalOperations) operations requested (\(journal.bytesSinceSnapshot) bytes since the last)")
-            }
+            requestSnapshot(journal, why: "\(journal.bytesSinceSnapshot) bytes since the last")
         }
         for note in journal.takeNotes() { logger.notice("journal: \(note)") }
+    }
+
+    /// Starts a snapshot of the core as of now (also when a standby needs one and there is none).
+    func requestSnapshot(_ journal: JournalStore, why: String) {
+        // A copy of the core for the snapshot thread: copy-on-write makes it cheap here; the arrays
+        // this loop touches next are copied once, as it touches them.
+        let copy = core
+        trace.mark("before snapshot request", now: CoordinatorClock.nowMicros())
+        if journal.requestSnapshot({
+            // On the snapshot's own thread (it ends with the snapshot): a lower priority, so that on
+            // a busy machine the seconds a large snapshot takes are not taken from the loop thread.
+            SnapshotThread.yieldToLoop()
+            return copy.snapshotRecords().map { JournalEntry(at: $0.at, record: $0.record) }
+        }) {
+            logger.info("journal: snapshot of \(copy.totalOperations) operations requested (\(why))")
+        }
     }
 
     /// Sends a message to a client now, or once the journal has made durable what it may reveal.

@@ -62,6 +62,13 @@ struct ReplicationBookTests {
         #expect(got5)
     }
 
+    @Test func aStandbyOnAnotherHistoryGetsTheSnapshotEvenBehindTheLeader() {
+        var book = FollowerBook()
+        let (_, snapshot) = book.follow(routing: a, name: "b", from: 10, durable: 50, diverged: true, now: 0)
+        #expect(snapshot)
+        #expect(book.followers[0].durable == 0)   // what it holds counts for nothing until it acknowledges again
+    }
+
     @Test func aStandbyFollowingAgainReplacesItsOldEntryAndSilentOnesAreForgotten() {
         var book = FollowerBook()
         _ = book.follow(routing: a, name: "b", from: 0, durable: 0, now: 0)

@@ -86,6 +86,15 @@ struct ReplicationTests {
             let reader = JournalTailReader(directory: dir.state)
             #expect(try readAll(reader, from: UInt64(start), to: total) == Array(entries[start...]), "from \(start)")
         }
+        // A record's CRC as framed: what a standby and its leader compare.
+        let one = JournalTailReader(directory: dir.state)
+        guard case .records(_, 1, let frame) = one.read(from: 37, upTo: 38, maxBytes: 1) else { Issue.record("no record 37"); return }
+        var alone = JournalBatch()
+        alone.add(entries[37])
+        #expect(frame == alone.bytes)
+        #expect(JournalTailReader(directory: dir.state).crc(ofRecord: 37) == frame.withUnsafeBytes { JournalFormat.loadLE($0, 8) })
+        #expect(JournalTailReader(directory: dir.state).crc(ofRecord: 38) != JournalTailReader(directory: dir.state).crc(ofRecord: 37))
+        #expect(JournalTailReader(directory: dir.state).crc(ofRecord: total) == nil)
         // A limit short of the end stops there; nothing past it.
         let reader = JournalTailReader(directory: dir.state)
         #expect(try readAll(reader, from: 3, to: 10) == Array(entries[3..<10]))

@@ -161,7 +161,7 @@ enum Fixtures {
         add(.logsReply(logsReply), 22)
         add(.story(story), 23)
         add(.storyReply(storyReply), 23)
-        var follow = WireFollow(); follow.fromRecord = 42; follow.name = "standby-b"
+        var follow = WireFollow(); follow.fromRecord = 42; follow.name = "standby-b"; follow.lastCrc = 0xDEADBEEF
         add(.follow(follow), 0)
         var chunk = WireJournalChunk(); chunk.firstRecord = 42; chunk.records = 1; chunk.frames = Data([1, 2, 3])
         add(.journal(chunk), 0)

@@ -14,6 +14,8 @@ struct FollowerBook {
         case snapshot(number: Int, recordsAfter: UInt64, offset: Int, total: Int)
         /// Sending records from `next` (from the feed or from disk).
         case streaming
+        /// It needs a snapshot and there is none yet: one was requested.
+        case awaitingSnapshot
     }
 
     struct Follower: Equatable {
@@ -43,7 +45,7 @@ struct FollowerBook {
 
         var state: String {
             switch phase {
-            case .snapshot: "snapshot"
+            case .snapshot, .awaitingSnapshot: "snapshot"
             case .streaming: inSync ? "sync" : (caughtUpAt != nil ? "live" : "catching-up")
             }
         }
@@ -69,14 +71,26 @@ struct FollowerBook {
     /// read from its segments (nil: unknown, try). A standby ahead of the leader (it holds records the
     /// leader never made durable: another history) or behind what the segments hold gets the snapshot
     /// (`needsSnapshot` true; the caller then calls `startSnapshot`). Replaces a standby of the same name.
-    mutating func follow(routing: [UInt8], name: String, from: UInt64, durable: UInt64, now: Int64) -> (id: UInt64, needsSnapshot: Bool) {
+    /// `diverged`: its last record is not this journal's record there (another history).
+    mutating func follow(routing: [UInt8], name: String, from: UInt64, durable: UInt64, diverged: Bool = false,
+                         now: Int64) -> (id: UInt64, needsSnapshot: Bool) {
         followers.removeAll { $0.name == name || $0.routing == routing }
         let id = nextID
         nextID += 1
-        let ahead = from > durable
+        let ahead = from > durable || diverged
         followers.append(Follower(id: id, name: name, routing: routing, phase: .streaming, next: from, durable: ahead ? 0 : from,
                                   lastHeard: now, lastSent: now))
         return (id, ahead)
+    }
+
+    mutating func awaitSnapshot(_ id: UInt64) {
+        update(id) {
+            $0.phase = .awaitingSnapshot
+            $0.durable = 0
+            $0.caughtUpAt = nil
+            $0.inSync = false
+            $0.unacked.removeAll()
+        }
     }
 
     mutating func startSnapshot(_ id: UInt64, number: Int, recordsAfter: UInt64, total: Int) {

@@ -34,11 +34,20 @@ extension CoordinatorLoop {
             return
         }
         let durable = journal.durableRecords
-        let (id, ahead) = replication.followers.follow(routing: routing, name: f.name, from: f.fromRecord, durable: durable, now: now)
-        replication.readers[id] = JournalTailReader(directory: journal.directory)
+        let reader = JournalTailReader(directory: journal.directory)
+        // Its last record must be ours (one record read back from the segments; unknown: trusted).
+        var diverged = false
+        if f.lastCrc != 0, f.fromRecord > 0, f.fromRecord <= durable, let crc = reader.crc(ofRecord: f.fromRecord - 1) {
+            diverged = crc != f.lastCrc
+        }
+        let (id, snapshot) = replication.followers.follow(routing: routing, name: f.name, from: f.fromRecord, durable: durable,
+                                                          diverged: diverged, now: now)
+        replication.readers[id] = reader
         journal.replicationFeed.setActive(true)
-        logger.notice("standby '\(clipped(f.name))' follows from record \(f.fromRecord) (this journal holds \(durable))\(ahead ? ": it holds records this journal does not, so it gets the snapshot" : "")")
-        if ahead { startSnapshot(id, name: f.name) }
+        let why = diverged ? ": its record \(f.fromRecord - 1) is not this journal's (another history), so it gets the snapshot"
+            : snapshot ? ": it holds records this journal does not, so it gets the snapshot" : ""
+        logger.notice("standby '\(clipped(f.name))' follows from record \(f.fromRecord) (this journal holds \(durable))\(why)")
+        if snapshot { startSnapshot(id, name: f.name) }
     }
 
     /// REPLICA-ACK: flow control, and the records it holds durably.
@@ -116,12 +125,14 @@ extension CoordinatorLoop {
     }
 
     private func startSnapshot(_ id: UInt64, name: String) {
-        guard let journal, let snap = SnapshotFile.newest(in: journal.directory) else {
-            logger.error("standby '\(clipped(name))' needs a snapshot and this journal has none that fits; it is not followed")
-            if let f = replication.followers.followers.first(where: { $0.id == id }) {
-                sendError(.unexpected, "the leader cannot give this standby a starting point (no snapshot, and its position is not in the journal): start it with an empty state directory", requestID: 0, command: Command.follow.rawValue, to: f.routing)
-                replication.followers.remove(routing: f.routing)
+        guard let journal else { return }
+        guard let snap = SnapshotFile.newest(in: journal.directory) else {
+            // None yet (a young journal): take one now; the standby gets it once it is written.
+            if case .awaitingSnapshot? = replication.followers.followers.first(where: { $0.id == id })?.phase {} else {
+                replication.followers.awaitSnapshot(id)
+                logger.notice("standby '\(clipped(name))' needs a snapshot and there is none yet: taking one")
             }
+            if !journal.snapshotInProgress { requestSnapshot(journal, why: "standby '\(clipped(name))' needs one") }
             return
         }
         replication.snapshots[id] = snap
@@ -145,6 +156,11 @@ extension CoordinatorLoop {
                 send(.snapshot(piece), to: f.routing)
                 replication.followers.sentSnapshot(id, bytes: data.count, now: now)
                 if offset + data.count >= total { replication.snapshots[id] = nil }
+            case .awaitingSnapshot:
+                // Once the requested snapshot is in place (the snapshot thread writes it).
+                guard !journal.snapshotInProgress, SnapshotFile.newest(in: journal.directory) != nil else { return }
+                startSnapshot(id, name: f.name)
+                if case .awaitingSnapshot? = replication.followers.followers.first(where: { $0.id == id })?.phase { return }
             case .streaming:
                 guard f.next < durable else {
                     replication.followers.caughtUp(id, durable: durable)

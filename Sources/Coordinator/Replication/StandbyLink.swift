@@ -57,6 +57,10 @@ extension CoordinatorLoop {
         var f = WireFollow()
         f.fromRecord = link.position.position
         f.name = link.name
+        // Its last record's CRC, so a leader on another history is noticed (0: not in a segment here).
+        if f.fromRecord > 0, let journal {
+            f.lastCrc = JournalTailReader(directory: journal.directory).crc(ofRecord: f.fromRecord - 1) ?? 0
+        }
         link.position.followed()
         link.lastFollow = now
         link.ackedDurable = .max

@@ -155,3 +155,15 @@ public final class SnapshotFile {
         return Array(UnsafeRawBufferPointer(rebasing: file.bytes[offset..<end]))
     }
 }
+
+extension JournalTailReader {
+    /// The CRC-32C of record `index` as framed in the segments (nil: no segment holds it, or it is not
+    /// written yet). A standby and its leader compare their record before the standby's position: the
+    /// same count on another history (a leader that lost its tail and went on) shows as another CRC.
+    public func crc(ofRecord index: UInt64) -> UInt32? {
+        guard case .records(_, 1, let bytes) = read(from: index, upTo: index + 1, maxBytes: 1), bytes.count >= JournalFormat.frameHeaderSize else {
+            return nil
+        }
+        return bytes.withUnsafeBytes { JournalFormat.loadLE($0, 8) }
+    }
+}

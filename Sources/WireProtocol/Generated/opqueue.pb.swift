@@ -2325,6 +2325,10 @@ public nonisolated struct WireFollow: Sendable {
   /// the standby's name, for status and logs (required)
   public var name: String = String()
 
+  /// CRC-32C of the standby's last record (record from_record − 1) as framed; 0: not known. A leader whose
+  /// record there has another CRC sends its snapshot (the standby holds another history).
+  public var lastCrc: UInt32 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -5847,7 +5851,7 @@ nonisolated extension WireStoryReply: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension WireFollow: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Follow"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}from_record\0\u{1}name\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}from_record\0\u{1}name\0\u{3}last_crc\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5857,6 +5861,7 @@ nonisolated extension WireFollow: SwiftProtobuf.Message, SwiftProtobuf._MessageI
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.fromRecord) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 3: try { try decoder.decodeSingularFixed32Field(value: &self.lastCrc) }()
       default: break
       }
     }
@@ -5869,12 +5874,16 @@ nonisolated extension WireFollow: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     if !self.name.isEmpty {
       try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
     }
+    if self.lastCrc != 0 {
+      try visitor.visitSingularFixed32Field(value: self.lastCrc, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: WireFollow, rhs: WireFollow) -> Bool {
     if lhs.fromRecord != rhs.fromRecord {return false}
     if lhs.name != rhs.name {return false}
+    if lhs.lastCrc != rhs.lastCrc {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -243,12 +243,14 @@ class FinishedRecord(_message.Message):
     def __init__(self, op_id: _Optional[str] = ..., part: _Optional[int] = ..., attempt: _Optional[int] = ..., succeeded: _Optional[bytes] = ..., failed: _Optional[str] = ..., cancelled: _Optional[str] = ..., at_us: _Optional[int] = ..., started_at_us: _Optional[int] = ..., stdout_tail: _Optional[bytes] = ..., stderr_tail: _Optional[bytes] = ..., stdout_dropped: _Optional[int] = ..., stderr_dropped: _Optional[int] = ...) -> None: ...
 
 class Follow(_message.Message):
-    __slots__ = ["from_record", "name"]
+    __slots__ = ["from_record", "last_crc", "name"]
     FROM_RECORD_FIELD_NUMBER: _ClassVar[int]
+    LAST_CRC_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     from_record: int
+    last_crc: int
     name: str
-    def __init__(self, from_record: _Optional[int] = ..., name: _Optional[str] = ...) -> None: ...
+    def __init__(self, from_record: _Optional[int] = ..., name: _Optional[str] = ..., last_crc: _Optional[int] = ...) -> None: ...
 
 class Heartbeat(_message.Message):
     __slots__ = []
