@@ -156,10 +156,14 @@ extension CoordinatorLoop {
         return b
     }
 
-    /// Records from the leader: into this core as replay puts them (no recovery pass at takeover),
-    /// and into this journal byte for byte.
+    /// Records from the leader (checked and decoded): into this journal byte for byte, then into this
+    /// core as replay puts them (no recovery pass at takeover). The journal first: its fdatasync, which
+    /// the leader's acknowledgements wait for in sync mode, runs while the core replays.
     private func applyFromLeader(_ batch: JournalBatch, entries: ArraySlice<JournalEntry>) {
         guard let journal, !batch.isEmpty else { return }
+        // Wake this loop when it is durable, to acknowledge it.
+        durabilityWake.wanted.store(true, ordering: .releasing)
+        _ = journal.append(batch, urgent: true)
         var ignored: [Action] = []
         for e in entries {
             stimulus &+= 1
@@ -167,9 +171,6 @@ extension CoordinatorLoop {
             ignored.removeAll(keepingCapacity: true)
         }
         replication.standby?.recordsApplied += UInt64(entries.count)
-        // Wake this loop when it is durable, to acknowledge it.
-        durabilityWake.wanted.store(true, ordering: .releasing)
-        _ = journal.append(batch, urgent: true)
     }
 
     /// The whole snapshot arrived: the state directory starts again from it, and so does the core.

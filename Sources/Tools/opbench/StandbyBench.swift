@@ -97,7 +97,9 @@ func standbyRows(slots: Int, prefetch: Int, n: Int, budget: Double, rounds: Int,
                 let standby = withStandby ? try E2EStandby(following: cluster, mode: mode) : nil
                 defer { standby?.stop() }
                 let probe = withStandby ? try StandbyLagProbe(cluster) : nil
+                let standbyCPU0 = standby.map { E2ECluster.cpu($0.process.processIdentifier) }
                 var r = try independent(cluster, n: n, prefetch: prefetch, budget: budget)
+                if let standby, let c0 = standbyCPU0 { r.fields.append(("standby_cpu_s", E2ECluster.cpu(standby.process.processIdentifier) - c0)) }
                 r.name = "independent_standby"
                 r.flags = [("journal", true), ("standby", withStandby), ("sync", mode == "sync")]
                 if let (records, micros, last) = probe?.stop() {
