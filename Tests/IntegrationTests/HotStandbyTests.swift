@@ -321,9 +321,14 @@ import ZeroMQ
         first.stop()
         try c.waitUntil("the leader to let the standby go", timeout: 5) { try standbys(c).isEmpty }
         #expect(c.logs().contains("standby 'again' left: standby stopping"))
-        // More while it is away; then it comes back on the same state directory.
-        _ = try c.submit((0..<40).map { op("b\($0)", kind: "echo", payload: "b\($0)") }, run: "again")
-        try c.wait((0..<40).map { "again/b\($0)" })
+        // More while it is away (several MiB: more than the leader reads from its files in one pass);
+        // then it comes back on the same state directory.
+        let filler = String(repeating: "x", count: 400)
+        for k in 0..<4 {
+            let r = try c.submit((0..<2000).map { op("b\(k * 2000 + $0)", kind: "noop", payload: filler) }, run: "again")
+            try #require(r.accepted)
+        }
+        try c.wait((0..<8000).map { "again/b\($0)" }, timeout: 120)
         let back = try Standby(following: c, name: "again")
         defer { back.stop() }
         try waitInSync(c, back)
@@ -331,11 +336,11 @@ import ZeroMQ
         #expect(back.logText.contains("following \(c.endpoint) as 'again' from record") && !back.logText.contains("from record 0;"), "\(back.logText)")
         guard case .ack = try back.connect().request(.promote) else { Issue.record("no ACK to PROMOTE"); return }
         var q = WireStatus()
-        q.opIds = ["again/a0", "again/b39"]
+        q.opIds = ["again/a0", "again/b7999"]
         q.ops = true
         q.withResults = true
         guard case .statusReply(let st) = try back.connect().request(.status(q)) else { Issue.record("no STATUS"); return }
-        #expect(st.totalOperations == 80)
+        #expect(st.totalOperations == 8040)
         #expect(st.ops.map(\.state) == [.finished, .finished])
     }
 

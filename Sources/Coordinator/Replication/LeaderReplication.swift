@@ -83,7 +83,11 @@ extension CoordinatorLoop {
     func replicationPass() {
         guard let journal, !replication.followers.isEmpty else { return }
         let durable = journal.durableRecords
-        for f in replication.followers.followers { pump(f.id, durable: durable, journal: journal) }
+        // What a pass may read from files for standbys behind the feed: the loop's budget is 20 ms.
+        var fileBytes = ReplicationState.fileBytesPerPass
+        for f in replication.followers.followers { pump(f.id, durable: durable, journal: journal, fileBytes: &fileBytes) }
+        // Stopped by the budget with more to read: the next pass comes at once (`replicationDeadline`).
+        replication.filesPending = fileBytes <= 0
         let heartbeat = Int64(config.heartbeatIntervalMs) * 1000
         for f in replication.followers.followers where now - f.lastSent >= heartbeat {
             send(.heartbeat, to: f.routing)
@@ -109,6 +113,7 @@ extension CoordinatorLoop {
 
     /// When the loop must wake to check the sync bound (nil: nothing waits for a standby).
     var replicationDeadline: Int64? {
+        if replication.filesPending { return now }
         guard replicationSyncing, let journal, let since = replication.sync.waitingSince(leaderDurable: journal.durableSequence) else {
             return replication.followers.isEmpty ? nil : now + Int64(config.heartbeatIntervalMs) * 1000
         }
@@ -141,11 +146,12 @@ extension CoordinatorLoop {
     }
 
     /// Sends follower `id` what its window allows: snapshot pieces, then records up to `durable`.
-    private func pump(_ id: UInt64, durable: UInt64, journal: JournalStore) {
+    private func pump(_ id: UInt64, durable: UInt64, journal: JournalStore, fileBytes: inout Int) {
         while let f = replication.followers.followers.first(where: { $0.id == id }), replication.followers.mayStream(f) {
             switch f.phase {
             case .snapshot(let number, let after, let offset, let total):
-                guard let snap = replication.snapshots[id] else { return }
+                guard let snap = replication.snapshots[id], fileBytes > 0 else { return }
+                fileBytes -= min(ReplicationState.pieceBytes, total - offset)
                 var piece = WireSnapshotChunk()
                 piece.snapshot = UInt64(number)
                 piece.recordsAfter = after
@@ -180,10 +186,12 @@ extension CoordinatorLoop {
                     chunk.records = UInt32(last.end - f.next)
                     chunk.frames = bytes
                 case .fromDisk(let until):
+                    guard fileBytes > 0 else { return }   // the next pass goes on
                     let reader = replication.readers[id] ?? JournalTailReader(directory: journal.directory)
                     replication.readers[id] = reader
                     switch reader.read(from: f.next, upTo: min(until ?? durable, durable), maxBytes: ReplicationState.pieceBytes) {
                     case .records(_, let count, let bytes):
+                        fileBytes -= bytes.count
                         chunk.records = UInt32(count)
                         chunk.frames = Data(bytes)
                     case .gone:
