@@ -312,14 +312,9 @@ final class CoordinatorLoop {
             principal = p
         }
         if let refusal = standbyRefusal(envelope.message) {
-            if case .hello = envelope.message {
-                // ERROR `unexpected` sends a worker back to connecting (it tries again later), unlike REJECT.
-                sendError(.unexpected, refusal, requestID: rid, command: envelope.message.command.rawValue, to: routing)
-            } else if case .replicaAck = envelope.message {
-                return
-            } else {
-                sendError(.unexpected, refusal, requestID: rid, command: envelope.message.command.rawValue, to: routing)
-            }
+            // ERROR `unexpected`: a worker goes back to connecting and tries again later (REJECT would stop it).
+            if case .replicaAck = envelope.message { return }
+            sendError(.unexpected, refusal, requestID: rid, command: envelope.message.command.rawValue, to: routing)
             return
         }
         if case .watch = envelope.message { backlog.streamReopened(routing) }   // after `watch too slow`

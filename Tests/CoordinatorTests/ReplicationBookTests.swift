@@ -103,6 +103,18 @@ struct ReplicationBookTests {
         #expect(sync.records == 105)
     }
 
+    @Test func withNoStandbyInSyncNothingIsKeptPerBatch() {
+        var sync = SyncPoint(records: 0, sequence: 0)
+        for s in 1...1000 { sync.appended(sequence: UInt64(s), records: 2, now: Int64(s), waitsForStandby: false) }
+        #expect(sync.records == 2000 && sync.replicatedSequence == 1000 && sync.waitingSince(leaderDurable: 1000) == nil)
+        // One that waits, then one that does not: the second stays behind the first (in order).
+        sync.appended(sequence: 1001, records: 1, now: 5, waitsForStandby: true)
+        sync.appended(sequence: 1002, records: 1, now: 6, waitsForStandby: false)
+        #expect(sync.replicatedSequence == 1000)
+        sync.replicated(through: 2002)
+        #expect(sync.replicatedSequence == 1002)
+    }
+
     @Test func aStandbyAppliesRecordsInOrderOnlyAndAsksAgainOnAGap() {
         var p = StandbyPosition(position: 10)
         let got8 = p.journal(first: 10, records: 5)

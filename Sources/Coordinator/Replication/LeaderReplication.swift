@@ -18,7 +18,7 @@ extension CoordinatorLoop {
 
     /// A batch went to the journal (sync mode counts its records).
     func replicationAppended(sequence: UInt64, records: Int) {
-        replication.sync.appended(sequence: sequence, records: records, now: now)
+        replication.sync.appended(sequence: sequence, records: records, now: now, waitsForStandby: replicationSyncing)
     }
 
     /// FOLLOW from a standby: its stream starts (again) from what it holds.

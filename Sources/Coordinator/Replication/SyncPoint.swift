@@ -17,9 +17,17 @@ struct SyncPoint {
         replicatedSequence = sequence
     }
 
-    mutating func appended(sequence: UInt64, records count: Int, now: Int64) {
+    /// `waitsForStandby`: a standby is in sync (the batch is kept until one holds it); else it counts as
+    /// released at once and nothing is kept.
+    mutating func appended(sequence: UInt64, records count: Int, now: Int64, waitsForStandby: Bool = true) {
         records += UInt64(count)
-        batches.append((sequence, records, now))
+        if waitsForStandby {
+            batches.append((sequence, records, now))
+        } else if head == batches.count {
+            replicatedSequence = sequence
+        } else {
+            batches.append((sequence, records, now))   // behind others still waiting: in order
+        }
     }
 
     /// Standbys hold records up to `durable`.
