@@ -81,7 +81,10 @@ extension CoordinatorLoop {
     /// Once a loop pass: sends each standby what it may take, heartbeats idle ones, forgets silent
     /// ones, and stops waiting for a standby that does not acknowledge in time.
     func replicationPass() {
-        guard let journal, !replication.followers.isEmpty else { return }
+        guard let journal, !replication.followers.isEmpty else {
+            replication.filesPending = false
+            return
+        }
         let durable = journal.durableRecords
         // What a pass may read from files for standbys behind the feed: the loop's budget is 20 ms.
         var fileBytes = ReplicationState.fileBytesPerPass
@@ -113,7 +116,7 @@ extension CoordinatorLoop {
 
     /// When the loop must wake to check the sync bound (nil: nothing waits for a standby).
     var replicationDeadline: Int64? {
-        if replication.filesPending { return now }
+        if replication.filesPending && !replication.followers.isEmpty { return now }
         guard replicationSyncing, let journal, let since = replication.sync.waitingSince(leaderDurable: journal.durableSequence) else {
             return replication.followers.isEmpty ? nil : now + Int64(config.heartbeatIntervalMs) * 1000
         }
