@@ -354,6 +354,28 @@ import ZeroMQ
         #expect(st.ops.map(\.state) == [.finished, .finished])
     }
 
+    @Test func opctlListsTheStandbysAndPromotesOnlyAStandby() throws {
+        let c = try LocalCluster(heartbeatMs: 200, liveness: 5)
+        defer { c.stop() }
+        let opctl = Binaries.path("opctl")
+        let none = try CommandLineTests.run(opctl, ["ha", "standbys", "--coordinator", c.endpoint])
+        #expect(none.status == 0 && none.stdout.contains("no standby follows"), "\(none.stdout)\(none.stderr)")
+        let s = try Standby(following: c, name: "cli")
+        defer { s.stop() }
+        try waitInSync(c, s)
+        let listed = try CommandLineTests.run(opctl, ["ha", "standbys", "--coordinator", c.endpoint])
+        #expect(listed.status == 0 && listed.stdout.contains("replication: sync") && listed.stdout.contains("cli  sync"), "\(listed.stdout)")
+        let json = try CommandLineTests.run(opctl, ["ha", "standbys", "--coordinator", c.endpoint, "--json"])
+        #expect(json.stdout.contains(#""name":"cli""#) && json.stdout.contains(#""state":"sync""#), "\(json.stdout)")
+        // The leader is not a standby: PROMOTE is refused, saying why.
+        let refused = try CommandLineTests.run(opctl, ["ha", "promote", "--coordinator", c.endpoint])
+        #expect(refused.status != 0 && refused.stderr.contains("not a standby"), "\(refused.stderr)")
+        let promoted = try CommandLineTests.run(opctl, ["ha", "promote", "--coordinator", s.endpoint])
+        #expect(promoted.status == 0 && promoted.stdout.contains("promoted"), "\(promoted.stdout)\(promoted.stderr)")
+        // It serves now.
+        guard case .statusReply = try s.connect().request(.status(WireStatus())) else { Issue.record("no STATUS"); return }
+    }
+
     @Test func withKeysAStandbyNeedsTheCoordinatorRole() throws {
         let c = try LocalCluster(heartbeatMs: 200, liveness: 5, keys: true)
         defer { c.stop() }
