@@ -13,6 +13,7 @@ final class CoordinatorLoop {
     let socket: Socket
     let poller = Poller()
     let waker: Waker
+    let zmqContext: Context
     let logger: Logger
     let config: CoordinatorConfig
 
@@ -27,7 +28,7 @@ final class CoordinatorLoop {
     var slowStreamsEnded = 0, droppedSinceTrim = 0, clientsAtTrim = 0
     private var nextMemoryCheck: Int64 = 0
     private var actions: [Action] = []
-    private var stimulus: UInt64 = 0
+    var stimulus: UInt64 = 0
     var now: Int64 = 0
     private var nextTick: Int64 = .max
     /// Collected replies, WAIT deadlines, WATCH streams.
@@ -47,7 +48,7 @@ final class CoordinatorLoop {
     var logLimiter = LogLimiter()
     /// The write-ahead journal (A5; Durability.swift), nil when ephemeral; this pass's records; client
     /// messages waiting for theirs to be durable.
-    let journal: JournalStore?
+    var journal: JournalStore?
     var journalBatch = JournalBatch()
     var gate = DurabilityGate()
     let durabilityWake = DurabilityWake()
@@ -60,10 +61,13 @@ final class CoordinatorLoop {
     /// With keys: the ROUTER's failed handshakes, so peers refused before the ZAP handler is asked (no
     /// keys at all: a mechanism mismatch) are logged as refusals too.
     private var handshakeMonitor: SocketMonitor?
+    /// Hot standby (issue 29, Replication/): this leader's standbys, or this standby's link.
+    let replication = ReplicationState()
 
     init(config: CoordinatorConfig, context: Context, waker: Waker, logger: Logger) throws {
         self.config = config
         self.waker = waker
+        zmqContext = context
         self.logger = logger
         ha = config.leadership.map { LeadershipState(box: $0) }
         workerLinks = WorkerLinks(heartbeatInterval: Int64(config.heartbeatIntervalMs) * 1000)
@@ -79,6 +83,7 @@ final class CoordinatorLoop {
         coreConfig.journal = config.stateDirectory != nil
         if config.metricsBoard != nil { coreConfig.metricsSampleCapacity = 100_000 }
         (core, journal) = try Self.recover(config, coreConfig, waker: waker, wake: durabilityWake, logger: logger)
+        replication.sync = SyncPoint(records: journal?.durableRecords ?? 0, sequence: 0)
         logStore = LogStore(capacity: config.logStoreBytes)
         socket = try Socket(context, type: .router)
         if let access = config.access {
@@ -133,13 +138,20 @@ final class CoordinatorLoop {
     static let longSubmitOps = 2048
 
     func run(stopRequested: () -> Bool) throws {
-        if ha == nil { startServing() }
+        // A standby (`--follow`) replays its leader's journal until promoted; with `--ha` a coordinator
+        // serves once elected; otherwise it serves at once.
+        if config.replication.follow != nil {
+            now = CoordinatorClock.nowMicros()
+            try startStandby()
+        } else if ha == nil {
+            startServing()
+        }
         while !stopRequested() {
             now = CoordinatorClock.nowMicros()
-            if ha != nil, !leadershipServes() { try standbyPass(); continue }
+            if ha != nil, !leadershipServes() { try notLeaderPass(); continue }
             let waitUntil = min(nextTick, clientBook.nextDeadline ?? .max, workerLinks.nextSweep, now + 1_000_000,
                                 backlog.isEmpty ? .max : nextBacklogTry, eventStreams.isEmpty ? .max : nextEventFlush,
-                                ha?.deadline ?? .max)
+                                ha?.deadline ?? .max, replicationDeadline ?? .max)
             try pass(waitUntil: waitUntil)
         }
     }
@@ -157,7 +169,8 @@ final class CoordinatorLoop {
         }
     }
 
-    /// One pass of the serving loop: wait, read a burst, tick, flush, commit, heartbeat.
+    /// One pass of the serving loop: wait, read a burst, (a standby: follow its leader), tick, flush,
+    /// commit, replicate, heartbeat.
     private func pass(waitUntil: Int64) throws {
         aboutToRead()
         try poller.poll(timeout: .microseconds(max(0, waitUntil - now)))
@@ -170,7 +183,10 @@ final class CoordinatorLoop {
         if handshakeMonitor != nil, poller.isReadable(2) { drainHandshakeFailures() }
         now = CoordinatorClock.nowMicros()
         if ha != nil, !leadershipServes() { return }   // the deadline passed during the burst: send nothing
-        if now >= nextTick {
+        if replication.standby != nil { try followPass() }
+        if config.replication.promotion.take() { _ = promote(reason: "promote()") }
+        // A standby's core only replays: no timers (its leader's records say what they decided).
+        if now >= nextTick && replication.standby == nil {
             nextTick = .max
             feed(.tick)
         }
@@ -181,6 +197,7 @@ final class CoordinatorLoop {
         flush()
         trace.mark("flush", now: CoordinatorClock.nowMicros())
         commitJournal()
+        replicationPass()
         trace.mark("journal commit", now: CoordinatorClock.nowMicros())
         for w in workerLinks.idleWorkers(now: now) { send(.heartbeat, toWorker: w) }
         if now >= nextPeerSweep { forgetIdlePeers() }
@@ -210,6 +227,7 @@ final class CoordinatorLoop {
 
     /// Graceful stop: every worker hears DISCONNECT so it reconnects to the next coordinator at once.
     func shutdown() {
+        leaveLeader()
         // A standby's workers are another leader's now (it told them DISCONNECT when they spoke).
         for id in peers.workerIDs where !workerLinks.isLost(id) && (ha == nil || ha!.stamp > 0) {
             var d = WireDisconnect()
@@ -315,6 +333,12 @@ final class CoordinatorLoop {
             guard let p = authorize(envelope, from: routing, user: user, inProcess: config.internalEndpoint != nil) else { return }
             principal = p
         }
+        if let refusal = standbyRefusal(envelope.message) {
+            // ERROR `unexpected`: a worker goes back to connecting and tries again later (REJECT would stop it).
+            if case .replicaAck = envelope.message { return }
+            sendError(.unexpected, refusal, requestID: rid, command: envelope.message.command.rawValue, to: routing)
+            return
+        }
         if case .watch = envelope.message { backlog.streamReopened(routing) }   // after `watch too slow`
         if case .submit(let s) = envelope.message {
             lastInput = (.submit, s.operations.count)
@@ -330,6 +354,9 @@ final class CoordinatorLoop {
             let key = SubmissionKey(key: s.submissionKey, digest: SubmissionDigest.of(body.last ?? []))
             clientRequest(envelope.message, ref: ClientRef(client: client, request: UInt64(rid)), key: key, principal: principal)
         case .hello(let h): workerHello(h, from: routing, principal: principal)
+        case .heartbeat where followerMessage(envelope.message, from: routing),
+             .disconnect where followerMessage(envelope.message, from: routing):
+            return
         case .credit, .started, .progress, .finished, .heartbeat, .disconnect:
             workerMessage(envelope.message, from: routing)
         case .ha(let h):
@@ -338,8 +365,11 @@ final class CoordinatorLoop {
             let client = peers.client(for: routing, now: now)
             if let p = principal { noteKey(p.key, client: client, name: p.name) }
             clientRequest(envelope.message, ref: ClientRef(client: client, request: UInt64(rid)), principal: principal)
+        case .follow(let f): follow(f, from: routing, requestID: rid)
+        case .replicaAck(let a): replicaAck(a, from: routing)
+        case .promote: promoteRequest(from: routing, requestID: rid)
         case .welcome, .reject, .dispatch, .cancel, .submitReply, .ack, .statusReply, .whyReply,
-             .workersReply, .event, .waitReply, .runsReply, .logsReply, .storyReply, .haReply, .error:
+             .workersReply, .event, .waitReply, .runsReply, .logsReply, .storyReply, .haReply, .error, .journal, .snapshot:
             sendError(.unexpected, "\(envelope.message.command) is sent by the coordinator, not to it",
                       requestID: rid, command: envelope.message.command.rawValue, to: routing)
         }

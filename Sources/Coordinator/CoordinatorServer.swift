@@ -56,6 +56,8 @@ public struct CoordinatorConfig: Sendable {
     public var metricsBoard: MetricsBoard?
     /// `--ha` (issue 29): where the election leaves this coordinator's role (`setRole`); nil serves always.
     public var leadership: LeadershipBox?
+    /// Hot standby (issue 29): sync or async replication to standbys, and `--follow`.
+    public var replication = ReplicationConfig()
 
     public init(bind: String) { self.bind = bind }
 }
@@ -108,6 +110,13 @@ public final class CoordinatorServer: Sendable {
     /// (`--ha`) The election's latest role for the loop, from any thread: stored, and the loop woken.
     public func setRole(_ role: CoordinatorRole) {
         config.leadership?.set(role)
+        waker.wake()
+    }
+
+    /// Turns a standby (`--follow`) into the serving coordinator at once (issue 29): the entry point
+    /// an election calls when it wins. Safe from any thread; nothing happens on a coordinator that serves.
+    public func promote() {
+        config.replication.promotion.request()
         waker.wake()
     }
 

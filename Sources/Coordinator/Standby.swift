@@ -45,14 +45,39 @@ extension CoordinatorLoop {
         let firstTerm = serving && !ha.hasLed
         if serving { ha.hasLed = true }
         self.ha = ha
-        if firstTerm { startServing() }
+        if serving, replication.standby != nil {
+            // Elected while following the last leader: its core is current; it serves at once (no recovery).
+            promote(reason: "elected leader (epoch \(ha.role.epoch))")
+        } else if firstTerm {
+            startServing()
+        } else if !serving, case .standby(let leader?, _) = ha.role {
+            followElected(leader)
+        }
         return serving
+    }
+
+    /// While not leading (`--ha` with a journal): follow the journal of the leader the election names, as
+    /// a hot standby (Replication/), so that winning a later election needs no recovery pass. A leader that
+    /// changes is followed anew; this coordinator's own address is never followed.
+    func followElected(_ leader: String) {
+        guard var follow = config.replication.electedFollow, leader != ha?.box.currentDetails.advertise else { return }
+        if let link = replication.standby {
+            if link.leader == leader { return }
+            link.close(poller: poller)
+            replication.standby = nil
+        }
+        follow.leader = leader
+        do { try startStandby(following: follow) } catch {
+            if let suppressed = logLimiter.admit("follow elected", now: now) {
+                logger.error("cannot follow the elected leader \(leader): \(error)\(heldBack(suppressed, "more not logged"))")
+            }
+        }
     }
 
     /// One pass while not serving: every request and HELLO is answered with ERROR NOT_LEADER, a worker
     /// of an earlier term hears DISCONNECT (so it goes to find the leader); nothing is dispatched,
     /// flushed, ticked or answered otherwise. Wakes when the role changes (the waker) or within 100 ms.
-    func standbyPass() throws {
+    func notLeaderPass() throws {
         waker.drain()
         while let frames = try socket.receiveMultipart(flags: .dontWait) {
             guard frames.count >= 2 else { continue }
@@ -62,6 +87,8 @@ extension CoordinatorLoop {
         try poller.poll(timeout: .microseconds(100_000))
         now = CoordinatorClock.nowMicros()
         pulse.woke(at: now)
+        // Following the elected leader's journal (its records go to this journal and core).
+        if replication.standby != nil { try followPass() }
         if now >= nextMetricsPublish { publishMetrics(); nextMetricsPublish = now + 1_000_000 }   // the role, for /metrics
     }
 

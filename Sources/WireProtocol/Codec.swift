@@ -59,6 +59,11 @@ public enum WireCodec {
         case .storyReply(let m): serialize(m)
         case .ha(let m): serialize(m)
         case .haReply(let m): serialize(m)
+        case .follow(let m): serialize(m)
+        case .journal(let m): serialize(m)
+        case .snapshot(let m): serialize(m)
+        case .replicaAck(let m): serialize(m)
+        case .promote: []
         }
     }
 
@@ -150,6 +155,11 @@ public enum WireCodec {
             case .storyReply: return .storyReply(try p(body))
             case .ha: return .ha(try p(body))
             case .haReply: return .haReply(try p(body))
+            case .follow: return .follow(try p(body))
+            case .journal: return .journal(try p(body))
+            case .snapshot: return .snapshot(try p(body))
+            case .replicaAck: return .replicaAck(try p(body))
+            case .promote: _ = try p(body) as WirePromote; return .promote
             }
         } catch {
             throw .malformedBody(command, detail: String(describing: error))

@@ -188,6 +188,17 @@ extension WireCodec {
             try c.text(m.group, "group")
             try c.text(m.advertise, "advertise")
             try c.text(m.store, "store")
+        case .follow(let m):
+            try c.id(m.name, "name")
+        case .journal(let m):
+            if m.records == 0 { throw .missingField(c.command, field: "records") }
+            if m.frames.isEmpty { throw .missingField(c.command, field: "frames") }
+        case .snapshot(let m):
+            if m.offset > m.total || UInt64(m.data.count) > m.total - m.offset {
+                throw .fieldOutOfRange(c.command, field: "offset", detail: "\(m.offset) + \(m.data.count) bytes > total \(m.total)")
+            }
+        case .replicaAck, .promote:
+            break
         }
     }
 }

@@ -3,12 +3,13 @@ import Foundation
 import OpClient
 import WireProtocol
 
-/// `opctl ha status|step-down` (issue 29): a coordinator group's leadership (PROTOCOL.md §14).
+/// `opctl ha status|step-down|promote|standbys` (issue 29): a coordinator group's leadership (PROTOCOL.md
+/// §14) and its hot standbys (§5.29, HighAvailability.swift).
 struct HA: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ha",
-        abstract: "Leadership of a group of coordinators run with --ha (status, step-down).",
-        subcommands: [HAStatus.self, HAStepDown.self])
+        abstract: "High availability: leadership of coordinators run with --ha (status, step-down) and hot standbys (promote, standbys).",
+        subcommands: [HAStatus.self, HAStepDown.self, HAPromote.self, HAStandbys.self])
 }
 
 struct HAStatus: ParsableCommand {

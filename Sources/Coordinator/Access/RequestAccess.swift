@@ -63,8 +63,12 @@ enum RequestAccess {
             return opsDenial(s.opIds, run: s.run, p, queueOf)
         case .queue(let q):
             return p.roles.contains(.admin) ? nil : "changing queue '\(q.settings.name)' (limit, suspension, fairness) needs the 'admin' role"
+        case .follow, .replicaAck:
+            return p.roles.contains(.coordinator) ? nil : "key '\(p.name)' may not follow the journal (it lacks the 'coordinator' role)"
+        case .promote:
+            return p.roles.contains(.admin) ? nil : "promoting a standby needs the 'admin' role"
         case .welcome, .reject, .dispatch, .cancel, .submitReply, .ack, .statusReply, .whyReply,
-             .workersReply, .event, .waitReply, .runsReply, .logsReply, .storyReply, .haReply, .error:
+             .workersReply, .event, .waitReply, .runsReply, .logsReply, .storyReply, .haReply, .error, .journal, .snapshot:
             return nil   // answered as unexpected by the loop, whoever sends them
         }
     }

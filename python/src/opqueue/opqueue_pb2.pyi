@@ -255,6 +255,16 @@ class FinishedRecord(_message.Message):
     succeeded: bytes
     def __init__(self, op_id: _Optional[str] = ..., part: _Optional[int] = ..., attempt: _Optional[int] = ..., succeeded: _Optional[bytes] = ..., failed: _Optional[str] = ..., cancelled: _Optional[str] = ..., at_us: _Optional[int] = ..., started_at_us: _Optional[int] = ..., stdout_tail: _Optional[bytes] = ..., stderr_tail: _Optional[bytes] = ..., stdout_dropped: _Optional[int] = ..., stderr_dropped: _Optional[int] = ...) -> None: ...
 
+class Follow(_message.Message):
+    __slots__ = ["from_record", "last_crc", "name"]
+    FROM_RECORD_FIELD_NUMBER: _ClassVar[int]
+    LAST_CRC_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    from_record: int
+    last_crc: int
+    name: str
+    def __init__(self, from_record: _Optional[int] = ..., name: _Optional[str] = ..., last_crc: _Optional[int] = ...) -> None: ...
+
 class Heartbeat(_message.Message):
     __slots__ = []
     def __init__(self) -> None: ...
@@ -320,6 +330,16 @@ class Input(_message.Message):
     dependency_id: str
     result: bytes
     def __init__(self, dependency_id: _Optional[str] = ..., result: _Optional[bytes] = ...) -> None: ...
+
+class JournalChunk(_message.Message):
+    __slots__ = ["first_record", "frames", "records"]
+    FIRST_RECORD_FIELD_NUMBER: _ClassVar[int]
+    FRAMES_FIELD_NUMBER: _ClassVar[int]
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    first_record: int
+    frames: bytes
+    records: int
+    def __init__(self, first_record: _Optional[int] = ..., records: _Optional[int] = ..., frames: _Optional[bytes] = ...) -> None: ...
 
 class Logs(_message.Message):
     __slots__ = ["attempt", "op_id", "run"]
@@ -497,6 +517,10 @@ class ProgressRecord(_message.Message):
     total: int
     def __init__(self, op_id: _Optional[str] = ..., part: _Optional[int] = ..., attempt: _Optional[int] = ..., fraction: _Optional[float] = ..., done: _Optional[int] = ..., total: _Optional[int] = ..., message: _Optional[str] = ...) -> None: ...
 
+class Promote(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
 class QueueControl(_message.Message):
     __slots__ = ["settings"]
     SETTINGS_FIELD_NUMBER: _ClassVar[int]
@@ -586,6 +610,14 @@ class Reject(_message.Message):
     code: ErrorCode
     reason: str
     def __init__(self, code: _Optional[_Union[ErrorCode, str]] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class ReplicaAck(_message.Message):
+    __slots__ = ["durable_record", "received"]
+    DURABLE_RECORD_FIELD_NUMBER: _ClassVar[int]
+    RECEIVED_FIELD_NUMBER: _ClassVar[int]
+    durable_record: int
+    received: int
+    def __init__(self, received: _Optional[int] = ..., durable_record: _Optional[int] = ...) -> None: ...
 
 class RunInfo(_message.Message):
     __slots__ = ["bytes", "cancelled", "dispatched", "evict_at_us", "executing", "failed", "finished_us", "id", "pending", "ready", "results_evicted", "submitted_us", "submitter", "succeeded", "total"]
@@ -685,6 +717,38 @@ class ShareWeight(_message.Message):
     weight: int
     def __init__(self, share: _Optional[str] = ..., weight: _Optional[int] = ...) -> None: ...
 
+class SnapshotChunk(_message.Message):
+    __slots__ = ["data", "offset", "records_after", "snapshot", "total"]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    RECORDS_AFTER_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    offset: int
+    records_after: int
+    snapshot: int
+    total: int
+    def __init__(self, snapshot: _Optional[int] = ..., records_after: _Optional[int] = ..., offset: _Optional[int] = ..., total: _Optional[int] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class StandbyInfo(_message.Message):
+    __slots__ = ["ack_p50_us", "ack_p99_us", "durable_record", "lag_records", "lag_us", "name", "state"]
+    ACK_P50_US_FIELD_NUMBER: _ClassVar[int]
+    ACK_P99_US_FIELD_NUMBER: _ClassVar[int]
+    DURABLE_RECORD_FIELD_NUMBER: _ClassVar[int]
+    LAG_RECORDS_FIELD_NUMBER: _ClassVar[int]
+    LAG_US_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    ack_p50_us: int
+    ack_p99_us: int
+    durable_record: int
+    lag_records: int
+    lag_us: int
+    name: str
+    state: str
+    def __init__(self, name: _Optional[str] = ..., durable_record: _Optional[int] = ..., lag_records: _Optional[int] = ..., lag_us: _Optional[int] = ..., state: _Optional[str] = ..., ack_p50_us: _Optional[int] = ..., ack_p99_us: _Optional[int] = ...) -> None: ...
+
 class Started(_message.Message):
     __slots__ = ["parts", "sent_us"]
     PARTS_FIELD_NUMBER: _ClassVar[int]
@@ -718,7 +782,7 @@ class Status(_message.Message):
     def __init__(self, op_ids: _Optional[_Iterable[str]] = ..., queue: _Optional[str] = ..., limit: _Optional[int] = ..., after: _Optional[str] = ..., with_results: bool = ..., ops: bool = ..., run: _Optional[str] = ..., states: _Optional[_Iterable[_Union[OpState, str]]] = ..., worker: _Optional[str] = ..., with_spec: bool = ...) -> None: ...
 
 class StatusReply(_message.Message):
-    __slots__ = ["auth_failures", "coordinator_cpu_us", "coordinator_rss_bytes", "epoch", "fenced", "matched", "next_after", "not_found", "now_us", "omitted", "ops", "queues", "security", "total_operations", "unplaceable"]
+    __slots__ = ["auth_failures", "coordinator_cpu_us", "coordinator_rss_bytes", "epoch", "fenced", "matched", "next_after", "not_found", "now_us", "omitted", "ops", "queues", "replication", "security", "standbys", "total_operations", "unplaceable"]
     AUTH_FAILURES_FIELD_NUMBER: _ClassVar[int]
     COORDINATOR_CPU_US_FIELD_NUMBER: _ClassVar[int]
     COORDINATOR_RSS_BYTES_FIELD_NUMBER: _ClassVar[int]
@@ -731,7 +795,9 @@ class StatusReply(_message.Message):
     OMITTED_FIELD_NUMBER: _ClassVar[int]
     OPS_FIELD_NUMBER: _ClassVar[int]
     QUEUES_FIELD_NUMBER: _ClassVar[int]
+    REPLICATION_FIELD_NUMBER: _ClassVar[int]
     SECURITY_FIELD_NUMBER: _ClassVar[int]
+    STANDBYS_FIELD_NUMBER: _ClassVar[int]
     TOTAL_OPERATIONS_FIELD_NUMBER: _ClassVar[int]
     UNPLACEABLE_FIELD_NUMBER: _ClassVar[int]
     auth_failures: int
@@ -746,10 +812,12 @@ class StatusReply(_message.Message):
     omitted: _containers.RepeatedScalarFieldContainer[str]
     ops: _containers.RepeatedCompositeFieldContainer[OpStatus]
     queues: _containers.RepeatedCompositeFieldContainer[QueueCounts]
+    replication: str
     security: str
+    standbys: _containers.RepeatedCompositeFieldContainer[StandbyInfo]
     total_operations: int
     unplaceable: _containers.RepeatedCompositeFieldContainer[Unplaceable]
-    def __init__(self, queues: _Optional[_Iterable[_Union[QueueCounts, _Mapping]]] = ..., ops: _Optional[_Iterable[_Union[OpStatus, _Mapping]]] = ..., next_after: _Optional[str] = ..., not_found: _Optional[_Iterable[str]] = ..., now_us: _Optional[int] = ..., fenced: _Optional[int] = ..., total_operations: _Optional[int] = ..., coordinator_rss_bytes: _Optional[int] = ..., coordinator_cpu_us: _Optional[int] = ..., unplaceable: _Optional[_Iterable[_Union[Unplaceable, _Mapping]]] = ..., omitted: _Optional[_Iterable[str]] = ..., matched: _Optional[int] = ..., security: _Optional[str] = ..., auth_failures: _Optional[int] = ..., epoch: _Optional[int] = ...) -> None: ...
+    def __init__(self, queues: _Optional[_Iterable[_Union[QueueCounts, _Mapping]]] = ..., ops: _Optional[_Iterable[_Union[OpStatus, _Mapping]]] = ..., next_after: _Optional[str] = ..., not_found: _Optional[_Iterable[str]] = ..., now_us: _Optional[int] = ..., fenced: _Optional[int] = ..., total_operations: _Optional[int] = ..., coordinator_rss_bytes: _Optional[int] = ..., coordinator_cpu_us: _Optional[int] = ..., unplaceable: _Optional[_Iterable[_Union[Unplaceable, _Mapping]]] = ..., omitted: _Optional[_Iterable[str]] = ..., matched: _Optional[int] = ..., security: _Optional[str] = ..., auth_failures: _Optional[int] = ..., epoch: _Optional[int] = ..., standbys: _Optional[_Iterable[_Union[StandbyInfo, _Mapping]]] = ..., replication: _Optional[str] = ...) -> None: ...
 
 class Story(_message.Message):
     __slots__ = ["op_id", "run"]
