@@ -62,6 +62,7 @@ extension CoordinatorLoop {
         try poller.poll(timeout: .microseconds(100_000))
         now = CoordinatorClock.nowMicros()
         pulse.woke(at: now)
+        if handshakeMonitor != nil, poller.isReadable(2) { drainHandshakeFailures() }   // else the poll would spin
         if now >= nextMetricsPublish { publishMetrics(); nextMetricsPublish = now + 1_000_000 }   // the role, for /metrics
     }
 
