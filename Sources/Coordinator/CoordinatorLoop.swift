@@ -35,10 +35,10 @@ final class CoordinatorLoop {
     var clientBook = ClientBook()
     /// Heartbeats to idle workers, clock offsets, HELLO details, lost sessions.
     var workerLinks: WorkerLinks
-    /// How long the loop holds without reading its socket (LoopPulse.swift): passes over budget, the
-    /// longest for /metrics, and the coordinator's own pauses, which are not counted as workers' silence.
     /// `--ha` (Standby.swift): the role the election gave; nil without `--ha` (the loop always serves).
     var ha: LeadershipState?
+    /// How long the loop holds without reading its socket (LoopPulse.swift): passes over budget, the
+    /// longest for /metrics, and the coordinator's own pauses, which are not counted as workers' silence.
     var pulse = LoopPulse(now: CoordinatorClock.nowMicros())
     /// Where a hold over budget went, with `OPQ_LOOP_TRACE=1` (HoldTrace.swift).
     var trace = HoldTrace()
@@ -60,7 +60,7 @@ final class CoordinatorLoop {
     var loopAccess: LoopAccess?
     /// With keys: the ROUTER's failed handshakes, so peers refused before the ZAP handler is asked (no
     /// keys at all: a mechanism mismatch) are logged as refusals too.
-    private var handshakeMonitor: SocketMonitor?
+    var handshakeMonitor: SocketMonitor?
     /// Hot standby (issue 29, Replication/): this leader's standbys, or this standby's link.
     let replication = ReplicationState()
 
@@ -117,7 +117,7 @@ final class CoordinatorLoop {
     }
 
     /// Logs (rate-limited, counted) the peers the ROUTER refused during the handshake for want of keys.
-    private func drainHandshakeFailures() {
+    func drainHandshakeFailures() {
         guard let monitor = handshakeMonitor, let access = config.access else { return }
         while let event = try? monitor.receive(flags: .dontWait) {
             switch Int(event.value) {

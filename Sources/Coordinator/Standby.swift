@@ -87,6 +87,7 @@ extension CoordinatorLoop {
         try poller.poll(timeout: .microseconds(100_000))
         now = CoordinatorClock.nowMicros()
         pulse.woke(at: now)
+        if handshakeMonitor != nil, poller.isReadable(2) { drainHandshakeFailures() }   // else the poll would spin
         // Following the elected leader's journal (its records go to this journal and core).
         if replication.standby != nil { try followPass() }
         if now >= nextMetricsPublish { publishMetrics(); nextMetricsPublish = now + 1_000_000 }   // the role, for /metrics
