@@ -12,6 +12,8 @@ struct LeadershipState {
     var hasLed = false
     /// The epoch stamped on what the loop sends while it leads (0 while standby: a refusal is not fenced).
     var stamp: UInt64 = 0
+    /// Whether its core was reloaded from its journal since it last led (`followElected`).
+    var reloaded = false
     /// The term this coordinator stepped down from: a renewal of it that the election publishes before it
     /// has revoked the lease does not make the loop serve again.
     var steppedDownEpoch: UInt64 = 0
@@ -45,6 +47,7 @@ extension CoordinatorLoop {
         let firstTerm = serving && !ha.hasLed
         if serving { ha.hasLed = true }
         self.ha = ha
+        if serving { self.ha?.reloaded = false }
         if serving, replication.standby != nil {
             // Elected while following the last leader: its core is current; it serves at once (no recovery).
             promote(reason: "elected leader (epoch \(ha.role.epoch))")
@@ -67,7 +70,13 @@ extension CoordinatorLoop {
             replication.standby = nil
         }
         follow.leader = leader
-        do { try startStandby(following: follow) } catch {
+        do {
+            if ha?.hasLed == true && !(ha?.reloaded ?? false) {
+                try reloadFromJournal()
+                ha?.reloaded = true
+            }
+            try startStandby(following: follow)
+        } catch {
             if let suppressed = logLimiter.admit("follow elected", now: now) {
                 logger.error("cannot follow the elected leader \(leader): \(error)\(heldBack(suppressed, "more not logged"))")
             }

@@ -191,6 +191,18 @@ extension CoordinatorLoop {
         logger.notice("standby: installed the leader's snapshot \(number) (\(bytes.count) bytes, record \(recordsAfter))\(moved.map { "; what this state directory held before is in \($0)/" } ?? "")")
     }
 
+    /// A deposed leader about to follow the next one (`--ha`): its core starts again from what its journal
+    /// holds durably, as a restart would, so nothing it held only in memory while it served (claims,
+    /// timers) is mixed with the new leader's records.
+    func reloadFromJournal() throws {
+        guard let old = journal else { return }
+        let coreConfig = core.config
+        old.close()   // what was queued is written first
+        journal = nil
+        (core, journal) = try Self.recover(config, coreConfig, waker: waker, wake: durabilityWake, logger: logger)
+        logger.notice("no longer the leader: state reloaded from this journal (\(core.totalOperations) operations) to follow the next one")
+    }
+
     /// Turns this standby into the serving coordinator at once: its core is current, so there is no
     /// recovery pass; workers re-register with what they hold (PROTOCOL.md §7.4) within the hold.
     /// Returns false if it is not a standby.
