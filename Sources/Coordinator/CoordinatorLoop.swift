@@ -163,6 +163,7 @@ final class CoordinatorLoop {
             now = CoordinatorClock.nowMicros()
             if replication.standby != nil { try standbyPass() }
             if config.replication.promotion.take() { promote(reason: "promote()") }
+            if let leader = config.replication.promotion.takeFollow() { followInstead(leader) }
             // A standby's core only replays: no timers (its leader's records say what they decided).
             if now >= nextTick && replication.standby == nil {
                 nextTick = .max
