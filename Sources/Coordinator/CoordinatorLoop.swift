@@ -185,6 +185,7 @@ final class CoordinatorLoop {
         if ha != nil, !leadershipServes() { return }   // the deadline passed during the burst: send nothing
         if replication.standby != nil { try followPass() }
         if config.replication.promotion.take() { _ = promote(reason: "promote()") }
+        if let leader = config.replication.promotion.takeFollow() { followInstead(leader) }
         // A standby's core only replays: no timers (its leader's records say what they decided).
         if now >= nextTick && replication.standby == nil {
             nextTick = .max

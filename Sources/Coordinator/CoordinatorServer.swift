@@ -120,6 +120,14 @@ public final class CoordinatorServer: Sendable {
         waker.wake()
     }
 
+    /// A standby follows `leader` from now on (the leader changed: an election elsewhere), from its own
+    /// position, with the same name and keys. Safe from any thread. A coordinator that serves is not
+    /// turned into a standby by this (it logs so): restart it with `--follow`.
+    public func follow(leader: String) {
+        config.replication.promotion.requestFollow(leader)
+        waker.wake()
+    }
+
     /// Asks `run` to return; safe from any thread, idempotent.
     public func stop() {
         stopping.store(true, ordering: .relaxed)

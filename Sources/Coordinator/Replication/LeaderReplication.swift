@@ -178,7 +178,13 @@ extension CoordinatorLoop {
                 if f.next > durable { return }
                 var chunk = WireJournalChunk()
                 chunk.firstRecord = f.next
-                switch journal.replicationFeed.chunks(from: f.next, maxBytes: ReplicationState.pieceBytes) {
+                var lookup = journal.replicationFeed.chunks(from: f.next, maxBytes: ReplicationState.pieceBytes)
+                // A group commit larger than a piece goes from the files, a piece of whole records at a
+                // time: a JOURNAL message stays near 1 MiB (or one record), far below the 16 MiB limit.
+                if case .chunks(let cs) = lookup, let first = cs.first, first.bytes.count > ReplicationState.pieceBytes {
+                    lookup = .fromDisk(until: first.end)
+                }
+                switch lookup {
                 case .chunks(let cs):
                     // Only what is durable here (the feed never holds more, but the count is read first).
                     let taken = cs.prefix { $0.end <= durable }

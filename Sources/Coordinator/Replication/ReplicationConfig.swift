@@ -46,9 +46,14 @@ public struct FollowConfig: Sendable {
     }
 }
 
+/// What other threads ask of the loop about its role: promote (an election won, `promote()`), or follow
+/// another leader (`follow(leader:)`: the leader changed). Taken by the loop once a pass.
 public final class PromotionSignal: Sendable {
     private let requested = Atomic<Bool>(false)
+    private let newLeader = Mutex<String?>(nil)
     public init() {}
     func request() { requested.store(true, ordering: .releasing) }
     func take() -> Bool { requested.exchange(false, ordering: .acquiringAndReleasing) }
+    func requestFollow(_ leader: String) { newLeader.withLock { $0 = leader } }
+    func takeFollow() -> String? { newLeader.withLock { l in defer { l = nil }; return l } }
 }

@@ -8,7 +8,7 @@ import ZeroMQ
 /// The building block of leadership: `opcoord --follow` starts with it, and an election (the other
 /// half of issue 29) will start and end it the same way (`CoordinatorLoop.promote`).
 final class StandbyLink {
-    let leader: String
+    var leader: String
     let name: String
     let socket: Socket
     let pollIndex: Int
@@ -235,6 +235,25 @@ extension CoordinatorLoop {
         var a = WireAck()
         a.affected = 1
         send(.ack(a), to: routing, requestID: requestID)
+    }
+
+    /// `CoordinatorServer.follow(leader:)`: the same link, to another leader, from where it is.
+    func followInstead(_ leader: String) {
+        guard let link = replication.standby else {
+            logger.error("asked to follow \(leader), but this coordinator serves: restart it with --follow \(leader) to make it a standby")
+            return
+        }
+        guard leader != link.leader else { return }
+        try? link.socket.disconnect(link.leader)
+        do { try link.socket.connect(leader) } catch {
+            logger.error("standby: cannot connect to \(leader): \(error); still following \(link.leader)")
+            try? link.socket.connect(link.leader)
+            return
+        }
+        logger.notice("standby: now following \(leader) (was \(link.leader)) from record \(link.position.position)")
+        link.leader = leader
+        link.lastHeard = now
+        refollow(link)
     }
 
     /// A standby stopping says so, so the leader stops waiting for it at once.
