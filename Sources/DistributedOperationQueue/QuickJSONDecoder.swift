@@ -33,14 +33,14 @@ final class QuickJSONDecoder {
     }
 
     /// The common scalars without their `init(from:)`; nil for any other type.
+    /// (Metatype comparisons: failed `as?` casts cost more than the decoding.)
     private func primitive<T>(_ type: T.Type, _ node: JSONTree) throws -> T? {
-        switch type {
-        case is String.Type: return try string(node) as? T
-        case is Int.Type: return try integer(Int.self, node) as? T
-        case is Bool.Type: return try bool(node) as? T
-        case is Double.Type: return try double(node) as? T
-        default: return nil
-        }
+        let t = ObjectIdentifier(T.self)
+        if t == ObjectIdentifier(String.self) { return unsafeBitCast(try string(node), to: T.self) }
+        if t == ObjectIdentifier(Int.self) { return unsafeBitCast(try integer(Int.self, node), to: T.self) }
+        if t == ObjectIdentifier(Bool.self) { return unsafeBitCast(try bool(node), to: T.self) }
+        if t == ObjectIdentifier(Double.self) { return unsafeBitCast(try double(node), to: T.self) }
+        return nil
     }
 
     fileprivate func string(_ node: JSONTree) throws -> String {

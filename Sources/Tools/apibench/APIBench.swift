@@ -6,7 +6,7 @@ import Foundation
 // API in the same run (issue 24), on a real coordinator and worker.
 // Usage: apibench [--coordinator tcp://HOST:PORT] [--ops N] [--only independent|chain|layered] [--json] [--rounds N]
 //        apibench worker [opworker options]   (the worker `scripts/bench api` starts: opworker + Tick, Touch, Pause)
-//        apibench micro                       (the typed API's per-operation costs, no cluster)
+//        apibench micro [ROW [N]]             (the typed API's per-operation costs, no cluster)
 // $APIBENCH_PAIR: only the typed rows whose name contains it (no encoding rows); $APIBENCH_PHASES: each
 // run's make / add / finish times on stderr.
 // Build with -c release for meaningful figures.
@@ -24,7 +24,7 @@ struct Workload {
 struct APIBench {
     static func main() async throws {
         var args = Array(CommandLine.arguments.dropFirst())
-        if args.first == "micro" { try await Micro.run(); return }
+        if args.first == "micro" { try await Micro.run(Array(args.dropFirst())); return }
         if args.first == "worker" {
             // The bytes counterparts of Tick and Touch, as a user writes them: async handlers (each part
             // a task, as the typed ones; the built-in noop and echo run inline, without one).

@@ -2,9 +2,16 @@
 import DistributedOperationWorker
 import Foundation
 
-/// `apibench micro`: the typed API's per-operation costs without a cluster (ns per operation).
+/// `apibench micro [ROW [N]]`: the typed API's per-operation costs without a cluster (ns per operation);
+/// with ROW, only the rows whose name contains it, N times each (for instruction counts: run under
+/// `valgrind --tool=callgrind` at two N and divide the difference by 1.1 × the difference of N).
 enum Micro {
+    nonisolated(unsafe) static var only: String?
+    nonisolated(unsafe) static var count = 100_000
+
     static func time(_ name: String, _ n: Int, _ body: (Int) throws -> Void) rethrows {
+        if let only, !name.contains(only) { return }
+        let n = only == nil ? n : count
         let clock = ContinuousClock()
         for i in 0..<n / 10 { try body(i) }
         let start = clock.now
@@ -15,6 +22,8 @@ enum Micro {
     }
 
     static func timeAsync(_ name: String, _ n: Int, _ body: (Int) async throws -> Void) async rethrows {
+        if let only, !name.contains(only) { return }
+        let n = only == nil ? n : count
         let clock = ContinuousClock()
         for i in 0..<n / 10 { try await body(i) }
         let start = clock.now
@@ -24,7 +33,9 @@ enum Micro {
         print(name.padding(toLength: 48, withPad: " ", startingAt: 0) + String(format: "%8.0f ns", ns))
     }
 
-    static func run() async throws {
+    static func run(_ args: [String] = []) async throws {
+        only = args.first
+        if args.count > 1, let c = Int(args[1]) { count = c }
         let n = 100_000
         var keep: [RemoteOperation] = []
         keep.reserveCapacity(2 * n)
