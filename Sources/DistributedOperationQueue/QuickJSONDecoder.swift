@@ -94,12 +94,12 @@ private final class NodeDecoder: Decoder {
 
 private struct Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let state: QuickJSONDecoder
-    let members: [(key: String, value: JSONTree)]
+    let members: [JSONTree.Member]
     let codingPath: [any CodingKey]
     /// Member positions by key, for large objects (dictionaries); small ones are searched.
     private let index: [String: Int]?
 
-    init(state: QuickJSONDecoder, members: [(key: String, value: JSONTree)], codingPath: [any CodingKey]) {
+    init(state: QuickJSONDecoder, members: [JSONTree.Member], codingPath: [any CodingKey]) {
         (self.state, self.members, self.codingPath) = (state, members, codingPath)
         index = members.count <= 16 ? nil
             : Dictionary(members.indices.map { (members[$0].key, $0) }, uniquingKeysWith: { a, _ in a })

@@ -32,6 +32,8 @@ final class QuickJSONEncoder: Encoder {
 
     /// Encodes `value`, or returns nil when `JSONEncoder` must (see the type's comment).
     static func encode<T: Encodable>(_ value: T) -> [UInt8]? {
+        // An `Int` output, the commonest: its digits, without an encoder.
+        if ObjectIdentifier(T.self) == ObjectIdentifier(Int.self) { return Array(String(unsafeBitCast(value, to: Int.self)).utf8) }
         let e = QuickJSONEncoder()
         do { try e.encodeValue(value) } catch { return nil }
         return e.unsupported ? nil : e.bytes
