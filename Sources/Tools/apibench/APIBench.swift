@@ -68,7 +68,7 @@ struct APIBench {
         let coordinator = try RemoteCoordinator(endpoint: endpoint, fetchResults: false)
         let fetching = try RemoteCoordinator(endpoint: endpoint, fetchResults: true)
         if !json { print("workload      ops    Swift API ops/s   Foundation ops/s   API / Foundation") }
-        var typedRows: [(String, String, Int, Double, Double)] = []
+        var typedRows: [(String, String, Int, Double, Double, Double)] = []
         for w in workloads {
             let r = try await remote(w, coordinator) { _ in RemoteOperation(kind: "noop") }
             let f = foundation(w)
@@ -118,21 +118,25 @@ struct APIBench {
                     typed: { try await remote(w, coordinator) { i in TypedRemoteOperation(NoopTyped(index: i, label: "noop \(i)")) } })
             }
             for (what, p) in pairs.sorted(by: { $0.key > $1.key }) {
-                typedRows.append((w.name, what, w.count, Double(w.count) / median(p.typed), Double(w.count) / median(p.bytes)))
+                // Also each round's typed/bytes (its two runs were adjacent, so they share the machine's load):
+                // their median moves less with other builds' bursts than the ratio of the medians.
+                let paired = median(zip(p.typed, p.bytes).map { typed, bytes in bytes / typed })
+                typedRows.append((w.name, what, w.count, Double(w.count) / median(p.typed), Double(w.count) / median(p.bytes), paired))
             }
         }
         fetching.close()
         coordinator.close()
         if !typedRows.isEmpty && !json {
-            print("\nworkload      ops  typed (median of \(rounds))                 typed ops/s   bytes ops/s   typed / bytes")
+            print("\nworkload      ops  typed (median of \(rounds))                 typed ops/s   bytes ops/s   typed / bytes   paired")
         }
-        for (name, what, count, typed, bytes) in typedRows {
+        for (name, what, count, typed, bytes, paired) in typedRows {
             if json {
-                emit(["workload": name, "typed": what, "ops": count, "typed_ops_per_s": typed, "bytes_ops_per_s": bytes, "typed_over_bytes": typed / bytes])
+                emit(["workload": name, "typed": what, "ops": count, "typed_ops_per_s": typed, "bytes_ops_per_s": bytes, "typed_over_bytes": typed / bytes,
+                      "typed_over_bytes_paired": paired, "rounds": rounds])
             } else {
                 print(name.padding(toLength: 12, withPad: " ", startingAt: 0)
                       + String(format: " %6d  ", count) + what.padding(toLength: 38, withPad: " ", startingAt: 0)
-                      + String(format: " %12.0f %13.0f %14.2f×", typed, bytes, typed / bytes))
+                      + String(format: " %12.0f %13.0f %14.2f× %7.2f×", typed, bytes, typed / bytes, paired))
             }
         }
         // Encoded size of the benchmark's own input, and the encoders on a representative value.
