@@ -6,7 +6,9 @@ import WorkerRuntime
 /// starts with `KIND:`.
 enum TypedIDs {
     /// The kind as it appears in an id ('/' separates run and operation in ids, so it becomes '_').
-    static func idKind(_ kind: String) -> String { kind.contains("/") ? kind.replacingOccurrences(of: "/", with: "_") : kind }
+    static func idKind(_ kind: String) -> String {
+        kind.utf8.contains(UInt8(ascii: "/")) ? kind.replacingOccurrences(of: "/", with: "_") : kind
+    }
 
     static func generated(kind: String, unique: String) -> String { idKind(kind) + ":" + unique }
 

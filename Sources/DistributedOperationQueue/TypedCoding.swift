@@ -1,8 +1,9 @@
 import Foundation
 
 /// The wire encoding of typed inputs, outputs and failures: JSON (chosen by measurement and for
-/// interop; docs/ARCHITECTURE.md, "Typed operations"). One encoder and decoder per thread would save
-/// little: JSONEncoder is a small value-like class whose cost is the encoding itself.
+/// interop; docs/ARCHITECTURE.md, "Typed operations"). Written and read by `QuickJSONEncoder` and
+/// `QuickJSONDecoder` where they can (most values; several times faster), else by Foundation's
+/// `JSONEncoder` and `JSONDecoder`, whose errors are the ones reported.
 enum TypedCoding: Sendable {
     /// Shared: JSONEncoder and JSONDecoder are thread-safe once configured (Sendable), and making one
     /// per value costs more than encoding a small one.
@@ -14,10 +15,18 @@ enum TypedCoding: Sendable {
     private static let decoder = JSONDecoder()
 
     static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
-        Array(try encoder.encode(value))
+        if let bytes = QuickJSONEncoder.encode(value) { return bytes }
+        return Array(try encoder.encode(value))
     }
 
     static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        if let value = QuickJSONDecoder.decode(type, from: bytes) { return value }
+        return try decoder.decode(type, from: Data(bytes))
+    }
+
+    /// Foundation's coders alone (tests and `apibench micro` compare against them).
+    static func foundationEncode<T: Encodable>(_ value: T) throws -> [UInt8] { Array(try encoder.encode(value)) }
+    static func foundationDecode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
         try decoder.decode(type, from: Data(bytes))
     }
 
@@ -50,5 +59,15 @@ enum TypedCoding: Sendable {
             }
         }
         return out
+    }
+}
+
+/// The typed API's coders for `apibench micro` (ns per step); not API.
+@_spi(Benchmarks) public enum TypedCodingSteps {
+    public static func encode<T: Encodable>(_ value: T) throws -> [UInt8] { try TypedCoding.encode(value) }
+    public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T { try TypedCoding.decode(type, from: bytes) }
+    public static func foundationEncode<T: Encodable>(_ value: T) throws -> [UInt8] { try TypedCoding.foundationEncode(value) }
+    public static func foundationDecode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        try TypedCoding.foundationDecode(type, from: bytes)
     }
 }

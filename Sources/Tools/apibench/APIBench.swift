@@ -6,9 +6,9 @@ import Foundation
 // API in the same run (issue 24), on a real coordinator and worker.
 // Usage: apibench [--coordinator tcp://HOST:PORT] [--ops N] [--only independent|chain|layered] [--json] [--rounds N]
 //        apibench worker [opworker options]   (the worker `scripts/bench api` starts: opworker + Tick, Touch, Pause)
-//        apibench micro                       (the typed API's per-operation costs, no cluster)
+//        apibench micro [ROW [N]]             (the typed API's per-operation costs, no cluster)
 // $APIBENCH_PAIR: only the typed rows whose name contains it (no encoding rows); $APIBENCH_PHASES: each
-// run's make / add / finish times on stderr.
+// run's make / add / finish times on stderr; $APIBENCH_AA: an A/A run (the bytes operation on both sides).
 // Build with -c release for meaningful figures.
 
 /// Edges of each workload: op i depends on `deps(i)` (indices < i).
@@ -24,7 +24,7 @@ struct Workload {
 struct APIBench {
     static func main() async throws {
         var args = Array(CommandLine.arguments.dropFirst())
-        if args.first == "micro" { try await Micro.run(); return }
+        if args.first == "micro" { try await Micro.run(Array(args.dropFirst())); return }
         if args.first == "worker" {
             // The bytes counterparts of Tick and Touch, as a user writes them: async handlers (each part
             // a task, as the typed ones; the built-in noop and echo run inline, without one).
@@ -68,7 +68,7 @@ struct APIBench {
         let coordinator = try RemoteCoordinator(endpoint: endpoint, fetchResults: false)
         let fetching = try RemoteCoordinator(endpoint: endpoint, fetchResults: true)
         if !json { print("workload      ops    Swift API ops/s   Foundation ops/s   API / Foundation") }
-        var typedRows: [(String, String, Int, Double, Double)] = []
+        var typedRows: [(String, String, Int, Double, Double, Double, (Double, Double))] = []
         for w in workloads {
             let r = try await remote(w, coordinator) { _ in RemoteOperation(kind: "noop") }
             let f = foundation(w)
@@ -83,18 +83,32 @@ struct APIBench {
             // over `rounds` rounds (the median of each kind), so load drifts hit both alike:
             // Void output ↔ `noop` (no result), Int output ↔ `echo` whose result is fetched and read.
             var pairs: [String: (typed: [Double], bytes: [Double])] = [:]
+            // CPU seconds of client + worker + coordinator in each run (load moves it far less than ops/s).
+            var cpu: [String: (typed: [Double], bytes: [Double])] = [:]
+            func timed(_ run: () async throws -> Double) async throws -> (Double, Double) {
+                let before = CPUTime.total()
+                let seconds = try await run()
+                return (seconds, CPUTime.total() - before)
+            }
             func payload(_ i: Int, _ label: String) -> [UInt8] { Array(#"{"index":\#(i),"label":"\#(label) \#(i)"}"#.utf8) }
             /// One typed run and its bytes counterpart, the typed one first in odd rounds, so neither
             /// side is always the later one (the coordinator keeps finished runs: later can be slower).
             func pair(_ what: String, _ round: Int, bytes: () async throws -> Double, typed: () async throws -> Double) async throws {
                 if let only = ProcessInfo.processInfo.environment["APIBENCH_PAIR"], !what.contains(only) { return }
-                if round % 2 == 0 {
-                    pairs[what, default: ([], [])].bytes.append(try await bytes())
-                    pairs[what, default: ([], [])].typed.append(try await typed())
-                } else {
-                    pairs[what, default: ([], [])].typed.append(try await typed())
-                    pairs[what, default: ([], [])].bytes.append(try await bytes())
+                // $APIBENCH_AA: the bytes operation on both sides, so each row's ratio shows the machine's noise.
+                let typed = ProcessInfo.processInfo.environment["APIBENCH_AA"] != nil ? bytes : typed
+                func side(_ isTyped: Bool) async throws {
+                    let (seconds, cpuSeconds) = try await timed(isTyped ? typed : bytes)
+                    if isTyped {
+                        pairs[what, default: ([], [])].typed.append(seconds)
+                        cpu[what, default: ([], [])].typed.append(cpuSeconds)
+                    } else {
+                        pairs[what, default: ([], [])].bytes.append(seconds)
+                        cpu[what, default: ([], [])].bytes.append(cpuSeconds)
+                    }
                 }
+                try await side(round % 2 == 1)
+                try await side(round % 2 == 0)
             }
             for round in 0..<rounds {
                 // The input's bytes and a result read, through handlers of each kind.
@@ -118,21 +132,28 @@ struct APIBench {
                     typed: { try await remote(w, coordinator) { i in TypedRemoteOperation(NoopTyped(index: i, label: "noop \(i)")) } })
             }
             for (what, p) in pairs.sorted(by: { $0.key > $1.key }) {
-                typedRows.append((w.name, what, w.count, Double(w.count) / median(p.typed), Double(w.count) / median(p.bytes)))
+                // Also each round's typed/bytes (its two runs were adjacent, so they share the machine's load):
+                // their median moves less with other builds' bursts than the ratio of the medians.
+                let paired = median(zip(p.typed, p.bytes).map { typed, bytes in bytes / typed })
+                let c = cpu[what] ?? ([0], [0])
+                let perOp = (median(c.typed) / Double(w.count) * 1e6, median(c.bytes) / Double(w.count) * 1e6)
+                typedRows.append((w.name, what, w.count, Double(w.count) / median(p.typed), Double(w.count) / median(p.bytes), paired, perOp))
             }
         }
         fetching.close()
         coordinator.close()
         if !typedRows.isEmpty && !json {
-            print("\nworkload      ops  typed (median of \(rounds))                 typed ops/s   bytes ops/s   typed / bytes")
+            print("\nworkload      ops  typed (median of \(rounds))                 typed ops/s   bytes ops/s   typed / bytes   paired   CPU µs/op typed / bytes")
         }
-        for (name, what, count, typed, bytes) in typedRows {
+        for (name, what, count, typed, bytes, paired, perOp) in typedRows {
             if json {
-                emit(["workload": name, "typed": what, "ops": count, "typed_ops_per_s": typed, "bytes_ops_per_s": bytes, "typed_over_bytes": typed / bytes])
+                emit(["workload": name, "typed": what, "ops": count, "typed_ops_per_s": typed, "bytes_ops_per_s": bytes, "typed_over_bytes": typed / bytes,
+                      "typed_over_bytes_paired": paired, "rounds": rounds,
+                      "typed_cpu_us_per_op": perOp.0, "bytes_cpu_us_per_op": perOp.1])
             } else {
                 print(name.padding(toLength: 12, withPad: " ", startingAt: 0)
                       + String(format: " %6d  ", count) + what.padding(toLength: 38, withPad: " ", startingAt: 0)
-                      + String(format: " %12.0f %13.0f %14.2f×", typed, bytes, typed / bytes))
+                      + String(format: " %12.0f %13.0f %14.2f× %7.2f×   %6.1f / %5.1f", typed, bytes, typed / bytes, paired, perOp.0, perOp.1))
             }
         }
         // Encoded size of the benchmark's own input, and the encoders on a representative value.
@@ -200,5 +221,28 @@ struct APIBench {
         }
         queue.addOperations(ops, waitUntilFinished: true)
         return Date().timeIntervalSince(start)
+    }
+}
+
+/// CPU time of this process and of the worker and coordinator `scripts/bench api` started ($APIBENCH_WORKER_PID,
+/// $APIBENCH_COORDINATOR_PID; each process's CPU clock, nanosecond resolution), in seconds.
+enum CPUTime {
+    static let pids: [pid_t] = ["APIBENCH_WORKER_PID", "APIBENCH_COORDINATOR_PID"].compactMap {
+        ProcessInfo.processInfo.environment[$0].flatMap { pid_t($0) }
+    }
+
+    static func total() -> Double {
+        var sum = seconds(CLOCK_PROCESS_CPUTIME_ID)
+        for pid in pids {
+            var clock = clockid_t()
+            if clock_getcpuclockid(pid, &clock) == 0 { sum += seconds(clock) }
+        }
+        return sum
+    }
+
+    private static func seconds(_ clock: clockid_t) -> Double {
+        var t = timespec()
+        clock_gettime(clock, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
     }
 }
