@@ -4,7 +4,7 @@ import PackageDescription
 // Rule numbers in comments (S1–S17, A1–A10) are those of docs/SEMANTICS.md, the behaviour contract.
 // Layers (dependencies point down only; see docs/ARCHITECTURE.md):
 //   executables  opcoord, opworker, opctl (the product); Sources/Tools: opbench, oploadtest, apibench
-//   shells       Coordinator (+ Journal, its state on disk; HTTPFront, its read-only web side), WorkerAgent, OpClient
+//   shells       Coordinator (+ Journal, its state on disk; HTTPFront, its read-only web side; Leadership, --ha), WorkerAgent, OpClient
 //   runtime      WorkerRuntime, OpSpec
 //   wire         WireProtocol (protobuf), ZeroMQ (over CZeroMQ)
 //   threads      ThreadMonitor (the one pthread Monitor, for Journal and ZeroMQ; no dependencies)
@@ -88,6 +88,11 @@ var targets: [Target] = [
         .product(name: "SwiftProtobuf", package: "swift-protobuf"),
         .product(name: "Logging", package: "swift-log"),
     ]),
+    // Leadership of a coordinator group (issue 29): a pure election state machine, its driver, and etcd's
+    // v3 JSON gateway over async-http-client (the only module that depends on it; docs/ARCHITECTURE.md).
+    .target(name: "Leadership", dependencies: [
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+    ]),
     // The coordinator's write-ahead journal and snapshots on local disk (A5; format in JournalStore.swift).
     .target(name: "Journal", dependencies: ["SchedulerCore", "ThreadMonitor"]),
     // The Swift API (OperationQueue's vocabulary); a library product, so no unsafe flags below it.
@@ -105,7 +110,7 @@ var targets: [Target] = [
 
     // Executables.
     .executableTarget(name: "opcoord", dependencies: [
-        "Coordinator", "HTTPFront", "Lifecycle",
+        "Coordinator", "HTTPFront", "Lifecycle", "Leadership",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
     ]),
@@ -180,6 +185,8 @@ var targets: [Target] = [
     // The generated dashboard assets match Sources/DashboardPage/web/ and load nothing from elsewhere.
     .testTarget(name: "DashboardPageTests", dependencies: ["DashboardPage"]),
     // The journal's codec, on-disk format, recovery rules and writer (temporary directories; tmpfs as root).
+    // The election state machine without a store; with a real etcd (EtcdServer) the gateway and driver.
+    .testTarget(name: "LeadershipTests", dependencies: ["Leadership", "ClusterTestSupport"]),
     .testTarget(name: "JournalTests", dependencies: ["Journal", "SchedulerCore", "ThreadMonitor"]),
     // Real opcoord/opworker/opctl processes over loopback; they must be built first (scripts/test does).
     // Starts real opcoord/opworker processes for the two process-level test targets below.
@@ -225,6 +232,7 @@ let package = Package(
         .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // `swift package generate-documentation` (the DocC catalog of DistributedOperationQueue; scripts/test builds it).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],

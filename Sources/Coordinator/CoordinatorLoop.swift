@@ -11,8 +11,9 @@ import ZeroMQ
 final class CoordinatorLoop {
     let endpoint: String
     let socket: Socket
-    private let poller = Poller()
-    private let waker: Waker
+    let poller = Poller()
+    let waker: Waker
+    let zmqContext: Context
     let logger: Logger
     let config: CoordinatorConfig
 
@@ -27,13 +28,15 @@ final class CoordinatorLoop {
     var slowStreamsEnded = 0, droppedSinceTrim = 0, clientsAtTrim = 0
     private var nextMemoryCheck: Int64 = 0
     private var actions: [Action] = []
-    private var stimulus: UInt64 = 0
+    var stimulus: UInt64 = 0
     var now: Int64 = 0
     private var nextTick: Int64 = .max
     /// Collected replies, WAIT deadlines, WATCH streams.
     var clientBook = ClientBook()
     /// Heartbeats to idle workers, clock offsets, HELLO details, lost sessions.
     var workerLinks: WorkerLinks
+    /// `--ha` (Standby.swift): the role the election gave; nil without `--ha` (the loop always serves).
+    var ha: LeadershipState?
     /// How long the loop holds without reading its socket (LoopPulse.swift): passes over budget, the
     /// longest for /metrics, and the coordinator's own pauses, which are not counted as workers' silence.
     var pulse = LoopPulse(now: CoordinatorClock.nowMicros())
@@ -45,7 +48,7 @@ final class CoordinatorLoop {
     var logLimiter = LogLimiter()
     /// The write-ahead journal (A5; Durability.swift), nil when ephemeral; this pass's records; client
     /// messages waiting for theirs to be durable.
-    let journal: JournalStore?
+    var journal: JournalStore?
     var journalBatch = JournalBatch()
     var gate = DurabilityGate()
     let durabilityWake = DurabilityWake()
@@ -57,12 +60,16 @@ final class CoordinatorLoop {
     var loopAccess: LoopAccess?
     /// With keys: the ROUTER's failed handshakes, so peers refused before the ZAP handler is asked (no
     /// keys at all: a mechanism mismatch) are logged as refusals too.
-    private var handshakeMonitor: SocketMonitor?
+    var handshakeMonitor: SocketMonitor?
+    /// Hot standby (issue 29, Replication/): this leader's standbys, or this standby's link.
+    let replication = ReplicationState()
 
     init(config: CoordinatorConfig, context: Context, waker: Waker, logger: Logger) throws {
         self.config = config
         self.waker = waker
+        zmqContext = context
         self.logger = logger
+        ha = config.leadership.map { LeadershipState(box: $0) }
         workerLinks = WorkerLinks(heartbeatInterval: Int64(config.heartbeatIntervalMs) * 1000)
         backlog = OutputBacklog(perClient: config.clientOutputBytes, total: config.clientOutputTotalBytes)
         var coreConfig = SchedulerConfig()
@@ -76,6 +83,7 @@ final class CoordinatorLoop {
         coreConfig.journal = config.stateDirectory != nil
         if config.metricsBoard != nil { coreConfig.metricsSampleCapacity = 100_000 }
         (core, journal) = try Self.recover(config, coreConfig, waker: waker, wake: durabilityWake, logger: logger)
+        replication.sync = SyncPoint(records: journal?.durableRecords ?? 0, sequence: 0)
         logStore = LogStore(capacity: config.logStoreBytes)
         socket = try Socket(context, type: .router)
         if let access = config.access {
@@ -109,7 +117,7 @@ final class CoordinatorLoop {
     }
 
     /// Logs (rate-limited, counted) the peers the ROUTER refused during the handshake for want of keys.
-    private func drainHandshakeFailures() {
+    func drainHandshakeFailures() {
         guard let monitor = handshakeMonitor, let access = config.access else { return }
         while let event = try? monitor.receive(flags: .dontWait) {
             switch Int(event.value) {
@@ -130,6 +138,27 @@ final class CoordinatorLoop {
     static let longSubmitOps = 2048
 
     func run(stopRequested: () -> Bool) throws {
+        // A standby (`--follow`) replays its leader's journal until promoted; with `--ha` a coordinator
+        // serves once elected; otherwise it serves at once.
+        if config.replication.follow != nil {
+            now = CoordinatorClock.nowMicros()
+            try startStandby()
+        } else if ha == nil {
+            startServing()
+        }
+        while !stopRequested() {
+            now = CoordinatorClock.nowMicros()
+            if ha != nil, !leadershipServes() { try notLeaderPass(); continue }
+            let waitUntil = min(nextTick, clientBook.nextDeadline ?? .max, workerLinks.nextSweep, now + 1_000_000,
+                                backlog.isEmpty ? .max : nextBacklogTry, eventStreams.isEmpty ? .max : nextEventFlush,
+                                ha?.deadline ?? .max, replicationDeadline ?? .max)
+            try pass(waitUntil: waitUntil)
+        }
+    }
+
+    /// What the journal's recovery asks once the loop serves (at start, or with `--ha` when it first
+    /// leads): workers that were connected get their window to re-register with what they hold.
+    func startServing() {
         if journal != nil {
             now = CoordinatorClock.nowMicros()
             for s in core.journalledWorkerSessions() { peers.restore(session: s.id, who: WorkerIdentity(name: s.name, owner: s.owner)) }
@@ -138,44 +167,50 @@ final class CoordinatorLoop {
                 logger.info("dispatch waits up to \((until - now) / 1000) ms for the workers that were connected to re-register with what they hold")
             }
         }
-        while !stopRequested() {
-            now = CoordinatorClock.nowMicros()
-            let waitUntil = min(nextTick, clientBook.nextDeadline ?? .max, workerLinks.nextSweep, now + 1_000_000,
-                                backlog.isEmpty ? .max : nextBacklogTry, eventStreams.isEmpty ? .max : nextEventFlush)
-            aboutToRead()
-            try poller.poll(timeout: .microseconds(max(0, waitUntil - now)))
-            // Stamp what this wake-up handles with the time it arrived, not when the loop went to sleep.
-            now = CoordinatorClock.nowMicros()
-            pulse.woke(at: now)
-            trace.woke(at: now)
-            if poller.isReadable(1) { waker.drain(); releaseDurable(); trace.mark("durable replies", now: CoordinatorClock.nowMicros()) }
-            if poller.isReadable(0) { try receiveBurst() }
-            if handshakeMonitor != nil, poller.isReadable(2) { drainHandshakeFailures() }
-            now = CoordinatorClock.nowMicros()
-            if now >= nextTick {
-                nextTick = .max
-                feed(.tick)
-            }
-            refreshAccess()
-            expireWaits()
-            if !backlog.isEmpty { drainBacklog() }
-            trace.mark("waits, backlog", now: CoordinatorClock.nowMicros())
-            flush()
-            trace.mark("flush", now: CoordinatorClock.nowMicros())
-            commitJournal()
-            trace.mark("journal commit", now: CoordinatorClock.nowMicros())
-            for w in workerLinks.idleWorkers(now: now) { send(.heartbeat, toWorker: w) }
-            if now >= nextPeerSweep { forgetIdlePeers() }
-            if now >= nextMetricsPublish { publishMetrics(); nextMetricsPublish = now + 1_000_000 }
-            if now >= nextMemoryCheck { releaseMemoryAfterSlowReaders(); nextMemoryCheck = now + 5_000_000 }
-            retainedMemory.check(retained: core.retainedBytes, budget: core.config.retainBytes)
-            trace.mark("heartbeats, metrics", now: CoordinatorClock.nowMicros())
+    }
+
+    /// One pass of the serving loop: wait, read a burst, (a standby: follow its leader), tick, flush,
+    /// commit, replicate, heartbeat.
+    private func pass(waitUntil: Int64) throws {
+        aboutToRead()
+        try poller.poll(timeout: .microseconds(max(0, waitUntil - now)))
+        // Stamp what this wake-up handles with the time it arrived, not when the loop went to sleep.
+        now = CoordinatorClock.nowMicros()
+        pulse.woke(at: now)
+        trace.woke(at: now)
+        if poller.isReadable(1) { waker.drain(); releaseDurable(); trace.mark("durable replies", now: CoordinatorClock.nowMicros()) }
+        if poller.isReadable(0) { try receiveBurst() }
+        if handshakeMonitor != nil, poller.isReadable(2) { drainHandshakeFailures() }
+        now = CoordinatorClock.nowMicros()
+        if ha != nil, !leadershipServes() { return }   // the deadline passed during the burst: send nothing
+        if replication.standby != nil { try followPass() }
+        if config.replication.promotion.take() { _ = promote(reason: "promote()") }
+        if let leader = config.replication.promotion.takeFollow() { followInstead(leader) }
+        // A standby's core only replays: no timers (its leader's records say what they decided).
+        if now >= nextTick && replication.standby == nil {
+            nextTick = .max
+            feed(.tick)
         }
+        refreshAccess()
+        expireWaits()
+        if !backlog.isEmpty { drainBacklog() }
+        trace.mark("waits, backlog", now: CoordinatorClock.nowMicros())
+        flush()
+        trace.mark("flush", now: CoordinatorClock.nowMicros())
+        commitJournal()
+        replicationPass()
+        trace.mark("journal commit", now: CoordinatorClock.nowMicros())
+        for w in workerLinks.idleWorkers(now: now) { send(.heartbeat, toWorker: w) }
+        if now >= nextPeerSweep { forgetIdlePeers() }
+        if now >= nextMetricsPublish { publishMetrics(); nextMetricsPublish = now + 1_000_000 }
+        if now >= nextMemoryCheck { releaseMemoryAfterSlowReaders(); nextMemoryCheck = now + 5_000_000 }
+        retainedMemory.check(retained: core.retainedBytes, budget: core.config.retainBytes)
+        trace.mark("heartbeats, metrics", now: CoordinatorClock.nowMicros())
     }
 
     private var retainedMemory = RetainedMemory()
 
-    private var nextMetricsPublish: Int64 = 0
+    var nextMetricsPublish: Int64 = 0
 
     /// Bounded peer state (docs/ARCHITECTURE.md, "What a peer can make it hold"): clients idle past `clientIdleMicros`
     /// that are owed nothing, and lost workers' routing after `lostWorkerKeepMicros`, are forgotten.
@@ -193,7 +228,9 @@ final class CoordinatorLoop {
 
     /// Graceful stop: every worker hears DISCONNECT so it reconnects to the next coordinator at once.
     func shutdown() {
-        for id in peers.workerIDs where !workerLinks.isLost(id) {
+        leaveLeader()
+        // A standby's workers are another leader's now (it told them DISCONNECT when they spoke).
+        for id in peers.workerIDs where !workerLinks.isLost(id) && (ha == nil || ha!.stamp > 0) {
             var d = WireDisconnect()
             d.reason = "coordinator shutting down"
             send(.disconnect(d), toWorker: id)
@@ -297,6 +334,12 @@ final class CoordinatorLoop {
             guard let p = authorize(envelope, from: routing, user: user, inProcess: config.internalEndpoint != nil) else { return }
             principal = p
         }
+        if let refusal = standbyRefusal(envelope.message) {
+            // ERROR `unexpected`: a worker goes back to connecting and tries again later (REJECT would stop it).
+            if case .replicaAck = envelope.message { return }
+            sendError(.unexpected, refusal, requestID: rid, command: envelope.message.command.rawValue, to: routing)
+            return
+        }
         if case .watch = envelope.message { backlog.streamReopened(routing) }   // after `watch too slow`
         if case .submit(let s) = envelope.message {
             lastInput = (.submit, s.operations.count)
@@ -312,14 +355,22 @@ final class CoordinatorLoop {
             let key = SubmissionKey(key: s.submissionKey, digest: SubmissionDigest.of(body.last ?? []))
             clientRequest(envelope.message, ref: ClientRef(client: client, request: UInt64(rid)), key: key, principal: principal)
         case .hello(let h): workerHello(h, from: routing, principal: principal)
+        case .heartbeat where followerMessage(envelope.message, from: routing),
+             .disconnect where followerMessage(envelope.message, from: routing):
+            return
         case .credit, .started, .progress, .finished, .heartbeat, .disconnect:
             workerMessage(envelope.message, from: routing)
+        case .ha(let h):
+            send(.haReply(haReply(stepDown: h.stepDown)), to: routing, requestID: rid)
         case .submit, .cancelOps, .queue, .setPriority, .status, .why, .workers, .watch, .wait, .runs, .logs, .story:
             let client = peers.client(for: routing, now: now)
             if let p = principal { noteKey(p.key, client: client, name: p.name) }
             clientRequest(envelope.message, ref: ClientRef(client: client, request: UInt64(rid)), principal: principal)
+        case .follow(let f): follow(f, from: routing, requestID: rid)
+        case .replicaAck(let a): replicaAck(a, from: routing)
+        case .promote: promoteRequest(from: routing, requestID: rid)
         case .welcome, .reject, .dispatch, .cancel, .submitReply, .ack, .statusReply, .whyReply,
-             .workersReply, .event, .waitReply, .runsReply, .logsReply, .storyReply, .error:
+             .workersReply, .event, .waitReply, .runsReply, .logsReply, .storyReply, .haReply, .error, .journal, .snapshot:
             sendError(.unexpected, "\(envelope.message.command) is sent by the coordinator, not to it",
                       requestID: rid, command: envelope.message.command.rawValue, to: routing)
         }
@@ -521,8 +572,9 @@ final class CoordinatorLoop {
     /// id of its WATCH: the body's bytes are shared, not copied per watcher.
     private func sendEvents(_ deliveries: [EventStreams.Delivery]) {
         let placeholder = Message.event(WireEvents())
+        let suffix = epochSuffix()
         for d in deliveries {
-            let body = SharedBody(d.body)
+            let body = SharedBody(suffix.isEmpty ? d.body : d.body + suffix)
             for c in d.watchers {
                 guard let w = clientBook.stream(of: c), w.stream == d.stream, let r = peers.routing(ofClient: c) else { continue }
                 if !sendToClient(placeholder, body: body, to: r, requestID: w.requestID) { unwatch(c) }
@@ -541,6 +593,8 @@ final class CoordinatorLoop {
     /// bytes many peers are sent without a copy each (an EVENT body of a stream).
     @discardableResult
     func send(_ message: Message, body: SharedBody? = nil, to routing: [UInt8], requestID: UInt32 = 0) -> Bool {
+        // (1.9) A leader's epoch on what it sends (fencing, PROTOCOL.md §14); without --ha nothing is added.
+        let message = body == nil ? (ha?.stamp).map { $0 > 0 ? message.stamped(epoch: $0) : message } ?? message : message
         if case .event = message, backlog.discardsEvents(for: routing) { return true }   // its stream ended as too slow
         let frames = body.map { [routing, Header(command: message.command, requestID: requestID).bytes, $0.bytes] }
             ?? [routing] + WireCodec.encode(message, requestID: requestID)

@@ -54,6 +54,10 @@ public struct CoordinatorConfig: Sendable {
     /// `view` role without a key, and publishes metrics on the board once a second. nil: no HTTP side.
     public var internalEndpoint: String?
     public var metricsBoard: MetricsBoard?
+    /// `--ha` (issue 29): where the election leaves this coordinator's role (`setRole`); nil serves always.
+    public var leadership: LeadershipBox?
+    /// Hot standby (issue 29): sync or async replication to standbys, and `--follow`.
+    public var replication = ReplicationConfig()
 
     public init(bind: String) { self.bind = bind }
 }
@@ -100,6 +104,27 @@ public final class CoordinatorServer: Sendable {
     /// Re-reads the allow file (SIGHUP); sessions of keys it no longer lists are dropped at once.
     public func reloadAccess() {
         config.access?.reload()
+        waker.wake()
+    }
+
+    /// (`--ha`) The election's latest role for the loop, from any thread: stored, and the loop woken.
+    public func setRole(_ role: CoordinatorRole) {
+        config.leadership?.set(role)
+        waker.wake()
+    }
+
+    /// Turns a standby (`--follow`) into the serving coordinator at once (issue 29): the entry point
+    /// an election calls when it wins. Safe from any thread; nothing happens on a coordinator that serves.
+    public func promote() {
+        config.replication.promotion.request()
+        waker.wake()
+    }
+
+    /// A standby follows `leader` from now on (the leader changed: an election elsewhere), from its own
+    /// position, with the same name and keys. Safe from any thread. A coordinator that serves is not
+    /// turned into a standby by this (it logs so): restart it with `--follow`.
+    public func follow(leader: String) {
+        config.replication.promotion.requestFollow(leader)
         waker.wake()
     }
 

@@ -26,7 +26,9 @@ extension CoordinatorLoop {
             return (core, nil)
         }
         // The writer thread wakes the loop after a sync only when client messages wait for one.
-        let store = try JournalStore(directory: dir, wake: { if wake.wanted.exchange(false, ordering: .acquiringAndReleasing) { waker.wake() } })
+        // While a standby follows, every group commit wakes the loop to send it on (Replication/).
+        let store = try JournalStore(directory: dir, wake: { if wake.wanted.exchange(false, ordering: .acquiringAndReleasing) { waker.wake() } },
+                                     replicationWake: { waker.wake() })
         let started = ContinuousClock.now
         var stimulus: UInt64 = 0
         var ignored: [Action] = []
@@ -61,27 +63,34 @@ extension CoordinatorLoop {
         guard let journal else { return }
         if !journalBatch.isEmpty {
             // Urgent when a reply waits for it; else the writer may gather a few passes into one sync.
-            gate.appended(journal.append(journalBatch, urgent: !gate.isEmpty))
+            let sequence = journal.append(journalBatch, urgent: !gate.isEmpty)
+            gate.appended(sequence)
+            replicationAppended(sequence: sequence, records: journalBatch.count)
             journalBatch.removeAll()
         }
         releaseDurable()
         watchJournalHealth(journal)
         journalBehind = journal.bufferedBytes > Self.journalBacklogLimit
         if journal.bytesSinceSnapshot > max(config.snapshotMinBytes, 2 * journal.lastSnapshotBytes), !journal.snapshotInProgress {
-            // A copy of the core for the snapshot thread: copy-on-write makes it cheap here; the arrays
-            // this loop touches next are copied once, as it touches them.
-            let copy = core
-            trace.mark("before snapshot request", now: CoordinatorClock.nowMicros())
-            if journal.requestSnapshot({
-                // On the snapshot's own thread (it ends with the snapshot): a lower priority, so that on
-                // a busy machine the seconds a large snapshot takes are not taken from the loop thread.
-                SnapshotThread.yieldToLoop()
-                return copy.snapshotRecords().map { JournalEntry(at: $0.at, record: $0.record) }
-            }) {
-                logger.info("journal: snapshot of \(copy.totalOperations) operations requested (\(journal.bytesSinceSnapshot) bytes since the last)")
-            }
+            requestSnapshot(journal, why: "\(journal.bytesSinceSnapshot) bytes since the last")
         }
         for note in journal.takeNotes() { logger.notice("journal: \(note)") }
+    }
+
+    /// Starts a snapshot of the core as of now (also when a standby needs one and there is none).
+    func requestSnapshot(_ journal: JournalStore, why: String) {
+        // A copy of the core for the snapshot thread: copy-on-write makes it cheap here; the arrays
+        // this loop touches next are copied once, as it touches them.
+        let copy = core
+        trace.mark("before snapshot request", now: CoordinatorClock.nowMicros())
+        if journal.requestSnapshot({
+            // On the snapshot's own thread (it ends with the snapshot): a lower priority, so that on
+            // a busy machine the seconds a large snapshot takes are not taken from the loop thread.
+            SnapshotThread.yieldToLoop()
+            return copy.snapshotRecords().map { JournalEntry(at: $0.at, record: $0.record) }
+        }) {
+            logger.info("journal: snapshot of \(copy.totalOperations) operations requested (\(why))")
+        }
     }
 
     /// Sends a message to a client now, or once the journal has made durable what it may reveal.
@@ -94,7 +103,7 @@ extension CoordinatorLoop {
         guard let journal else { return send(message, body: body, to: routing, requestID: requestID) }
         let tag = gate.tag(batchHasRecords: !journalBatch.isEmpty)
         if !journalHealthy && !isAcknowledgement(message) { return send(message, body: body, to: routing, requestID: requestID) }
-        if gate.mayPass(tag, durable: journal.durableSequence) { return send(message, body: body, to: routing, requestID: requestID) }
+        if gate.mayPass(tag, durable: clientDurableSequence(journal)) { return send(message, body: body, to: routing, requestID: requestID) }
         gate.hold(DurabilityGate.Held(tag: tag, routing: routing, message: message, requestID: requestID, body: body))
         releaseDurable()
         return true
@@ -111,12 +120,12 @@ extension CoordinatorLoop {
     /// Sends the held messages that are durable now; while some still wait, asks the writer for a wake-up.
     func releaseDurable() {
         guard let journal, !gate.isEmpty else { return }
-        for h in gate.release(durable: journal.durableSequence) { send(h.message, body: h.body, to: h.routing, requestID: h.requestID) }
+        for h in gate.release(durable: clientDurableSequence(journal)) { send(h.message, body: h.body, to: h.routing, requestID: h.requestID) }
         guard !gate.isEmpty else { return }
         durabilityWake.wanted.store(true, ordering: .releasing)
         journal.hurry()
         // Once more: a sync that ended before the flag was set woke nobody.
-        for h in gate.release(durable: journal.durableSequence) { send(h.message, body: h.body, to: h.routing, requestID: h.requestID) }
+        for h in gate.release(durable: clientDurableSequence(journal)) { send(h.message, body: h.body, to: h.routing, requestID: h.requestID) }
     }
 
     /// Logs the journal going bad and coming back; while it is bad, changes are refused (`journalRefusal`).
@@ -158,7 +167,12 @@ extension CoordinatorLoop {
     /// Graceful stop: what is queued is made durable, then the state directory is unlocked.
     func closeJournal() {
         guard let journal else { return }
-        if !journalBatch.isEmpty { gate.appended(journal.append(journalBatch)); journalBatch.removeAll() }
+        if !journalBatch.isEmpty {
+            let sequence = journal.append(journalBatch)
+            gate.appended(sequence)
+            replicationAppended(sequence: sequence, records: journalBatch.count)
+            journalBatch.removeAll()
+        }
         if !journal.close(timeout: .seconds(5)) {
             logger.error("journal: not everything was written before stopping (\(journal.health)); the last changes may be lost")
         }

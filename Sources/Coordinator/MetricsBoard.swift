@@ -13,6 +13,19 @@ public final class MetricsBoard: Sendable {
         public var lastSeenMicros: Int64
     }
 
+    public struct Leadership: Sendable, Equatable {
+        public var leading = false
+        public var epoch: UInt64 = 0
+        public var electionsWon: UInt64 = 0
+    }
+
+    public struct Standby: Sendable, Equatable {
+        public var name: String
+        public var lagRecords: UInt64
+        public var lagMicros: UInt64
+        public var inSync: Bool
+    }
+
     public struct Snapshot: Sendable {
         /// When it was taken (wall clock, µs).
         public var at: Int64 = 0
@@ -29,6 +42,11 @@ public final class MetricsBoard: Sendable {
         public var fenced: UInt64 = 0
         public var refusedClaims: UInt64 = 0
         public var authFailures: UInt64 = 0
+        /// Hot standby (issue 29): 1 while this coordinator is a standby; the leader's standbys and how
+        /// often sync mode stopped waiting for them.
+        public var standby = false
+        public var standbys: [Standby] = []
+        public var replicationSyncFallbacks: UInt64 = 0
         public var residentBytes: UInt64 = 0
         public var cpuMicros: UInt64 = 0
         public var journal = false
@@ -38,6 +56,8 @@ public final class MetricsBoard: Sendable {
         /// how many holds went over its budget since start (LoopPulse.swift).
         public var loopLongestPassMicros: Int64 = 0
         public var loopPassesOverBudget: UInt64 = 0
+        /// `--ha` (issue 29): nil without it.
+        public var ha: Leadership?
     }
 
     /// Samples waiting for a reader are bounded per series, so a coordinator nobody scrapes stays small.
@@ -100,8 +120,17 @@ extension CoordinatorLoop {
         s.fenced = UInt64(self.core.fencing.total)
         s.refusedClaims = UInt64(self.core.fencing.refusedClaim)
         s.authFailures = authFailures
+        s.standby = replication.standby != nil
+        s.replicationSyncFallbacks = replication.syncFallbacks
+        s.standbys = standbyInfos().map {
+            MetricsBoard.Standby(name: $0.name, lagRecords: $0.lagRecords, lagMicros: $0.lagUs, inSync: $0.state == "sync")
+        }
         s.residentBytes = ProcessStats.residentBytes()
         s.cpuMicros = ProcessStats.cpuMicros()
+        if let ha {
+            s.ha = MetricsBoard.Leadership(leading: ha.role.serves(at: now), epoch: ha.role.epoch,
+                                           electionsWon: ha.box.currentDetails.electionsWon)
+        }
         board.publish(s)
     }
 }

@@ -18,6 +18,8 @@ extension CoordinatorLoop {
         r.coordinatorCpuUs = ProcessStats.cpuMicros()
         r.security = security
         r.authFailures = authFailures
+        r.standbys = standbyInfos()
+        if !r.standbys.isEmpty { r.replication = replicationSyncing ? "sync" : "async" }
         let names = s.queue.isEmpty ? core.queueNames : [s.queue]
         r.queues = names.compactMap { name in
             core.queueCounts(name).map { c in

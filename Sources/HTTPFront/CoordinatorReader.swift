@@ -15,6 +15,7 @@ final class CoordinatorReader: @unchecked Sendable {
 
     init(endpoint: String, context: Context) throws {
         connection = try CoordinatorConnection(endpoint: endpoint, timeout: .seconds(5), context: context)
+        connection.followsRedirects = false   // a standby's page says so (issue 29)
     }
 
     /// Sends `request` and returns the reply; ERROR replies and timeouts are thrown (`ClientError`).

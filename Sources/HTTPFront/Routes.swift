@@ -177,6 +177,7 @@ struct Routes: HTTPHandler {
         case .server(.invalidArgument, let text), .server(.malformed, let text): error(.badRequest, text, code: "INVALID_ARGUMENT")
         case .server(.unauthorized, let text): error(.forbidden, text, code: "UNAUTHORIZED")
         case .server(.busy, let text): error(.serviceUnavailable, text, code: "BUSY")
+        case .server(.notLeader, let text): error(.serviceUnavailable, text, code: "NOT_LEADER")   // a standby (issue 29)
         case .invalidRequest(_, let text): error(.badRequest, text, code: "INVALID_ARGUMENT")
         default: error(.serviceUnavailable, "the coordinator did not answer: \(e)", code: "UNAVAILABLE")
         }

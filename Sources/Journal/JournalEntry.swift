@@ -20,6 +20,12 @@ public struct JournalBatch: Sendable {
         bytes.reserveCapacity(capacity)
     }
 
+    /// Records framed already (a standby appends what its leader wrote, byte for byte).
+    public init(framed bytes: [UInt8], count: Int) {
+        self.bytes = bytes
+        self.count = count
+    }
+
     public var isEmpty: Bool { count == 0 }
 
     /// Encodes and frames `entry` (frame: u32 length, u32 ~length, u32 CRC-32C, payload).

@@ -124,15 +124,26 @@ public final class JournalStore: @unchecked Sendable {
     private let closed = Mutex(false)
 
     /// Creates `directory` if missing and locks it (`JournalError.locked` if another process has it).
-    public init(directory: String, options: JournalOptions = JournalOptions(), wake: @escaping @Sendable () -> Void = {}) throws {
+    /// `replicationWake`: called by the writer thread after a group commit while `replicationFeed` is
+    /// active (a standby follows; issue 29).
+    public init(directory: String, options: JournalOptions = JournalOptions(), wake: @escaping @Sendable () -> Void = {},
+                replicationWake: @escaping @Sendable () -> Void = {}) throws {
         var path = directory
         while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
         self.directory = path
         self.options = options
         try FileSystem.makeDirectory(path)
         lockFD = try Self.lock(path)
-        writer = JournalWriter(directory: path, options: options, wake: wake)
+        replicationFeed = ReplicationFeed(wake: replicationWake)
+        writer = JournalWriter(directory: path, options: options, feed: replicationFeed, wake: wake)
     }
+
+    /// Group commits as written, for the standbys (ReplicationFeed.swift).
+    public let replicationFeed: ReplicationFeed
+
+    /// Records durable in all, counted on across segments, snapshots and restarts (the segment headers'
+    /// count): the journal's position, which standbys follow (issue 29). Set by `recover`.
+    public var durableRecords: UInt64 { writer.durableRecords.load(ordering: .acquiring) }
 
     deinit {
         guard !closed.withLock({ $0 }) else { return }

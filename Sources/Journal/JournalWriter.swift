@@ -49,6 +49,10 @@ final class JournalWriter: @unchecked Sendable {
 
     // Published.
     let durableSequence = Atomic<UInt64>(0)
+    /// Records durable in all (as the segment headers count them): a standby's position (issue 29).
+    let durableRecords = Atomic<UInt64>(0)
+    /// Each group commit's bytes for the standbys, handed on once durable (ReplicationFeed.swift).
+    let feed: ReplicationFeed
     let bufferedBytes = Atomic<Int>(0)
     let snapshotInProgress = Atomic<Bool>(false)
     private let healthState = Mutex<JournalHealth>(.ok)
@@ -95,7 +99,8 @@ final class JournalWriter: @unchecked Sendable {
     /// The durable mark's file (`DURABLE`), rewritten after every group commit; -1 if it cannot be opened.
     private var markFD: Int32 = -1
 
-    init(directory: String, options: JournalOptions, wake: @escaping @Sendable () -> Void) {
+    init(directory: String, options: JournalOptions, feed: ReplicationFeed, wake: @escaping @Sendable () -> Void) {
+        self.feed = feed
         self.directory = directory
         self.options = options
         self.wake = wake
@@ -121,6 +126,7 @@ final class JournalWriter: @unchecked Sendable {
     func start(nextSegment: Int, journalBytes: Int, lastSnapshotBytes: Int, records: UInt64) throws(JournalError) {
         segment = nextSegment
         recordsWritten = records
+        durableRecords.store(records, ordering: .releasing)
         markFD = Glibc.open(directory + "/" + JournalFormat.markName, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         sizes.withLock { $0 = Sizes(journalBytes: journalBytes, snapshotPoint: 0, lastSnapshotBytes: lastSnapshotBytes) }
         switch startThread(name: "journal-writer", { [self] in run() }) {
@@ -261,6 +267,9 @@ final class JournalWriter: @unchecked Sendable {
                     // shorter segment lost acknowledged records). Advisory: a failure only weakens that.
                     recordsWritten += UInt64(records)
                     if markFD >= 0 { _ = DurableMark(segment: segment, offset: segmentSize, records: recordsWritten).write(to: markFD) }
+                    durableRecords.store(recordsWritten, ordering: .releasing)
+                    // The standbys get the commit as written (a copy only while one follows).
+                    feed.committed(first: recordsWritten - UInt64(records), records: records, bytes: writeBuffer)
                 }
                 unwritten.removeFirst(count)
                 let written = writeBuffer.count

@@ -15,7 +15,16 @@ import ZeroMQ
 /// Not thread-safe: use it from one thread (like the socket it owns). `opctl` uses one per command;
 /// the Swift API wraps one in a dedicated thread.
 public final class CoordinatorConnection {
-    public let endpoint: String
+    /// The coordinator in use: one of `endpoints`, or the leader a standby named (issue 29).
+    public var endpoint: String { endpoints.current }
+    /// Several coordinators (`tcp://a:7600,tcp://b:7600`): a request refused with NOT_LEADER goes to the
+    /// leader named, one that cannot reach its coordinator to the next (`request`).
+    public private(set) var endpoints: CoordinatorEndpoints
+    /// (1.9) The highest leadership epoch seen: replies and events with a lower one are ignored.
+    public private(set) var fence = EpochFence()
+    /// Whether a NOT_LEADER refusal sends the request to the leader it names (default). The HTTP side's
+    /// in-process reader turns it off: a standby's dashboard shows the refusal, not another node's data.
+    public var followsRedirects = true
     public let timeout: Duration
     private let context: Context
     private var socket: Socket
@@ -68,6 +77,10 @@ public final class CoordinatorConnection {
     /// `unreachable`: long enough for a coordinator that is just starting, short enough that a wrong
     /// address or port is said at once. (After a first connection, a lost coordinator is waited for.)
     public static let unreachableAfter: Duration = .seconds(1)
+    /// With several coordinators (issue 29) another is tried sooner: one refused for this long (or whose
+    /// link stays down this long) is most likely a leader that died, and the next one answers or redirects.
+    public static let nextEndpointAfter: Duration = .milliseconds(250)
+    private var unreachableBound: Duration { endpoints.isSeveral ? Self.nextEndpointAfter : Self.unreachableAfter }
     /// How long a first connection may stay without a ZMTP handshake until a request gives up with
     /// `notACoordinator` (an HTTP server, such as the dashboard's port, waits for a request line).
     public static let handshakeMissingAfter: Duration = .seconds(1)
@@ -101,11 +114,11 @@ public final class CoordinatorConnection {
     /// `context`: share a ZeroMQ context (an in-process coordinator, `inproc://`); nil makes one.
     public init(endpoint given: String = CoordinatorConnection.defaultEndpoint, timeout: Duration = .seconds(10),
                 curve: CurveClientKeys? = nil, context shared: Context? = nil) throws {
-        let endpoint = Self.normalised(given)
+        endpoints = CoordinatorEndpoints(given)
         // Before libzmq sees it: it refuses a missing port with "Invalid argument" and retries a port
         // over 65535 for ever (the caller would wait out its timeout and hear "could not connect").
-        if let problem = EndpointScope.connectProblem(endpoint) { throw ClientError.badEndpoint(given, problem) }
-        self.endpoint = endpoint
+        if let (e, problem) = endpoints.problem() { throw ClientError.badEndpoint(endpoints.isSeveral ? e : given, problem) }
+        let endpoint = endpoints.current
         self.timeout = timeout
         self.curve = curve
         handshake = HandshakeWatch(keyed: curve != nil, patience: .seconds(1))
@@ -150,9 +163,55 @@ public final class CoordinatorConnection {
 
     /// Sends `message` and returns the reply. An ERROR reply is thrown as `ClientError.server`; see
     /// `reply(to:until:)` for the other errors, and `timeout` when nothing came in time.
+    /// With several endpoints, or told NOT_LEADER, the request goes to another coordinator within the same
+    /// timeout: to the leader a standby names (one more round trip), else the next endpoint of the list.
     public func request(_ message: WireProtocol.Message, timeout: Duration? = nil) throws -> WireProtocol.Message {
+        let deadline = ContinuousClock.now + (timeout ?? self.timeout)
+        while true {
+            do {
+                let reply = try requestOnce(message, timeout: max(.milliseconds(1), deadline - .now))
+                endpoints.reached()
+                return reply
+            } catch ClientError.server(.notLeader, let text) where followsRedirects && ContinuousClock.now < deadline {
+                // Not elected yet, or a leader we could not reach: ask this standby again shortly.
+                if endpoints.redirect(to: NotLeader.leader(in: text)) { try moveToCurrent() } else { pause(until: deadline) }
+            } catch let error as ClientError where endpoints.isSeveral && ContinuousClock.now < deadline && Self.coordinatorGone(error) {
+                if endpoints.unreachable() { try moveToCurrent() } else { pause(until: deadline) }
+            }
+        }
+    }
+
+    /// Errors that say the coordinator in use cannot answer (before any reply): another may.
+    static func coordinatorGone(_ error: ClientError) -> Bool {
+        switch error {
+        case .unreachable, .notACoordinator: true
+        case .timeout(_, _, let connected): !connected
+        default: false
+        }
+    }
+
+    /// A tenth of a second (less at the deadline) between asks of a standby without a leader to name.
+    private func pause(until deadline: ContinuousClock.Instant) {
+        let left = (deadline - .now).components
+        Thread.sleep(forTimeInterval: max(0, min(0.1, Double(left.seconds) + Double(left.attoseconds) / 1e18)))
+    }
+
+    /// Connects to `endpoints.current` anew (a fresh link); the WATCH, if any, is made again there.
+    private func moveToCurrent() throws {
+        close()
+        link = Link()
+        outstanding.removeAll()
+        (socket, monitor, poller) = try Self.open(context, endpoint, curve)
+        resubscribe()
+    }
+
+    /// The id of the last request `request` sent.
+    private var lastRequestID: UInt32 = 0
+
+    private func requestOnce(_ message: WireProtocol.Message, timeout: Duration) throws -> WireProtocol.Message {
         let id = try send(message)
-        guard let reply = try reply(to: id, until: .now + (timeout ?? self.timeout)) else {
+        lastRequestID = id
+        guard let reply = try reply(to: id, until: .now + timeout) else {
             outstanding[id] = nil
             throw ClientError.timeout(message.command, endpoint, connected: link.isUp)
         }
@@ -217,7 +276,7 @@ public final class CoordinatorConnection {
                 throw ClientError.authenticationFailed(endpoint, why)
             }
             if !link.wasEverUp, link.refusedConnects >= 2, let since = link.refusedSince,
-               ContinuousClock.now - since >= Self.unreachableAfter {
+               ContinuousClock.now - since >= unreachableBound {
                 outstanding[id] = nil
                 throw ClientError.unreachable(endpoint)
             }
@@ -233,8 +292,15 @@ public final class CoordinatorConnection {
                 outstanding[id] = nil
                 throw ClientError.connectionLost(sent.command, endpoint)
             }
+            // (issue 29) Several coordinators: one whose connection stays down for `nextEndpointAfter` is
+            // left for the next (`request`), as one never reached is.
+            let giveUp = endpoints.isSeveral && !link.isUp ? link.downSince.map { $0 + Self.nextEndpointAfter } : nil
+            if let giveUp, giveUp <= .now {
+                outstanding[id] = nil
+                throw ClientError.unreachable(endpoint)
+            }
             // Wake for the handshake check too: a silent peer sends no event.
-            let check = notACoordinatorCheck()
+            let check = [notACoordinatorCheck(), giveUp].compactMap { $0 }.min()
             let wake = check.map { c in deadline.map { min($0, c) } ?? c } ?? deadline
             guard let arrival = try next(until: wake) else {
                 if let deadline, ContinuousClock.now >= deadline { return nil }
@@ -307,6 +373,8 @@ public final class CoordinatorConnection {
         watchRequest = nextRequest
         watchSettings = w
         _ = try request(.watch(w))
+        // Sent again elsewhere (NOT_LEADER, another endpoint): the events carry the id of the one answered.
+        watchRequest = lastRequestID
     }
 
     /// Events received so far or within `timeout`; empty when nothing came.
@@ -341,6 +409,7 @@ public final class CoordinatorConnection {
                 switch WireCodec.decode(frames) {
                 case .success(let envelope):
                     if isSlowStreamNotice(envelope) { watchRestarts += 1; resubscribe(); continue }
+                    if !fence.admit(envelope.message) { continue }   // a replaced leader's late message
                     return .message(envelope)
                 case .failure(let error): try undecodable(frames, error)
                 }

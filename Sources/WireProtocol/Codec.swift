@@ -57,6 +57,13 @@ public enum WireCodec {
         case .logsReply(let m): serialize(m)
         case .story(let m): serialize(m)
         case .storyReply(let m): serialize(m)
+        case .ha(let m): serialize(m)
+        case .haReply(let m): serialize(m)
+        case .follow(let m): serialize(m)
+        case .journal(let m): serialize(m)
+        case .snapshot(let m): serialize(m)
+        case .replicaAck(let m): serialize(m)
+        case .promote: []
         }
     }
 
@@ -146,6 +153,13 @@ public enum WireCodec {
             case .logsReply: return .logsReply(try p(body))
             case .story: return .story(try p(body))
             case .storyReply: return .storyReply(try p(body))
+            case .ha: return .ha(try p(body))
+            case .haReply: return .haReply(try p(body))
+            case .follow: return .follow(try p(body))
+            case .journal: return .journal(try p(body))
+            case .snapshot: return .snapshot(try p(body))
+            case .replicaAck: return .replicaAck(try p(body))
+            case .promote: _ = try p(body) as WirePromote; return .promote
             }
         } catch {
             throw .malformedBody(command, detail: String(describing: error))

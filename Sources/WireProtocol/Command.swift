@@ -36,6 +36,14 @@ public enum Command: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case logsReply = 0x34     // 1.5
     case story = 0x35         // 1.5
     case storyReply = 0x36    // 1.5
+    // Hot standby (1.9, §5.29): coordinator ↔ coordinator, and PROMOTE from an admin.
+    case follow = 0x37
+    case journal = 0x38
+    case snapshot = 0x39
+    case replicaAck = 0x3A
+    case promote = 0x3B
+    case ha = 0x40            // 1.9 (§5.28)
+    case haReply = 0x41       // 1.9
 
     /// Spec name (docs/PROTOCOL.md), used in error texts.
     public var description: String {
@@ -74,6 +82,13 @@ public enum Command: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .logsReply: "LOGS-REPLY"
         case .story: "STORY"
         case .storyReply: "STORY-REPLY"
+        case .ha: "HA"
+        case .haReply: "HA-REPLY"
+        case .follow: "FOLLOW"
+        case .journal: "JOURNAL"
+        case .snapshot: "SNAPSHOT"
+        case .replicaAck: "REPLICA-ACK"
+        case .promote: "PROMOTE"
         }
     }
 }

@@ -11,6 +11,13 @@ extension Message {
         case .logsReply(let m): return json(m)
         case .story(let m): return json(m)
         case .storyReply(let m): return json(m)
+        case .ha(let m): return json(m)
+        case .haReply(let m): return json(m)
+        case .follow(let m): return json(m)
+        case .journal(let m): return json(m)
+        case .snapshot(let m): return json(m)
+        case .replicaAck(let m): return json(m)
+        case .promote: return "{}"
         case .status(let m): return json(m)
         case .statusReply(let m): return json(m)
         case .why(let m): return json(m)

@@ -37,6 +37,14 @@ public enum Message: Sendable, Equatable {
     case logsReply(WireLogsReply)         // C → Cl (1.5)
     case story(WireStory)                 // Cl → C (1.5)
     case storyReply(WireStoryReply)       // C → Cl (1.5)
+    case ha(WireHighAvailability)         // Cl → C (1.9)
+    case haReply(WireHighAvailabilityReply) // C → Cl (1.9)
+    // Hot standby (1.9): S = a standby coordinator, L = the leader it follows.
+    case follow(WireFollow)               // S → L
+    case journal(WireJournalChunk)        // L → S
+    case snapshot(WireSnapshotChunk)      // L → S
+    case replicaAck(WireReplicaAck)       // S → L
+    case promote                          // Cl (admin) → S; ACK
 
     public var command: Command {
         switch self {
@@ -74,6 +82,13 @@ public enum Message: Sendable, Equatable {
         case .logsReply: .logsReply
         case .story: .story
         case .storyReply: .storyReply
+        case .ha: .ha
+        case .haReply: .haReply
+        case .follow: .follow
+        case .journal: .journal
+        case .snapshot: .snapshot
+        case .replicaAck: .replicaAck
+        case .promote: .promote
         }
     }
 }

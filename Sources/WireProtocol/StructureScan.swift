@@ -72,7 +72,8 @@ enum StructureScan {
         case .runsReply: runsReply
         case .logsReply: logsReply
         case .storyReply: storyReply
-        case .welcome, .reject, .credit, .heartbeat, .disconnect, .queue, .why, .workers, .error, .logs, .story: leaf
+        case .welcome, .reject, .credit, .heartbeat, .disconnect, .queue, .why, .workers, .error, .logs, .story, .ha, .haReply,
+             .follow, .journal, .snapshot, .replicaAck, .promote: leaf
         }
     }
 

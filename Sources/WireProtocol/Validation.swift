@@ -181,6 +181,24 @@ extension WireCodec {
         case .storyReply(let m):
             try c.optionalID(m.opID, "op_id")
             for (i, e) in m.entries.enumerated() { try c.text(e.detail, "entries[\(i)].detail") }
+        case .ha:
+            break
+        case .haReply(let m):
+            try c.text(m.leader, "leader")
+            try c.text(m.group, "group")
+            try c.text(m.advertise, "advertise")
+            try c.text(m.store, "store")
+        case .follow(let m):
+            try c.id(m.name, "name")
+        case .journal(let m):
+            if m.records == 0 { throw .missingField(c.command, field: "records") }
+            if m.frames.isEmpty { throw .missingField(c.command, field: "frames") }
+        case .snapshot(let m):
+            if m.offset > m.total || UInt64(m.data.count) > m.total - m.offset {
+                throw .fieldOutOfRange(c.command, field: "offset", detail: "\(m.offset) + \(m.data.count) bytes > total \(m.total)")
+            }
+        case .replicaAck, .promote:
+            break
         }
     }
 }

@@ -154,9 +154,21 @@ struct SessionMachine {
         case .error(let e):
             let note = Action.log(.warning, "coordinator error \(e.code): \(e.message)")
             // UNEXPECTED: it does not know this session (restarted, or fenced us): register again.
-            return e.code == .unexpected ? [note] + lost("coordinator does not know this session", now: now) : [note]
+            if e.code == .unexpected { return [note] + lost("coordinator does not know this session", now: now) }
+            // (1.9) NOT_LEADER: a standby; the shell goes to the leader it names (WorkerSession).
+            if e.code == .notLeader { return lost("coordinator is a standby: \(e.message)", now: now, maxWaitMs: Self.notLeaderWaitMs) }
+            return [note]
         case .heartbeat: return []
         default: return [.log(.warning, "ignored \(message.command): not a coordinator-to-worker command")]
+        }
+    }
+
+    /// (issue 29) The connection closed and there are other coordinators to try: leave it now instead of
+    /// waiting out the silence limit (a leader that died; the next one is elected meanwhile).
+    mutating func connectionClosed(now: Int64) -> [Action] {
+        switch state {
+        case .awaitingWelcome, .registered: return lost("connection closed; trying the next coordinator", now: now, maxWaitMs: Self.notLeaderWaitMs)
+        case .connecting, .rejected, .stopped: return []
         }
     }
 
@@ -292,7 +304,10 @@ struct SessionMachine {
 
     /// The coordinator is gone or no longer knows this connection: the parts keep running, for the next
     /// HELLO to list. Backoff restarts after a connection that registered, else doubles.
-    private mutating func lost(_ reason: String, now: Int64) -> [Action] {
+    /// (issue 29) After NOT_LEADER the next try comes soon: a leader is named, or one is being elected.
+    static let notLeaderWaitMs = 200
+
+    private mutating func lost(_ reason: String, now: Int64, maxWaitMs: Int = .max) -> [Action] {
         let backoff: Int
         switch state {
         case .awaitingWelcome(_, let b): backoff = b
@@ -301,7 +316,7 @@ struct SessionMachine {
         }
         held.sessionEnded(at: now)
         let keeping = held.isEmpty ? "" : "; keeping \(held.count) part(s) running for the next registration"
-        let wait = held.isEmpty && held.finishedKept == 0 ? backoff : min(backoff, Self.holdingBackoffMaxMs)
+        let wait = min(maxWaitMs, held.isEmpty && held.finishedKept == 0 ? backoff : min(backoff, Self.holdingBackoffMaxMs))
         state = .connecting(backoffMs: min(config.reconnectMaxMs, backoff * 2))
         return [.log(.warning, "session ended: \(reason)\(keeping); reconnecting in \(wait) ms"), .reconnect(afterMs: wait)]
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import OpClient
 import OpSpec
 import Synchronization
 import WireProtocol
@@ -20,10 +21,15 @@ public final class WorkerAgent: Sendable {
     let events = EventInbox()
     let stopping = Atomic<Bool>(false)
     let queue: LocalOperationQueue
+    /// The coordinators it may register with (`--connect a,b`) and the one in use (issue 29).
+    let endpoints: Mutex<CoordinatorEndpoints>
+    /// (1.9) The highest leadership epoch seen, across sessions: lower ones are fenced.
+    let fence = Mutex(EpochFence())
 
     public init(config: WorkerConfig, registry: HandlerRegistry = HandlerRegistry(), logger: Logger) throws {
         self.config = config
         self.logger = logger
+        endpoints = Mutex(CoordinatorEndpoints(config.connect))
         context = try Context()
         let waker = try Waker()
         self.waker = waker
@@ -57,8 +63,21 @@ public final class WorkerAgent: Sendable {
             case .rejected(let reason):
                 throw WorkerError.rejected(reason)
             case .reconnect(let wait):
-                pause(milliseconds: wait)
+                pause(milliseconds: nextEndpoint(after: session, wait: wait))
             }
+        }
+    }
+
+    /// Where the next session goes, and how long to wait first: to the leader a standby named (at once),
+    /// else, with several coordinators, the next of the list (at most 200 ms later: one is being elected).
+    private func nextEndpoint(after session: WorkerSession, wait: Int) -> Int {
+        endpoints.withLock { e in
+            guard e.isSeveral || session.redirect != nil else { return wait }
+            let from = e.current
+            let moved: Bool
+            if let redirect = session.redirect { moved = e.redirect(to: redirect) } else { moved = e.unreachable() }
+            if moved { logger.info("next coordinator: \(e.current) (was \(from))") }
+            return moved ? 0 : min(wait, 200)
         }
     }
 

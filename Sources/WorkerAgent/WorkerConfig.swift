@@ -2,7 +2,7 @@ import Foundation
 import ZeroMQ
 
 public struct WorkerConfig: Sendable {
-    /// Coordinator endpoint, e.g. tcp://head:7600.
+    /// Coordinator endpoint, e.g. tcp://head:7600; or several, comma-separated (one `--ha` group).
     public var connect: String
     /// Shown by `opctl workers`; host:pid by default.
     public var name: String

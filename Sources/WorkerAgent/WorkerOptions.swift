@@ -10,7 +10,7 @@ import ZeroMQ
 
 /// `opworker`'s command-line options, reusable by custom worker executables (docs/HANDLERS.md).
 public struct WorkerOptions: ParsableArguments {
-    @Option(help: "Coordinator endpoint, e.g. tcp://head:7600 (default: $OPCOORD or tcp://127.0.0.1:7600).")
+    @Option(help: "Coordinator endpoint, e.g. tcp://head:7600, or the coordinators of one --ha group, e.g. tcp://a:7600,tcp://b:7600 (default: $OPCOORD or tcp://127.0.0.1:7600).")
     public var connect: String?
 
     @Option(help: "Operations run at once (default: number of cores).")
@@ -66,16 +66,17 @@ public struct WorkerOptions: ParsableArguments {
             throw ValidationError("--log-tail-bytes must be between 0 and \(WireLimits.maxLogTailSize), got \(logTailBytes)")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level '\(logLevel)'") }
-        if let problem = EndpointScope.connectProblem(endpoint) {
+        if let (_, problem) = CoordinatorEndpoints(endpoint).problem() {
             throw ValidationError("\(connect == nil ? "$OPCOORD" : "--connect"): \(problem)")
         }
         do { _ = try ClientKeys.resolve(key: key, coordinatorKey: coordinatorKey) } catch { throw ValidationError("\(error)") }
     }
 
     /// --connect, else $OPCOORD, else tcp://127.0.0.1:7600; HOST:PORT is taken as tcp://HOST:PORT (as opctl does).
+    /// Several, separated by commas (coordinators of one `--ha` group): the worker registers with the leader.
     var endpoint: String {
-        CoordinatorConnection.normalised(connect ?? ProcessInfo.processInfo.environment["OPCOORD"].flatMap { $0.isEmpty ? nil : $0 }
-                                         ?? "tcp://127.0.0.1:7600")
+        CoordinatorEndpoints(connect ?? ProcessInfo.processInfo.environment["OPCOORD"].flatMap { $0.isEmpty ? nil : $0 }
+                             ?? "tcp://127.0.0.1:7600").all.joined(separator: ",")
     }
 
     public var config: WorkerConfig {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import OpClient
 import WireProtocol
 import ZeroMQ
 
@@ -23,6 +24,9 @@ final class WorkerSession {
     /// client's 1 s, because a worker that gives up stops for good.
     private var handshake: HandshakeWatch
     private var logger: Logger { agent.logger }
+    /// (issue 29) A standby said who leads (ERROR NOT_LEADER, or DISCONNECT with its text): `.some(nil)`
+    /// when it named none yet. The agent goes there for the next session.
+    private(set) var redirect: String??
 
     init(agent: WorkerAgent) throws {
         self.agent = agent
@@ -38,8 +42,9 @@ final class WorkerSession {
         try socket.set(.heartbeatTimeout, interval * Int32(clamping: max(1, agent.config.liveness)))
         if let curve = agent.config.curve { try socket.useCurveClient(curve) }
         handshake = HandshakeWatch(keyed: agent.config.curve != nil, patience: .seconds(2))
-        monitor = try socket.monitor(HandshakeWatch.events)
-        try socket.connect(agent.config.connect)
+        // connect-retried: nothing listens there (a coordinator that died), for the several-endpoints case.
+        monitor = try socket.monitor(HandshakeWatch.events.union([.connectRetried]))
+        try socket.connect(agent.endpoints.withLock { $0.current })
         _ = poller.add(socket)
         _ = poller.add(agent.waker)
         _ = poller.add(monitor.socket)
@@ -55,7 +60,12 @@ final class WorkerSession {
     private func handshakeRefusal(_ machine: inout SessionMachine) throws -> String? {
         while let event = try monitor.receive(flags: .dontWait) {
             if event.kind == .handshakeSucceeded { machine.transport(answering: true) }
-            if event.kind == .disconnected { machine.transport(answering: false) }
+            if event.kind == .connectRetried, !machine.isRegistered, agent.endpoints.withLock({ $0.isSeveral }) { closedWithOthers = true }
+            if event.kind == .disconnected {
+                machine.transport(answering: false)
+                // Other coordinators to try: a closed connection ends the session now (issue 29).
+                if agent.endpoints.withLock({ $0.isSeveral }) { closedWithOthers = true }
+            }
             if let why = handshake.observe(event, at: .now) { return why }
         }
         return nil
@@ -83,6 +93,7 @@ final class WorkerSession {
             if poller.isReadable(2), let why = try handshakeRefusal(&machine), let end = perform(machine.handshakeRefused(why)) {
                 return end
             }
+            if closedWithOthers, let end = perform(machine.connectionClosed(now: Self.now())) { return end }
             // Report first: after a freeze (SIGSTOP) the finished parts go out before anything else, so
             // the coordinator sees, fences and counts them.
             perform(machine.events(agent.events.take(), now: Self.now()))
@@ -97,13 +108,34 @@ final class WorkerSession {
     private func receiveAll(_ machine: inout SessionMachine) throws -> End? {
         for _ in 0..<4096 {
             guard let frames = try socket.receiveMultipart(flags: .dontWait) else { return nil }
-            let actions = switch WireCodec.decode(frames) {
-            case .failure(let error): machine.receivedMalformed(error, now: Self.now())
-            case .success(let envelope): machine.received(envelope.message, now: Self.now())
+            let actions: [SessionMachine.Action]
+            switch WireCodec.decode(frames) {
+            case .failure(let error): actions = machine.receivedMalformed(error, now: Self.now())
+            case .success(let envelope):
+                if !admit(envelope.message) { continue }
+                actions = machine.received(envelope.message, now: Self.now())
             }
             if let end = perform(actions) { return end }
         }
         return nil
+    }
+
+    private var closedWithOthers = false
+
+    /// (1.9) Fencing: a message with an epoch below the highest seen is a replaced leader's, ignored.
+    /// A standby's NOT_LEADER (ERROR, or DISCONNECT of a session it no longer serves) is noted as a redirect.
+    private func admit(_ message: Message) -> Bool {
+        if let e = message.epoch, e > 0, !agent.fence.withLock({ $0.admit(message) }) {
+            logger.warning("ignored \(message.command) of epoch \(e): a newer leader was seen (epoch \(agent.fence.withLock { $0.highest }))")
+            return false
+        }
+        switch message {
+        case .welcome: agent.endpoints.withLock { $0.reached() }
+        case .error(let e) where e.code == .notLeader: redirect = .some(NotLeader.leader(in: e.message))
+        case .disconnect(let d) where d.reason.hasPrefix(NotLeader.prefix): redirect = .some(NotLeader.leader(in: d.reason))
+        default: break
+        }
+        return true
     }
 
     /// Carries out the machine's actions in order; the connection's end, if one of them ends it.

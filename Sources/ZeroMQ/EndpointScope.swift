@@ -3,6 +3,8 @@
 /// an interface name — may be reached from the network, which is where keys are required (PROTOCOL.md §12).
 public enum EndpointScope {
     public static func isLoopback(_ given: String) -> Bool {
+        // Several coordinators (`tcp://a:7600,tcp://b:7600`, issue 29): loopback only if every one is.
+        if given.contains(",") { return given.split(separator: ",").allSatisfy { isLoopback(String($0)) } }
         let endpoint = given.lowercased()
         if endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("inproc://") { return true }
         guard endpoint.hasPrefix("tcp://") else { return false }

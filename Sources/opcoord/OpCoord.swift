@@ -88,7 +88,7 @@ struct OpCoord: ParsableCommand {
     @Option(help: "Secret key file of the coordinator (from 'opctl keys new PATH'); turns on CURVE. Needs --allow.")
     var key: String?
 
-    @Option(help: "Allow file: one line per key, 'PUBLIC-KEY NAME ROLES [SCOPE…]' (roles: worker, submit, view, admin). Reloaded on SIGHUP and on change.")
+    @Option(help: "Allow file: one line per key, 'PUBLIC-KEY NAME ROLES [SCOPE…]' (roles: worker, submit, view, admin, coordinator). Reloaded on SIGHUP and on change.")
     var allow: String?
 
     @Flag(help: "Listen off loopback without keys: anyone who reaches the port can run commands on every worker. Logged, and shown by status.")
@@ -104,7 +104,43 @@ struct OpCoord: ParsableCommand {
                                valueName: "NAME"))
     var httpAllowHost: [String] = []
 
+    @OptionGroup(title: "High availability (issue 29; docs/DEPLOY.md)")
+    var haOptions: HAOptions
+    @Option(help: "Start as a hot standby of the coordinator at this endpoint (e.g. tcp://head-a:7600): follow its journal into --state-dir and serve nothing until promoted ('opctl ha promote', or an election). With keys, the leader's allow file must give this coordinator's key the 'coordinator' role.")
+    var follow: String?
+
+    @Option(help: "With --follow: once promoted, also listen on this endpoint (a floating address, or the old leader's own on this host), so workers and clients that know only that address reach the new leader and workers reattach what they run.")
+    var promoteBind: String?
+
+    @Option(help: "This standby's name in the leader's status and logs (default: the host name and --bind).")
+    var standbyName: String?
+
+    @Option(help: "With --follow and --key: the leader's public key (a file or the key itself). Default: this coordinator's own public key (a group sharing one key pair).")
+    var leaderKey: String?
+
+    @Option(help: "sync: a client's acknowledgement also waits until a standby in sync holds the records on its disk (when a standby is connected); async: acknowledged on this disk alone, standbys follow behind.")
+    var replication: String = "sync"
+
+    @Option(help: "In sync mode, milliseconds an acknowledgement waits for a standby before the coordinator stops waiting for it (it is dropped out of sync, logged, counted) until it has caught up again.")
+    var replicationTimeoutMs: Int = 1000
+
     func validate() throws {
+        if follow != nil && ephemeral { throw ValidationError("--follow writes the leader's journal to a state directory; --ephemeral has none") }
+        if follow != nil && salvage { throw ValidationError("--follow and --salvage exclude each other: a standby takes its state from the leader") }
+        if let follow, !(follow.hasPrefix("tcp://") || follow.hasPrefix("ipc://") || follow.hasPrefix("inproc://")) {
+            throw ValidationError("--follow '\(follow)' is not a ZeroMQ endpoint (tcp://HOST:PORT)")
+        }
+        if follow != nil && haOptions.ha != nil {
+            throw ValidationError("--follow and --ha exclude each other: with --ha a coordinator that does not lead follows the elected leader by itself")
+        }
+        let standby = follow != nil || haOptions.ha != nil
+        if leaderKey != nil && (!standby || key == nil) { throw ValidationError("--leader-key is for a standby with keys: it needs --follow (or --ha) and --key") }
+        if promoteBind != nil && follow == nil { throw ValidationError("--promote-bind is for a standby: it needs --follow") }
+        if standbyName != nil && !standby { throw ValidationError("--standby-name names a standby: it needs --follow (or --ha)") }
+        guard ReplicationConfig.Mode(rawValue: replication) != nil else {
+            throw ValidationError("--replication '\(replication)' is not sync or async")
+        }
+        guard replicationTimeoutMs >= 1 else { throw ValidationError("--replication-timeout-ms must be ≥ 1") }
         // First: a bind that cannot work is not a matter of keys.
         if let problem = EndpointScope.bindProblem(bind) { throw ValidationError("--bind: \(problem)") }
         if (key == nil) != (allow == nil) {
@@ -192,9 +228,27 @@ struct OpCoord: ParsableCommand {
             config.internalEndpoint = "inproc://opcoord-http"
             config.metricsBoard = MetricsBoard()
         }
+        if haOptions.ha != nil { config.leadership = LeadershipBox() }
+        config.replication.mode = ReplicationConfig.Mode(rawValue: replication)!
+        config.replication.syncTimeoutMicros = Int64(replicationTimeoutMs) * 1000
+        if let follow {
+            config.replication.promoteBind = promoteBind
+            config.replication.follow = FollowConfig(leader: follow, name: standbyName ?? "\(ProcessInfo.processInfo.hostName) \(bind)")
+        }
+        // With --ha and a journal, a coordinator that does not lead follows the elected leader's journal (a
+        // hot standby), so that winning needs no recovery; the leader is filled in by the election.
+        if haOptions.ha != nil && !ephemeral {
+            config.replication.electedFollow = FollowConfig(leader: "", name: standbyName ?? haOptions.advertise ?? "\(ProcessInfo.processInfo.hostName) \(bind)")
+        }
         if let key, let allow {
             do {
-                config.access = try AccessControl(keys: try KeyFile.loadSecret(key), allowPath: allow, logger: logger)
+                let pair = try KeyFile.loadSecret(key)
+                config.access = try AccessControl(keys: pair, allowPath: allow, logger: logger)
+                if config.replication.follow != nil || config.replication.electedFollow != nil {
+                    let server = try leaderKey.map { try KeyFile.loadPublic($0) } ?? pair.publicKeyValue
+                    config.replication.follow?.curve = CurveClientKeys(keys: pair, server: server)
+                    config.replication.electedFollow?.curve = CurveClientKeys(keys: pair, server: server)
+                }
             } catch {
                 logger.critical("cannot start: \(error)")
                 throw ExitCode.failure
@@ -220,6 +274,11 @@ struct OpCoord: ParsableCommand {
         // The HTTP side stops first, while the loop still answers its last questions: its in-process
         // sockets must be closed before the loop's ZeroMQ context ends, else ending it waits them out
         // (seconds) before the journal is closed.
+        let election: HAElection?
+        do { election = try haOptions.ha.map { _ in try HAElection(options: haOptions, server: server, logger: logger) } } catch {
+            logger.critical("cannot start: \(error)")
+            throw ExitCode.failure
+        }
         let web = HTTPSideSlot()
         let signals = StopSignals(stop: { _ in web.stop(); server.stop() }, reload: { server.reloadAccess() })
         var webFailed = false
@@ -229,7 +288,8 @@ struct OpCoord: ParsableCommand {
                 (started, webFailed) = startHTTP(server, token: httpToken, logger: logger)
                 web.hold(started)
                 if let endpointFile { try? endpoint.write(toFile: endpointFile, atomically: true, encoding: .utf8) }
-            }, afterLoop: { web.stop() })
+                election?.start()
+            }, afterLoop: { web.stop(); election?.stop() })
         } catch {
             logger.critical("stopped by an error: \(error)")
             throw ExitCode.failure

@@ -24,7 +24,7 @@ struct OpCtl: ParsableCommand {
             sent; other requests: exit 64) instead of being dropped on the way.
             """,
         subcommands: [Submit.self, Status.self, Why.self, Cancel.self, Suspend.self, Resume.self, Limit.self, Share.self,
-                      Priority.self, Wait.self, Workers.self, Watch.self, Runs.self, Logs.self, Story.self, Keys.self])
+                      Priority.self, Wait.self, Workers.self, Watch.self, Runs.self, Logs.self, Story.self, Keys.self, HA.self])
 
     /// The connection options may come before the subcommand too (`GlobalOptions`).
     static func main() {
@@ -56,6 +56,17 @@ struct Connection: ParsableArguments {
         }
         return try CoordinatorConnection(endpoint: coordinator ?? CoordinatorConnection.defaultEndpoint,
                                          timeout: .milliseconds(Int(requestTimeout * 1000)), curve: curve)
+    }
+
+    /// A connection to one coordinator of several (`opctl ha`), with the same keys and timeout.
+    func connect(to endpoint: String) throws -> CoordinatorConnection {
+        guard requestTimeout > 0 else { throw ValidationError("--request-timeout must be > 0") }
+        let curve: CurveClientKeys?
+        do { curve = try ClientKeys.resolve(key: key, coordinatorKey: coordinatorKey) } catch {
+            printError("opctl: \(error)")
+            throw ExitCode(64)
+        }
+        return try CoordinatorConnection(endpoint: endpoint, timeout: .milliseconds(Int(requestTimeout * 1000)), curve: curve)
     }
 }
 

@@ -161,6 +161,20 @@ enum Fixtures {
         add(.logsReply(logsReply), 22)
         add(.story(story), 23)
         add(.storyReply(storyReply), 23)
+        add(.ha(WireHighAvailability.with { $0.stepDown = true }), 24)
+        add(.haReply(WireHighAvailabilityReply.with {
+            $0.enabled = true; $0.leading = true; $0.leader = "tcp://a:7600"; $0.leaderEpoch = 9; $0.group = "prod"
+            $0.advertise = "tcp://a:7600"; $0.store = "etcd=http://e:2379"; $0.servingLeftMs = 1500; $0.electionsWon = 2; $0.epoch = 9
+        }), 24)
+        var follow = WireFollow(); follow.fromRecord = 42; follow.name = "standby-b"; follow.lastCrc = 0xDEADBEEF
+        add(.follow(follow), 0)
+        var chunk = WireJournalChunk(); chunk.firstRecord = 42; chunk.records = 1; chunk.frames = Data([1, 2, 3])
+        add(.journal(chunk), 0)
+        var snap = WireSnapshotChunk(); snap.snapshot = 7; snap.recordsAfter = 40; snap.offset = 0; snap.total = 3; snap.data = Data([9, 9, 9])
+        add(.snapshot(snap), 0)
+        var rack = WireReplicaAck(); rack.received = 3; rack.durableRecord = 43
+        add(.replicaAck(rack), 0)
+        add(.promote, 24)
         return out
     }()
 }

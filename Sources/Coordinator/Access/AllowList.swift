@@ -12,6 +12,9 @@ public enum AccessRole: String, Sendable, CaseIterable, Comparable {
     case view
     /// Everything: every queue, queue limits and suspension, cancelling anyone's work.
     case admin
+    /// Another coordinator of the group: may follow this one's journal as a hot standby (FOLLOW,
+    /// REPLICA-ACK; issue 29). Not implied by `admin`: a person's key is not a replica's.
+    case coordinator
 
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 }

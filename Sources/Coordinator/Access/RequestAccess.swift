@@ -32,7 +32,9 @@ enum RequestAccess {
             return p.has(.worker) ? nil : "key '\(p.name)' may not report on work (it lacks the 'worker' role)"
         case .heartbeat, .disconnect:
             return nil   // workers and watching clients both send them
-        case .status, .why, .runs, .workers, .watch, .wait, .logs, .story:
+        case .ha(let h) where h.stepDown:
+            return p.roles.contains(.admin) ? nil : "stepping down from leadership needs the 'admin' role"
+        case .status, .why, .runs, .workers, .watch, .wait, .logs, .story, .ha:
             return p.has(.view) || p.roles.contains(.submit) ? nil : "key '\(p.name)' may not read the coordinator's state (needs 'view', 'submit' or 'admin')"
         case .submit(let s):
             guard p.has(.submit) else { return "key '\(p.name)' may not submit (it lacks the 'submit' role)" }
@@ -61,8 +63,12 @@ enum RequestAccess {
             return opsDenial(s.opIds, run: s.run, p, queueOf)
         case .queue(let q):
             return p.roles.contains(.admin) ? nil : "changing queue '\(q.settings.name)' (limit, suspension, fairness) needs the 'admin' role"
+        case .follow, .replicaAck:
+            return p.roles.contains(.coordinator) ? nil : "key '\(p.name)' may not follow the journal (it lacks the 'coordinator' role)"
+        case .promote:
+            return p.roles.contains(.admin) ? nil : "promoting a standby needs the 'admin' role"
         case .welcome, .reject, .dispatch, .cancel, .submitReply, .ack, .statusReply, .whyReply,
-             .workersReply, .event, .waitReply, .runsReply, .logsReply, .storyReply, .error:
+             .workersReply, .event, .waitReply, .runsReply, .logsReply, .storyReply, .haReply, .error, .journal, .snapshot:
             return nil   // answered as unexpected by the loop, whoever sends them
         }
     }

@@ -110,6 +110,13 @@ func runE2EBench(quick: Bool, peers: Bool) -> [BenchResult] {
         results += httpRatio(rows)
     }
 
+    // standby (issue 29): independent without and with a hot standby, alternating (StandbyBench.swift).
+    let standbyRounds = Int(env["OPQ_E2E_STANDBY_ROUNDS"] ?? "") ?? (quick ? 1 : 2)
+    if wanted("standby") && standbyRounds > 0 {
+        results += standbyRows(slots: slots, prefetch: prefetch, n: sizes.independent, budget: sizes.budget,
+                               rounds: standbyRounds, mode: env["OPQ_E2E_STANDBY_MODE"] ?? "sync")
+    }
+
     // chain per journal mode; layered and cancel on the first mode's cluster, with the best prefetch.
     var chainHopP50 = Double.nan
     for (k, mode) in modes.enumerated() {

@@ -216,6 +216,9 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
 
   /// reserved for CURVE authentication
   case unauthorized // = 11
+
+  /// (1.9) a standby: the message names the leader's endpoint (§14)
+  case notLeader // = 12
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -236,6 +239,7 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 9: self = .unexpected
     case 10: self = .busy
     case 11: self = .unauthorized
+    case 12: self = .notLeader
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -254,6 +258,7 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .unexpected: return 9
     case .busy: return 10
     case .unauthorized: return 11
+    case .notLeader: return 12
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -272,6 +277,7 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     .unexpected,
     .busy,
     .unauthorized,
+    .notLeader,
   ]
 
 }
@@ -563,6 +569,9 @@ public nonisolated struct WireWelcome: Sendable {
   /// required, ≥ 1: missed intervals before a peer is dead (default 3)
   public var liveness: UInt32 = 0
 
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -659,6 +668,9 @@ public nonisolated struct WireDispatch: Sendable {
 
   /// 1 … max batch records
   public var records: [WireDispatchRecord] = []
+
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -866,6 +878,9 @@ public nonisolated struct WireCancel: Sendable {
   /// 1 … max batch records
   public var records: [WireCancelRecord] = []
 
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -889,6 +904,9 @@ public nonisolated struct WireDisconnect: Sendable {
   // methods supported on all messages.
 
   public var reason: String = String()
+
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1280,6 +1298,9 @@ public nonisolated struct WireSubmitReply: Sendable {
   /// (1.3) a retry of a submission already applied (same key and content)
   public var duplicate: Bool = false
 
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1373,6 +1394,9 @@ public nonisolated struct WireAck: Sendable {
   /// (1.6) Operations a CANCEL --cascade or a SET-PRIORITY inherit did not reach because they are in
   /// queues outside the caller's scopes (PROTOCOL.md §12); they were left alone.
   public var leftAlone: UInt32 = 0
+
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1716,53 +1740,115 @@ public nonisolated struct WireOpStatus: @unchecked Sendable {
   fileprivate var _storage = _StorageClass.defaultInstance
 }
 
-public nonisolated struct WireStatusReply: Sendable {
+public nonisolated struct WireStatusReply: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var queues: [WireQueueCounts] = []
+  public var queues: [WireQueueCounts] {
+    get {_storage._queues}
+    set {_uniqueStorage()._queues = newValue}
+  }
 
-  public var ops: [WireOpStatus] = []
+  public var ops: [WireOpStatus] {
+    get {_storage._ops}
+    set {_uniqueStorage()._ops = newValue}
+  }
 
   /// non-empty: more records, pass as `after`
-  public var nextAfter: String = String()
+  public var nextAfter: String {
+    get {_storage._nextAfter}
+    set {_uniqueStorage()._nextAfter = newValue}
+  }
 
-  public var notFound: [String] = []
+  public var notFound: [String] {
+    get {_storage._notFound}
+    set {_uniqueStorage()._notFound = newValue}
+  }
 
   /// coordinator clock when the reply was built
-  public var nowUs: Int64 = 0
+  public var nowUs: Int64 {
+    get {_storage._nowUs}
+    set {_uniqueStorage()._nowUs = newValue}
+  }
 
   /// worker reports ignored as stale (old attempt, lost worker) so far
-  public var fenced: UInt64 = 0
+  public var fenced: UInt64 {
+    get {_storage._fenced}
+    set {_uniqueStorage()._fenced = newValue}
+  }
 
   /// operations ever accepted
-  public var totalOperations: UInt64 = 0
+  public var totalOperations: UInt64 {
+    get {_storage._totalOperations}
+    set {_uniqueStorage()._totalOperations = newValue}
+  }
 
   /// coordinator's resident set size when the reply was built; 0 = unknown
-  public var coordinatorRssBytes: UInt64 = 0
+  public var coordinatorRssBytes: UInt64 {
+    get {_storage._coordinatorRssBytes}
+    set {_uniqueStorage()._coordinatorRssBytes = newValue}
+  }
 
   /// coordinator's user + system CPU time so far
-  public var coordinatorCpuUs: UInt64 = 0
+  public var coordinatorCpuUs: UInt64 {
+    get {_storage._coordinatorCpuUs}
+    set {_uniqueStorage()._coordinatorCpuUs = newValue}
+  }
 
   /// ready ops no connected worker can run
-  public var unplaceable: [WireUnplaceable] = []
+  public var unplaceable: [WireUnplaceable] {
+    get {_storage._unplaceable}
+    set {_uniqueStorage()._unplaceable = newValue}
+  }
 
   /// Requested op_ids left out because the reply reached its size budget (§10): ask for them again.
-  public var omitted: [String] = []
+  public var omitted: [String] {
+    get {_storage._omitted}
+    set {_uniqueStorage()._omitted = newValue}
+  }
 
   /// (1.2) op records matching the request's filters, all pages
-  public var matched: UInt64 = 0
+  public var matched: UInt64 {
+    get {_storage._matched}
+    set {_uniqueStorage()._matched = newValue}
+  }
 
   /// (1.4) "curve", "loopback" (no keys, loopback only) or "insecure" (no keys, --insecure)
-  public var security: String = String()
+  public var security: String {
+    get {_storage._security}
+    set {_uniqueStorage()._security = newValue}
+  }
 
   /// (1.4) handshakes and requests refused for their key so far
-  public var authFailures: UInt64 = 0
+  public var authFailures: UInt64 {
+    get {_storage._authFailures}
+    set {_uniqueStorage()._authFailures = newValue}
+  }
+
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 {
+    get {_storage._epoch}
+    set {_uniqueStorage()._epoch = newValue}
+  }
+
+  /// (1.9) Hot standby (§5.29): the standbys following this coordinator's journal, and its mode.
+  public var standbys: [WireStandbyInfo] {
+    get {_storage._standbys}
+    set {_uniqueStorage()._standbys = newValue}
+  }
+
+  /// "sync", "async", or "" (no standby connected)
+  public var replication: String {
+    get {_storage._replication}
+    set {_uniqueStorage()._replication = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 /// WHY (client → coordinator): why is this operation not running / finished?
@@ -1801,6 +1887,9 @@ public nonisolated struct WireWhyReply: Sendable {
 
   /// (1.2)
   public var run: String = String()
+
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1864,6 +1953,9 @@ public nonisolated struct WireWorkersReply: Sendable {
 
   /// (1.4) as in StatusReply
   public var security: String = String()
+
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1953,6 +2045,9 @@ public nonisolated struct WireEvents: Sendable {
 
   /// 1 … max batch records
   public var events: [WireEvent] = []
+
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2051,6 +2146,9 @@ public nonisolated struct WireWaitReply: Sendable {
   /// their outcome says succeeded with empty bytes: fetch the results with STATUS.
   public var resultsOmitted: [String] = []
 
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2073,6 +2171,9 @@ public nonisolated struct WireErrorReply: Sendable {
 
   /// when about one operation
   public var opID: String = String()
+
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2167,6 +2268,9 @@ public nonisolated struct WireRunsReply: Sendable {
   /// opcoord --retain-bytes: beyond it results, then whole runs, are evicted oldest first
   public var retainBytes: UInt64 = 0
 
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2238,6 +2342,9 @@ public nonisolated struct WireLogsReply: Sendable {
   /// some were dropped by the store's bound
   public var evicted: Bool = false
 
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2302,6 +2409,192 @@ public nonisolated struct WireStoryReply: Sendable {
   /// earlier entries were overwritten (the core's story is bounded)
   public var truncated: Bool = false
 
+  /// (1.9) The sender's leadership epoch (issue 29, PROTOCOL.md §14); 0 = a coordinator without --ha.
+  public var epoch: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// HA (client → coordinator, 0x40): this coordinator's view of its group's leadership. Answered by a
+/// standby too (never refused with NOT_LEADER), so a client can ask each coordinator of a group.
+public nonisolated struct WireHighAvailability: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// (admin) the leader gives up leadership (its lease is revoked); a standby ignores it
+  public var stepDown: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// HA-REPLY (coordinator → client, 0x41).
+public nonisolated struct WireHighAvailabilityReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// false: a coordinator without --ha (every other field empty)
+  public var enabled: Bool = false
+
+  /// this coordinator serves now
+  public var leading: Bool = false
+
+  /// the leader's advertised endpoint; empty: none known
+  public var leader: String = String()
+
+  /// the leader's epoch; 0: none known
+  public var leaderEpoch: UInt64 = 0
+
+  /// --ha-group
+  public var group: String = String()
+
+  /// this coordinator's --advertise
+  public var advertise: String = String()
+
+  /// --ha (etcd=URL,…)
+  public var store: String = String()
+
+  /// leading: until it stops serving unless a renewal succeeds first
+  public var servingLeftMs: Int64 = 0
+
+  /// terms this process won since it started
+  public var electionsWon: UInt64 = 0
+
+  /// this request made it step down
+  public var steppedDown: Bool = false
+
+  /// (as on every reply) the sender's epoch while it leads
+  public var epoch: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// FOLLOW (standby → leader): start (or restart) the stream at `from_record`.
+public nonisolated struct WireFollow: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// records the standby holds durably: the index of the next one it needs
+  public var fromRecord: UInt64 = 0
+
+  /// the standby's name, for status and logs (required)
+  public var name: String = String()
+
+  /// CRC-32C of the standby's last record (record from_record − 1) as framed; 0: not known. A leader whose
+  /// record there has another CRC sends its snapshot (the standby holds another history).
+  public var lastCrc: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// JOURNAL (leader → standby): consecutive journal records, framed exactly as in a segment file.
+public nonisolated struct WireJournalChunk: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// index of the first record (records the journal held before it)
+  public var firstRecord: UInt64 = 0
+
+  /// records in `frames` (≥ 1)
+  public var records: UInt32 = 0
+
+  /// u32 length · u32 ~length · u32 CRC-32C · payload, per record
+  public var frames: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// SNAPSHOT (leader → standby): a piece of the leader's newest snapshot file; the standby discards its state
+/// and installs it once the last piece (offset + size = total) arrived, then JOURNAL goes on at `records_after`.
+public nonisolated struct WireSnapshotChunk: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the snapshot's number N (it covers segments ≤ N)
+  public var snapshot: UInt64 = 0
+
+  /// the records the journal held at the snapshot: the next JOURNAL's first_record
+  public var recordsAfter: UInt64 = 0
+
+  /// of this piece in the file
+  public var offset: UInt64 = 0
+
+  /// the file's size
+  public var total: UInt64 = 0
+
+  public var data: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// REPLICA-ACK (standby → leader): flow control and durability.
+public nonisolated struct WireReplicaAck: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// JOURNAL and SNAPSHOT messages received in this stream so far
+  public var received: UInt64 = 0
+
+  /// records the standby holds durably (fdatasync returned)
+  public var durableRecord: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// PROMOTE (admin → standby; `opctl ha promote`): stop following and serve now. Answered by ACK.
+public nonisolated struct WirePromote: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct WireStandbyInfo: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var name: String = String()
+
+  /// what it acknowledged as durable
+  public var durableRecord: UInt64 = 0
+
+  /// the leader's durable records minus that
+  public var lagRecords: UInt64 = 0
+
+  /// how long its oldest unacknowledged record has waited; 0 = none
+  public var lagUs: UInt64 = 0
+
+  /// "snapshot", "catching-up", "live", "sync"
+  public var state: String = String()
+
+  /// from sending records to their durable acknowledgement, over the last ≤ 10,000
+  public var ackP50Us: UInt64 = 0
+
+  public var ackP99Us: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2324,7 +2617,7 @@ nonisolated extension WireDependencyPolicy: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension WireErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_MALFORMED\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_UNKNOWN_COMMAND\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_REJECTED\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_UNEXPECTED\0\u{1}ERROR_CODE_BUSY\0\u{1}ERROR_CODE_UNAUTHORIZED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_MALFORMED\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_UNKNOWN_COMMAND\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_REJECTED\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_UNEXPECTED\0\u{1}ERROR_CODE_BUSY\0\u{1}ERROR_CODE_UNAUTHORIZED\0\u{1}ERROR_CODE_NOT_LEADER\0")
 }
 
 nonisolated extension WireShareMode: SwiftProtobuf._ProtoNameProviding {
@@ -2484,7 +2777,7 @@ nonisolated extension WireHello: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
 
 nonisolated extension WireWelcome: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Welcome"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}worker_id\0\u{3}heartbeat_interval_ms\0\u{1}liveness\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}worker_id\0\u{3}heartbeat_interval_ms\0\u{1}liveness\0\u{2}W\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2495,6 +2788,7 @@ nonisolated extension WireWelcome: SwiftProtobuf.Message, SwiftProtobuf._Message
       case 1: try { try decoder.decodeSingularStringField(value: &self.workerID) }()
       case 2: try { try decoder.decodeSingularUInt32Field(value: &self.heartbeatIntervalMs) }()
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.liveness) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -2510,6 +2804,9 @@ nonisolated extension WireWelcome: SwiftProtobuf.Message, SwiftProtobuf._Message
     if self.liveness != 0 {
       try visitor.visitSingularUInt32Field(value: self.liveness, fieldNumber: 3)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2517,6 +2814,7 @@ nonisolated extension WireWelcome: SwiftProtobuf.Message, SwiftProtobuf._Message
     if lhs.workerID != rhs.workerID {return false}
     if lhs.heartbeatIntervalMs != rhs.heartbeatIntervalMs {return false}
     if lhs.liveness != rhs.liveness {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2694,7 +2992,7 @@ nonisolated extension WireDispatchRecord: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension WireDispatch: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Dispatch"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}records\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}records\0\u{2}Y\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2703,6 +3001,7 @@ nonisolated extension WireDispatch: SwiftProtobuf.Message, SwiftProtobuf._Messag
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.records) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -2712,11 +3011,15 @@ nonisolated extension WireDispatch: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if !self.records.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.records, fieldNumber: 1)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: WireDispatch, rhs: WireDispatch) -> Bool {
     if lhs.records != rhs.records {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3088,7 +3391,7 @@ nonisolated extension WireCancelRecord: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension WireCancel: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Cancel"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}records\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}records\0\u{2}Y\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3097,6 +3400,7 @@ nonisolated extension WireCancel: SwiftProtobuf.Message, SwiftProtobuf._MessageI
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.records) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -3106,11 +3410,15 @@ nonisolated extension WireCancel: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     if !self.records.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.records, fieldNumber: 1)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: WireCancel, rhs: WireCancel) -> Bool {
     if lhs.records != rhs.records {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3137,7 +3445,7 @@ nonisolated extension WireHeartbeat: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension WireDisconnect: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Disconnect"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}reason\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}reason\0\u{2}Y\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3146,6 +3454,7 @@ nonisolated extension WireDisconnect: SwiftProtobuf.Message, SwiftProtobuf._Mess
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -3155,11 +3464,15 @@ nonisolated extension WireDisconnect: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if !self.reason.isEmpty {
       try visitor.visitSingularStringField(value: self.reason, fieldNumber: 1)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: WireDisconnect, rhs: WireDisconnect) -> Bool {
     if lhs.reason != rhs.reason {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3691,7 +4004,7 @@ nonisolated extension WireUnplaceable: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension WireSubmitReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SubmitReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}accepted\0\u{3}accepted_count\0\u{1}errors\0\u{1}unplaceable\0\u{1}workers\0\u{1}run\0\u{1}duplicate\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}accepted\0\u{3}accepted_count\0\u{1}errors\0\u{1}unplaceable\0\u{1}workers\0\u{1}run\0\u{1}duplicate\0\u{2}S\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3706,6 +4019,7 @@ nonisolated extension WireSubmitReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 5: try { try decoder.decodeSingularUInt32Field(value: &self.workers) }()
       case 6: try { try decoder.decodeSingularStringField(value: &self.run) }()
       case 7: try { try decoder.decodeSingularBoolField(value: &self.duplicate) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -3733,6 +4047,9 @@ nonisolated extension WireSubmitReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if self.duplicate != false {
       try visitor.visitSingularBoolField(value: self.duplicate, fieldNumber: 7)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3744,6 +4061,7 @@ nonisolated extension WireSubmitReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.workers != rhs.workers {return false}
     if lhs.run != rhs.run {return false}
     if lhs.duplicate != rhs.duplicate {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3880,7 +4198,7 @@ nonisolated extension WireSetPriority: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension WireAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Ack"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}affected\0\u{3}not_found\0\u{3}left_alone\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}affected\0\u{3}not_found\0\u{3}left_alone\0\u{2}W\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3891,6 +4209,7 @@ nonisolated extension WireAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
       case 1: try { try decoder.decodeSingularUInt32Field(value: &self.affected) }()
       case 2: try { try decoder.decodeRepeatedStringField(value: &self.notFound) }()
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.leftAlone) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -3906,6 +4225,9 @@ nonisolated extension WireAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
     if self.leftAlone != 0 {
       try visitor.visitSingularUInt32Field(value: self.leftAlone, fieldNumber: 3)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3913,6 +4235,7 @@ nonisolated extension WireAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
     if lhs.affected != rhs.affected {return false}
     if lhs.notFound != rhs.notFound {return false}
     if lhs.leftAlone != rhs.leftAlone {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4505,94 +4828,177 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queues\0\u{1}ops\0\u{3}next_after\0\u{3}not_found\0\u{3}now_us\0\u{1}fenced\0\u{3}total_operations\0\u{3}coordinator_rss_bytes\0\u{3}coordinator_cpu_us\0\u{1}unplaceable\0\u{1}omitted\0\u{1}matched\0\u{1}security\0\u{3}auth_failures\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queues\0\u{1}ops\0\u{3}next_after\0\u{3}not_found\0\u{3}now_us\0\u{1}fenced\0\u{3}total_operations\0\u{3}coordinator_rss_bytes\0\u{3}coordinator_cpu_us\0\u{1}unplaceable\0\u{1}omitted\0\u{1}matched\0\u{1}security\0\u{3}auth_failures\0\u{2}\u{1a}standbys\0\u{1}replication\0\u{2}1epoch\0")
+
+  fileprivate class _StorageClass {
+    var _queues: [WireQueueCounts] = []
+    var _ops: [WireOpStatus] = []
+    var _nextAfter: String = String()
+    var _notFound: [String] = []
+    var _nowUs: Int64 = 0
+    var _fenced: UInt64 = 0
+    var _totalOperations: UInt64 = 0
+    var _coordinatorRssBytes: UInt64 = 0
+    var _coordinatorCpuUs: UInt64 = 0
+    var _unplaceable: [WireUnplaceable] = []
+    var _omitted: [String] = []
+    var _matched: UInt64 = 0
+    var _security: String = String()
+    var _authFailures: UInt64 = 0
+    var _epoch: UInt64 = 0
+    var _standbys: [WireStandbyInfo] = []
+    var _replication: String = String()
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _queues = source._queues
+      _ops = source._ops
+      _nextAfter = source._nextAfter
+      _notFound = source._notFound
+      _nowUs = source._nowUs
+      _fenced = source._fenced
+      _totalOperations = source._totalOperations
+      _coordinatorRssBytes = source._coordinatorRssBytes
+      _coordinatorCpuUs = source._coordinatorCpuUs
+      _unplaceable = source._unplaceable
+      _omitted = source._omitted
+      _matched = source._matched
+      _security = source._security
+      _authFailures = source._authFailures
+      _epoch = source._epoch
+      _standbys = source._standbys
+      _replication = source._replication
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.queues) }()
-      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.ops) }()
-      case 3: try { try decoder.decodeSingularStringField(value: &self.nextAfter) }()
-      case 4: try { try decoder.decodeRepeatedStringField(value: &self.notFound) }()
-      case 5: try { try decoder.decodeSingularInt64Field(value: &self.nowUs) }()
-      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.fenced) }()
-      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.totalOperations) }()
-      case 8: try { try decoder.decodeSingularUInt64Field(value: &self.coordinatorRssBytes) }()
-      case 9: try { try decoder.decodeSingularUInt64Field(value: &self.coordinatorCpuUs) }()
-      case 10: try { try decoder.decodeRepeatedMessageField(value: &self.unplaceable) }()
-      case 11: try { try decoder.decodeRepeatedStringField(value: &self.omitted) }()
-      case 12: try { try decoder.decodeSingularUInt64Field(value: &self.matched) }()
-      case 13: try { try decoder.decodeSingularStringField(value: &self.security) }()
-      case 14: try { try decoder.decodeSingularUInt64Field(value: &self.authFailures) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeRepeatedMessageField(value: &_storage._queues) }()
+        case 2: try { try decoder.decodeRepeatedMessageField(value: &_storage._ops) }()
+        case 3: try { try decoder.decodeSingularStringField(value: &_storage._nextAfter) }()
+        case 4: try { try decoder.decodeRepeatedStringField(value: &_storage._notFound) }()
+        case 5: try { try decoder.decodeSingularInt64Field(value: &_storage._nowUs) }()
+        case 6: try { try decoder.decodeSingularUInt64Field(value: &_storage._fenced) }()
+        case 7: try { try decoder.decodeSingularUInt64Field(value: &_storage._totalOperations) }()
+        case 8: try { try decoder.decodeSingularUInt64Field(value: &_storage._coordinatorRssBytes) }()
+        case 9: try { try decoder.decodeSingularUInt64Field(value: &_storage._coordinatorCpuUs) }()
+        case 10: try { try decoder.decodeRepeatedMessageField(value: &_storage._unplaceable) }()
+        case 11: try { try decoder.decodeRepeatedStringField(value: &_storage._omitted) }()
+        case 12: try { try decoder.decodeSingularUInt64Field(value: &_storage._matched) }()
+        case 13: try { try decoder.decodeSingularStringField(value: &_storage._security) }()
+        case 14: try { try decoder.decodeSingularUInt64Field(value: &_storage._authFailures) }()
+        case 40: try { try decoder.decodeRepeatedMessageField(value: &_storage._standbys) }()
+        case 41: try { try decoder.decodeSingularStringField(value: &_storage._replication) }()
+        case 90: try { try decoder.decodeSingularUInt64Field(value: &_storage._epoch) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.queues.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.queues, fieldNumber: 1)
-    }
-    if !self.ops.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.ops, fieldNumber: 2)
-    }
-    if !self.nextAfter.isEmpty {
-      try visitor.visitSingularStringField(value: self.nextAfter, fieldNumber: 3)
-    }
-    if !self.notFound.isEmpty {
-      try visitor.visitRepeatedStringField(value: self.notFound, fieldNumber: 4)
-    }
-    if self.nowUs != 0 {
-      try visitor.visitSingularInt64Field(value: self.nowUs, fieldNumber: 5)
-    }
-    if self.fenced != 0 {
-      try visitor.visitSingularUInt64Field(value: self.fenced, fieldNumber: 6)
-    }
-    if self.totalOperations != 0 {
-      try visitor.visitSingularUInt64Field(value: self.totalOperations, fieldNumber: 7)
-    }
-    if self.coordinatorRssBytes != 0 {
-      try visitor.visitSingularUInt64Field(value: self.coordinatorRssBytes, fieldNumber: 8)
-    }
-    if self.coordinatorCpuUs != 0 {
-      try visitor.visitSingularUInt64Field(value: self.coordinatorCpuUs, fieldNumber: 9)
-    }
-    if !self.unplaceable.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.unplaceable, fieldNumber: 10)
-    }
-    if !self.omitted.isEmpty {
-      try visitor.visitRepeatedStringField(value: self.omitted, fieldNumber: 11)
-    }
-    if self.matched != 0 {
-      try visitor.visitSingularUInt64Field(value: self.matched, fieldNumber: 12)
-    }
-    if !self.security.isEmpty {
-      try visitor.visitSingularStringField(value: self.security, fieldNumber: 13)
-    }
-    if self.authFailures != 0 {
-      try visitor.visitSingularUInt64Field(value: self.authFailures, fieldNumber: 14)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      if !_storage._queues.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._queues, fieldNumber: 1)
+      }
+      if !_storage._ops.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._ops, fieldNumber: 2)
+      }
+      if !_storage._nextAfter.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._nextAfter, fieldNumber: 3)
+      }
+      if !_storage._notFound.isEmpty {
+        try visitor.visitRepeatedStringField(value: _storage._notFound, fieldNumber: 4)
+      }
+      if _storage._nowUs != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._nowUs, fieldNumber: 5)
+      }
+      if _storage._fenced != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._fenced, fieldNumber: 6)
+      }
+      if _storage._totalOperations != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._totalOperations, fieldNumber: 7)
+      }
+      if _storage._coordinatorRssBytes != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._coordinatorRssBytes, fieldNumber: 8)
+      }
+      if _storage._coordinatorCpuUs != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._coordinatorCpuUs, fieldNumber: 9)
+      }
+      if !_storage._unplaceable.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._unplaceable, fieldNumber: 10)
+      }
+      if !_storage._omitted.isEmpty {
+        try visitor.visitRepeatedStringField(value: _storage._omitted, fieldNumber: 11)
+      }
+      if _storage._matched != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._matched, fieldNumber: 12)
+      }
+      if !_storage._security.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._security, fieldNumber: 13)
+      }
+      if _storage._authFailures != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._authFailures, fieldNumber: 14)
+      }
+      if !_storage._standbys.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._standbys, fieldNumber: 40)
+      }
+      if !_storage._replication.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._replication, fieldNumber: 41)
+      }
+      if _storage._epoch != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._epoch, fieldNumber: 90)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: WireStatusReply, rhs: WireStatusReply) -> Bool {
-    if lhs.queues != rhs.queues {return false}
-    if lhs.ops != rhs.ops {return false}
-    if lhs.nextAfter != rhs.nextAfter {return false}
-    if lhs.notFound != rhs.notFound {return false}
-    if lhs.nowUs != rhs.nowUs {return false}
-    if lhs.fenced != rhs.fenced {return false}
-    if lhs.totalOperations != rhs.totalOperations {return false}
-    if lhs.coordinatorRssBytes != rhs.coordinatorRssBytes {return false}
-    if lhs.coordinatorCpuUs != rhs.coordinatorCpuUs {return false}
-    if lhs.unplaceable != rhs.unplaceable {return false}
-    if lhs.omitted != rhs.omitted {return false}
-    if lhs.matched != rhs.matched {return false}
-    if lhs.security != rhs.security {return false}
-    if lhs.authFailures != rhs.authFailures {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._queues != rhs_storage._queues {return false}
+        if _storage._ops != rhs_storage._ops {return false}
+        if _storage._nextAfter != rhs_storage._nextAfter {return false}
+        if _storage._notFound != rhs_storage._notFound {return false}
+        if _storage._nowUs != rhs_storage._nowUs {return false}
+        if _storage._fenced != rhs_storage._fenced {return false}
+        if _storage._totalOperations != rhs_storage._totalOperations {return false}
+        if _storage._coordinatorRssBytes != rhs_storage._coordinatorRssBytes {return false}
+        if _storage._coordinatorCpuUs != rhs_storage._coordinatorCpuUs {return false}
+        if _storage._unplaceable != rhs_storage._unplaceable {return false}
+        if _storage._omitted != rhs_storage._omitted {return false}
+        if _storage._matched != rhs_storage._matched {return false}
+        if _storage._security != rhs_storage._security {return false}
+        if _storage._authFailures != rhs_storage._authFailures {return false}
+        if _storage._epoch != rhs_storage._epoch {return false}
+        if _storage._standbys != rhs_storage._standbys {return false}
+        if _storage._replication != rhs_storage._replication {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4635,7 +5041,7 @@ nonisolated extension WireWhy: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
 
 nonisolated extension WireWhyReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WhyReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}state\0\u{1}cancelled\0\u{3}waiting_on\0\u{1}reasons\0\u{1}run\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}state\0\u{1}cancelled\0\u{3}waiting_on\0\u{1}reasons\0\u{1}run\0\u{2}T\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4649,6 +5055,7 @@ nonisolated extension WireWhyReply: SwiftProtobuf.Message, SwiftProtobuf._Messag
       case 4: try { try decoder.decodeRepeatedStringField(value: &self.waitingOn) }()
       case 5: try { try decoder.decodeRepeatedStringField(value: &self.reasons) }()
       case 6: try { try decoder.decodeSingularStringField(value: &self.run) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -4673,6 +5080,9 @@ nonisolated extension WireWhyReply: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if !self.run.isEmpty {
       try visitor.visitSingularStringField(value: self.run, fieldNumber: 6)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4683,6 +5093,7 @@ nonisolated extension WireWhyReply: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if lhs.waitingOn != rhs.waitingOn {return false}
     if lhs.reasons != rhs.reasons {return false}
     if lhs.run != rhs.run {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4794,7 +5205,7 @@ nonisolated extension WireWorkerInfo: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension WireWorkersReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WorkersReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}workers\0\u{1}security\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}workers\0\u{1}security\0\u{2}X\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4804,6 +5215,7 @@ nonisolated extension WireWorkersReply: SwiftProtobuf.Message, SwiftProtobuf._Me
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.workers) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.security) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -4816,12 +5228,16 @@ nonisolated extension WireWorkersReply: SwiftProtobuf.Message, SwiftProtobuf._Me
     if !self.security.isEmpty {
       try visitor.visitSingularStringField(value: self.security, fieldNumber: 2)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: WireWorkersReply, rhs: WireWorkersReply) -> Bool {
     if lhs.workers != rhs.workers {return false}
     if lhs.security != rhs.security {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4968,7 +5384,7 @@ nonisolated extension WireEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
 
 nonisolated extension WireEvents: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Events"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}events\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}events\0\u{2}Y\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4977,6 +5393,7 @@ nonisolated extension WireEvents: SwiftProtobuf.Message, SwiftProtobuf._MessageI
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.events) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -4986,11 +5403,15 @@ nonisolated extension WireEvents: SwiftProtobuf.Message, SwiftProtobuf._MessageI
     if !self.events.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.events, fieldNumber: 1)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: WireEvents, rhs: WireEvents) -> Bool {
     if lhs.events != rhs.events {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5096,7 +5517,7 @@ nonisolated extension WireOpOutcome: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension WireWaitReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WaitReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}finished\0\u{3}timed_out\0\u{1}outcomes\0\u{1}pending\0\u{3}not_found\0\u{3}succeeded_count\0\u{3}failed_count\0\u{3}cancelled_count\0\u{3}pending_count\0\u{3}results_omitted\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}finished\0\u{3}timed_out\0\u{1}outcomes\0\u{1}pending\0\u{3}not_found\0\u{3}succeeded_count\0\u{3}failed_count\0\u{3}cancelled_count\0\u{3}pending_count\0\u{3}results_omitted\0\u{2}P\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5114,6 +5535,7 @@ nonisolated extension WireWaitReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 8: try { try decoder.decodeSingularUInt64Field(value: &self.cancelledCount) }()
       case 9: try { try decoder.decodeSingularUInt64Field(value: &self.pendingCount) }()
       case 10: try { try decoder.decodeRepeatedStringField(value: &self.resultsOmitted) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -5150,6 +5572,9 @@ nonisolated extension WireWaitReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if !self.resultsOmitted.isEmpty {
       try visitor.visitRepeatedStringField(value: self.resultsOmitted, fieldNumber: 10)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5164,6 +5589,7 @@ nonisolated extension WireWaitReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.cancelledCount != rhs.cancelledCount {return false}
     if lhs.pendingCount != rhs.pendingCount {return false}
     if lhs.resultsOmitted != rhs.resultsOmitted {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5171,7 +5597,7 @@ nonisolated extension WireWaitReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
 
 nonisolated extension WireErrorReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ErrorReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{1}command\0\u{3}op_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{1}command\0\u{3}op_id\0\u{2}V\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5183,6 +5609,7 @@ nonisolated extension WireErrorReply: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 2: try { try decoder.decodeSingularStringField(value: &self.message) }()
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.command) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.opID) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -5201,6 +5628,9 @@ nonisolated extension WireErrorReply: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if !self.opID.isEmpty {
       try visitor.visitSingularStringField(value: self.opID, fieldNumber: 4)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5209,6 +5639,7 @@ nonisolated extension WireErrorReply: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.message != rhs.message {return false}
     if lhs.command != rhs.command {return false}
     if lhs.opID != rhs.opID {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5356,7 +5787,7 @@ nonisolated extension WireRunInfo: SwiftProtobuf.Message, SwiftProtobuf._Message
 
 nonisolated extension WireRunsReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RunsReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}runs\0\u{3}next_after\0\u{3}now_us\0\u{1}retained\0\u{1}evicted\0\u{3}retained_bytes\0\u{3}retain_bytes\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}runs\0\u{3}next_after\0\u{3}now_us\0\u{1}retained\0\u{1}evicted\0\u{3}retained_bytes\0\u{3}retain_bytes\0\u{2}S\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5371,6 +5802,7 @@ nonisolated extension WireRunsReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.evicted) }()
       case 6: try { try decoder.decodeSingularUInt64Field(value: &self.retainedBytes) }()
       case 7: try { try decoder.decodeSingularUInt64Field(value: &self.retainBytes) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -5398,6 +5830,9 @@ nonisolated extension WireRunsReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if self.retainBytes != 0 {
       try visitor.visitSingularUInt64Field(value: self.retainBytes, fieldNumber: 7)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5409,6 +5844,7 @@ nonisolated extension WireRunsReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.evicted != rhs.evicted {return false}
     if lhs.retainedBytes != rhs.retainedBytes {return false}
     if lhs.retainBytes != rhs.retainBytes {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5526,7 +5962,7 @@ nonisolated extension WireAttemptLog: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension WireLogsReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LogsReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}run\0\u{1}attempts\0\u{1}evicted\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}run\0\u{1}attempts\0\u{1}evicted\0\u{2}V\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5538,6 +5974,7 @@ nonisolated extension WireLogsReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 2: try { try decoder.decodeSingularStringField(value: &self.run) }()
       case 3: try { try decoder.decodeRepeatedMessageField(value: &self.attempts) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self.evicted) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -5556,6 +5993,9 @@ nonisolated extension WireLogsReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if self.evicted != false {
       try visitor.visitSingularBoolField(value: self.evicted, fieldNumber: 4)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5564,6 +6004,7 @@ nonisolated extension WireLogsReply: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.run != rhs.run {return false}
     if lhs.attempts != rhs.attempts {return false}
     if lhs.evicted != rhs.evicted {return false}
+    if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5666,7 +6107,7 @@ nonisolated extension WireStoryEntry: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension WireStoryReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StoryReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}run\0\u{1}entries\0\u{1}truncated\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}run\0\u{1}entries\0\u{1}truncated\0\u{2}V\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5678,6 +6119,7 @@ nonisolated extension WireStoryReply: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 2: try { try decoder.decodeSingularStringField(value: &self.run) }()
       case 3: try { try decoder.decodeRepeatedMessageField(value: &self.entries) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self.truncated) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
     }
@@ -5696,6 +6138,9 @@ nonisolated extension WireStoryReply: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if self.truncated != false {
       try visitor.visitSingularBoolField(value: self.truncated, fieldNumber: 4)
     }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5704,6 +6149,361 @@ nonisolated extension WireStoryReply: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.run != rhs.run {return false}
     if lhs.entries != rhs.entries {return false}
     if lhs.truncated != rhs.truncated {return false}
+    if lhs.epoch != rhs.epoch {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireHighAvailability: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".HighAvailability"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}step_down\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.stepDown) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.stepDown != false {
+      try visitor.visitSingularBoolField(value: self.stepDown, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireHighAvailability, rhs: WireHighAvailability) -> Bool {
+    if lhs.stepDown != rhs.stepDown {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireHighAvailabilityReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".HighAvailabilityReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}enabled\0\u{1}leading\0\u{1}leader\0\u{3}leader_epoch\0\u{1}group\0\u{1}advertise\0\u{1}store\0\u{3}serving_left_ms\0\u{3}elections_won\0\u{3}stepped_down\0\u{2}P\u{1}epoch\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.enabled) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.leading) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.leader) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.leaderEpoch) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.advertise) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.store) }()
+      case 8: try { try decoder.decodeSingularInt64Field(value: &self.servingLeftMs) }()
+      case 9: try { try decoder.decodeSingularUInt64Field(value: &self.electionsWon) }()
+      case 10: try { try decoder.decodeSingularBoolField(value: &self.steppedDown) }()
+      case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.enabled != false {
+      try visitor.visitSingularBoolField(value: self.enabled, fieldNumber: 1)
+    }
+    if self.leading != false {
+      try visitor.visitSingularBoolField(value: self.leading, fieldNumber: 2)
+    }
+    if !self.leader.isEmpty {
+      try visitor.visitSingularStringField(value: self.leader, fieldNumber: 3)
+    }
+    if self.leaderEpoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.leaderEpoch, fieldNumber: 4)
+    }
+    if !self.group.isEmpty {
+      try visitor.visitSingularStringField(value: self.group, fieldNumber: 5)
+    }
+    if !self.advertise.isEmpty {
+      try visitor.visitSingularStringField(value: self.advertise, fieldNumber: 6)
+    }
+    if !self.store.isEmpty {
+      try visitor.visitSingularStringField(value: self.store, fieldNumber: 7)
+    }
+    if self.servingLeftMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.servingLeftMs, fieldNumber: 8)
+    }
+    if self.electionsWon != 0 {
+      try visitor.visitSingularUInt64Field(value: self.electionsWon, fieldNumber: 9)
+    }
+    if self.steppedDown != false {
+      try visitor.visitSingularBoolField(value: self.steppedDown, fieldNumber: 10)
+    }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireHighAvailabilityReply, rhs: WireHighAvailabilityReply) -> Bool {
+    if lhs.enabled != rhs.enabled {return false}
+    if lhs.leading != rhs.leading {return false}
+    if lhs.leader != rhs.leader {return false}
+    if lhs.leaderEpoch != rhs.leaderEpoch {return false}
+    if lhs.group != rhs.group {return false}
+    if lhs.advertise != rhs.advertise {return false}
+    if lhs.store != rhs.store {return false}
+    if lhs.servingLeftMs != rhs.servingLeftMs {return false}
+    if lhs.electionsWon != rhs.electionsWon {return false}
+    if lhs.steppedDown != rhs.steppedDown {return false}
+    if lhs.epoch != rhs.epoch {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireFollow: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Follow"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}from_record\0\u{1}name\0\u{3}last_crc\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.fromRecord) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 3: try { try decoder.decodeSingularFixed32Field(value: &self.lastCrc) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.fromRecord != 0 {
+      try visitor.visitSingularUInt64Field(value: self.fromRecord, fieldNumber: 1)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
+    }
+    if self.lastCrc != 0 {
+      try visitor.visitSingularFixed32Field(value: self.lastCrc, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireFollow, rhs: WireFollow) -> Bool {
+    if lhs.fromRecord != rhs.fromRecord {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.lastCrc != rhs.lastCrc {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireJournalChunk: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".JournalChunk"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}first_record\0\u{1}records\0\u{1}frames\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.firstRecord) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.records) }()
+      case 3: try { try decoder.decodeSingularBytesField(value: &self.frames) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.firstRecord != 0 {
+      try visitor.visitSingularUInt64Field(value: self.firstRecord, fieldNumber: 1)
+    }
+    if self.records != 0 {
+      try visitor.visitSingularUInt32Field(value: self.records, fieldNumber: 2)
+    }
+    if !self.frames.isEmpty {
+      try visitor.visitSingularBytesField(value: self.frames, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireJournalChunk, rhs: WireJournalChunk) -> Bool {
+    if lhs.firstRecord != rhs.firstRecord {return false}
+    if lhs.records != rhs.records {return false}
+    if lhs.frames != rhs.frames {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireSnapshotChunk: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SnapshotChunk"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}snapshot\0\u{3}records_after\0\u{1}offset\0\u{1}total\0\u{1}data\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.snapshot) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.recordsAfter) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.offset) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.total) }()
+      case 5: try { try decoder.decodeSingularBytesField(value: &self.data) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.snapshot != 0 {
+      try visitor.visitSingularUInt64Field(value: self.snapshot, fieldNumber: 1)
+    }
+    if self.recordsAfter != 0 {
+      try visitor.visitSingularUInt64Field(value: self.recordsAfter, fieldNumber: 2)
+    }
+    if self.offset != 0 {
+      try visitor.visitSingularUInt64Field(value: self.offset, fieldNumber: 3)
+    }
+    if self.total != 0 {
+      try visitor.visitSingularUInt64Field(value: self.total, fieldNumber: 4)
+    }
+    if !self.data.isEmpty {
+      try visitor.visitSingularBytesField(value: self.data, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireSnapshotChunk, rhs: WireSnapshotChunk) -> Bool {
+    if lhs.snapshot != rhs.snapshot {return false}
+    if lhs.recordsAfter != rhs.recordsAfter {return false}
+    if lhs.offset != rhs.offset {return false}
+    if lhs.total != rhs.total {return false}
+    if lhs.data != rhs.data {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireReplicaAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReplicaAck"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}received\0\u{3}durable_record\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.received) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.durableRecord) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.received != 0 {
+      try visitor.visitSingularUInt64Field(value: self.received, fieldNumber: 1)
+    }
+    if self.durableRecord != 0 {
+      try visitor.visitSingularUInt64Field(value: self.durableRecord, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireReplicaAck, rhs: WireReplicaAck) -> Bool {
+    if lhs.received != rhs.received {return false}
+    if lhs.durableRecord != rhs.durableRecord {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WirePromote: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Promote"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WirePromote, rhs: WirePromote) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireStandbyInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".StandbyInfo"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{3}durable_record\0\u{3}lag_records\0\u{3}lag_us\0\u{1}state\0\u{3}ack_p50_us\0\u{3}ack_p99_us\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.durableRecord) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.lagRecords) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.lagUs) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.state) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.ackP50Us) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.ackP99Us) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    if self.durableRecord != 0 {
+      try visitor.visitSingularUInt64Field(value: self.durableRecord, fieldNumber: 2)
+    }
+    if self.lagRecords != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lagRecords, fieldNumber: 3)
+    }
+    if self.lagUs != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lagUs, fieldNumber: 4)
+    }
+    if !self.state.isEmpty {
+      try visitor.visitSingularStringField(value: self.state, fieldNumber: 5)
+    }
+    if self.ackP50Us != 0 {
+      try visitor.visitSingularUInt64Field(value: self.ackP50Us, fieldNumber: 6)
+    }
+    if self.ackP99Us != 0 {
+      try visitor.visitSingularUInt64Field(value: self.ackP99Us, fieldNumber: 7)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireStandbyInfo, rhs: WireStandbyInfo) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.durableRecord != rhs.durableRecord {return false}
+    if lhs.lagRecords != rhs.lagRecords {return false}
+    if lhs.lagUs != rhs.lagUs {return false}
+    if lhs.state != rhs.state {return false}
+    if lhs.ackP50Us != rhs.ackP50Us {return false}
+    if lhs.ackP99Us != rhs.ackP99Us {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -12,6 +12,7 @@ ERROR_CODE_INTERNAL: ErrorCode
 ERROR_CODE_INVALID_ARGUMENT: ErrorCode
 ERROR_CODE_MALFORMED: ErrorCode
 ERROR_CODE_NOT_FOUND: ErrorCode
+ERROR_CODE_NOT_LEADER: ErrorCode
 ERROR_CODE_REJECTED: ErrorCode
 ERROR_CODE_TOO_LARGE: ErrorCode
 ERROR_CODE_UNAUTHORIZED: ErrorCode
@@ -49,14 +50,16 @@ SUBMIT_PROBLEM_UNKNOWN_DEPENDENCY: SubmitProblem
 SUBMIT_PROBLEM_UNSPECIFIED: SubmitProblem
 
 class Ack(_message.Message):
-    __slots__ = ["affected", "left_alone", "not_found"]
+    __slots__ = ["affected", "epoch", "left_alone", "not_found"]
     AFFECTED_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     LEFT_ALONE_FIELD_NUMBER: _ClassVar[int]
     NOT_FOUND_FIELD_NUMBER: _ClassVar[int]
     affected: int
+    epoch: int
     left_alone: int
     not_found: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, affected: _Optional[int] = ..., not_found: _Optional[_Iterable[str]] = ..., left_alone: _Optional[int] = ...) -> None: ...
+    def __init__(self, affected: _Optional[int] = ..., not_found: _Optional[_Iterable[str]] = ..., left_alone: _Optional[int] = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class AttemptLog(_message.Message):
     __slots__ = ["attempt", "finished_us", "outcome", "part", "stderr", "stderr_dropped", "stdout", "stdout_dropped", "worker_id"]
@@ -81,10 +84,12 @@ class AttemptLog(_message.Message):
     def __init__(self, attempt: _Optional[int] = ..., part: _Optional[int] = ..., worker_id: _Optional[str] = ..., outcome: _Optional[str] = ..., stdout: _Optional[bytes] = ..., stderr: _Optional[bytes] = ..., stdout_dropped: _Optional[int] = ..., stderr_dropped: _Optional[int] = ..., finished_us: _Optional[int] = ...) -> None: ...
 
 class Cancel(_message.Message):
-    __slots__ = ["records"]
+    __slots__ = ["epoch", "records"]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     RECORDS_FIELD_NUMBER: _ClassVar[int]
+    epoch: int
     records: _containers.RepeatedCompositeFieldContainer[CancelRecord]
-    def __init__(self, records: _Optional[_Iterable[_Union[CancelRecord, _Mapping]]] = ...) -> None: ...
+    def __init__(self, records: _Optional[_Iterable[_Union[CancelRecord, _Mapping]]] = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class CancelOps(_message.Message):
     __slots__ = ["cascade", "op_ids", "queue", "reason", "run"]
@@ -127,16 +132,20 @@ class Credit(_message.Message):
     def __init__(self, credit: _Optional[int] = ...) -> None: ...
 
 class Disconnect(_message.Message):
-    __slots__ = ["reason"]
+    __slots__ = ["epoch", "reason"]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    epoch: int
     reason: str
-    def __init__(self, reason: _Optional[str] = ...) -> None: ...
+    def __init__(self, reason: _Optional[str] = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class Dispatch(_message.Message):
-    __slots__ = ["records"]
+    __slots__ = ["epoch", "records"]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     RECORDS_FIELD_NUMBER: _ClassVar[int]
+    epoch: int
     records: _containers.RepeatedCompositeFieldContainer[DispatchRecord]
-    def __init__(self, records: _Optional[_Iterable[_Union[DispatchRecord, _Mapping]]] = ...) -> None: ...
+    def __init__(self, records: _Optional[_Iterable[_Union[DispatchRecord, _Mapping]]] = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class DispatchRecord(_message.Message):
     __slots__ = ["attempt", "inputs", "kind", "name", "op_id", "part", "payload", "priority", "qos"]
@@ -161,16 +170,18 @@ class DispatchRecord(_message.Message):
     def __init__(self, op_id: _Optional[str] = ..., part: _Optional[int] = ..., attempt: _Optional[int] = ..., kind: _Optional[str] = ..., payload: _Optional[bytes] = ..., inputs: _Optional[_Iterable[_Union[Input, _Mapping]]] = ..., priority: _Optional[int] = ..., qos: _Optional[_Union[QoS, str]] = ..., name: _Optional[str] = ...) -> None: ...
 
 class ErrorReply(_message.Message):
-    __slots__ = ["code", "command", "message", "op_id"]
+    __slots__ = ["code", "command", "epoch", "message", "op_id"]
     CODE_FIELD_NUMBER: _ClassVar[int]
     COMMAND_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     OP_ID_FIELD_NUMBER: _ClassVar[int]
     code: ErrorCode
     command: int
+    epoch: int
     message: str
     op_id: str
-    def __init__(self, code: _Optional[_Union[ErrorCode, str]] = ..., message: _Optional[str] = ..., command: _Optional[int] = ..., op_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, code: _Optional[_Union[ErrorCode, str]] = ..., message: _Optional[str] = ..., command: _Optional[int] = ..., op_id: _Optional[str] = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class Event(_message.Message):
     __slots__ = ["attempt", "cancelled", "fraction", "message", "op_id", "outcome", "run", "sequence", "state", "timestamp_us", "worker_id"]
@@ -199,10 +210,12 @@ class Event(_message.Message):
     def __init__(self, sequence: _Optional[int] = ..., op_id: _Optional[str] = ..., state: _Optional[_Union[OpState, str]] = ..., cancelled: bool = ..., outcome: _Optional[_Union[Outcome, _Mapping]] = ..., timestamp_us: _Optional[int] = ..., attempt: _Optional[int] = ..., worker_id: _Optional[str] = ..., fraction: _Optional[float] = ..., message: _Optional[str] = ..., run: _Optional[str] = ...) -> None: ...
 
 class Events(_message.Message):
-    __slots__ = ["events"]
+    __slots__ = ["epoch", "events"]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
+    epoch: int
     events: _containers.RepeatedCompositeFieldContainer[Event]
-    def __init__(self, events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ...) -> None: ...
+    def __init__(self, events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class Finished(_message.Message):
     __slots__ = ["credit", "records", "sent_us"]
@@ -242,6 +255,16 @@ class FinishedRecord(_message.Message):
     succeeded: bytes
     def __init__(self, op_id: _Optional[str] = ..., part: _Optional[int] = ..., attempt: _Optional[int] = ..., succeeded: _Optional[bytes] = ..., failed: _Optional[str] = ..., cancelled: _Optional[str] = ..., at_us: _Optional[int] = ..., started_at_us: _Optional[int] = ..., stdout_tail: _Optional[bytes] = ..., stderr_tail: _Optional[bytes] = ..., stdout_dropped: _Optional[int] = ..., stderr_dropped: _Optional[int] = ...) -> None: ...
 
+class Follow(_message.Message):
+    __slots__ = ["from_record", "last_crc", "name"]
+    FROM_RECORD_FIELD_NUMBER: _ClassVar[int]
+    LAST_CRC_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    from_record: int
+    last_crc: int
+    name: str
+    def __init__(self, from_record: _Optional[int] = ..., name: _Optional[str] = ..., last_crc: _Optional[int] = ...) -> None: ...
+
 class Heartbeat(_message.Message):
     __slots__ = []
     def __init__(self) -> None: ...
@@ -268,6 +291,38 @@ class Hello(_message.Message):
     tags: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, protocol_version: _Optional[int] = ..., name: _Optional[str] = ..., slots: _Optional[int] = ..., tags: _Optional[_Iterable[str]] = ..., kinds: _Optional[_Iterable[str]] = ..., prefetch: _Optional[int] = ..., running: _Optional[_Iterable[_Union[PartRef, _Mapping]]] = ..., finished: _Optional[_Iterable[_Union[FinishedRecord, _Mapping]]] = ..., sent_us: _Optional[int] = ...) -> None: ...
 
+class HighAvailability(_message.Message):
+    __slots__ = ["step_down"]
+    STEP_DOWN_FIELD_NUMBER: _ClassVar[int]
+    step_down: bool
+    def __init__(self, step_down: bool = ...) -> None: ...
+
+class HighAvailabilityReply(_message.Message):
+    __slots__ = ["advertise", "elections_won", "enabled", "epoch", "group", "leader", "leader_epoch", "leading", "serving_left_ms", "stepped_down", "store"]
+    ADVERTISE_FIELD_NUMBER: _ClassVar[int]
+    ELECTIONS_WON_FIELD_NUMBER: _ClassVar[int]
+    ENABLED_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    LEADER_FIELD_NUMBER: _ClassVar[int]
+    LEADING_FIELD_NUMBER: _ClassVar[int]
+    SERVING_LEFT_MS_FIELD_NUMBER: _ClassVar[int]
+    STEPPED_DOWN_FIELD_NUMBER: _ClassVar[int]
+    STORE_FIELD_NUMBER: _ClassVar[int]
+    advertise: str
+    elections_won: int
+    enabled: bool
+    epoch: int
+    group: str
+    leader: str
+    leader_epoch: int
+    leading: bool
+    serving_left_ms: int
+    stepped_down: bool
+    store: str
+    def __init__(self, enabled: bool = ..., leading: bool = ..., leader: _Optional[str] = ..., leader_epoch: _Optional[int] = ..., group: _Optional[str] = ..., advertise: _Optional[str] = ..., store: _Optional[str] = ..., serving_left_ms: _Optional[int] = ..., elections_won: _Optional[int] = ..., stepped_down: bool = ..., epoch: _Optional[int] = ...) -> None: ...
+
 class Input(_message.Message):
     __slots__ = ["dependency_id", "result"]
     DEPENDENCY_ID_FIELD_NUMBER: _ClassVar[int]
@@ -275,6 +330,16 @@ class Input(_message.Message):
     dependency_id: str
     result: bytes
     def __init__(self, dependency_id: _Optional[str] = ..., result: _Optional[bytes] = ...) -> None: ...
+
+class JournalChunk(_message.Message):
+    __slots__ = ["first_record", "frames", "records"]
+    FIRST_RECORD_FIELD_NUMBER: _ClassVar[int]
+    FRAMES_FIELD_NUMBER: _ClassVar[int]
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    first_record: int
+    frames: bytes
+    records: int
+    def __init__(self, first_record: _Optional[int] = ..., records: _Optional[int] = ..., frames: _Optional[bytes] = ...) -> None: ...
 
 class Logs(_message.Message):
     __slots__ = ["attempt", "op_id", "run"]
@@ -287,16 +352,18 @@ class Logs(_message.Message):
     def __init__(self, op_id: _Optional[str] = ..., run: _Optional[str] = ..., attempt: _Optional[int] = ...) -> None: ...
 
 class LogsReply(_message.Message):
-    __slots__ = ["attempts", "evicted", "op_id", "run"]
+    __slots__ = ["attempts", "epoch", "evicted", "op_id", "run"]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     EVICTED_FIELD_NUMBER: _ClassVar[int]
     OP_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_FIELD_NUMBER: _ClassVar[int]
     attempts: _containers.RepeatedCompositeFieldContainer[AttemptLog]
+    epoch: int
     evicted: bool
     op_id: str
     run: str
-    def __init__(self, op_id: _Optional[str] = ..., run: _Optional[str] = ..., attempts: _Optional[_Iterable[_Union[AttemptLog, _Mapping]]] = ..., evicted: bool = ...) -> None: ...
+    def __init__(self, op_id: _Optional[str] = ..., run: _Optional[str] = ..., attempts: _Optional[_Iterable[_Union[AttemptLog, _Mapping]]] = ..., evicted: bool = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class OpOutcome(_message.Message):
     __slots__ = ["op_id", "outcome", "run"]
@@ -450,6 +517,10 @@ class ProgressRecord(_message.Message):
     total: int
     def __init__(self, op_id: _Optional[str] = ..., part: _Optional[int] = ..., attempt: _Optional[int] = ..., fraction: _Optional[float] = ..., done: _Optional[int] = ..., total: _Optional[int] = ..., message: _Optional[str] = ...) -> None: ...
 
+class Promote(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
 class QueueControl(_message.Message):
     __slots__ = ["settings"]
     SETTINGS_FIELD_NUMBER: _ClassVar[int]
@@ -540,6 +611,14 @@ class Reject(_message.Message):
     reason: str
     def __init__(self, code: _Optional[_Union[ErrorCode, str]] = ..., reason: _Optional[str] = ...) -> None: ...
 
+class ReplicaAck(_message.Message):
+    __slots__ = ["durable_record", "received"]
+    DURABLE_RECORD_FIELD_NUMBER: _ClassVar[int]
+    RECEIVED_FIELD_NUMBER: _ClassVar[int]
+    durable_record: int
+    received: int
+    def __init__(self, received: _Optional[int] = ..., durable_record: _Optional[int] = ...) -> None: ...
+
 class RunInfo(_message.Message):
     __slots__ = ["bytes", "cancelled", "dispatched", "evict_at_us", "executing", "failed", "finished_us", "id", "pending", "ready", "results_evicted", "submitted_us", "submitter", "succeeded", "total"]
     BYTES_FIELD_NUMBER: _ClassVar[int]
@@ -585,7 +664,8 @@ class Runs(_message.Message):
     def __init__(self, runs: _Optional[_Iterable[str]] = ..., limit: _Optional[int] = ..., after: _Optional[str] = ...) -> None: ...
 
 class RunsReply(_message.Message):
-    __slots__ = ["evicted", "next_after", "now_us", "retain_bytes", "retained", "retained_bytes", "runs"]
+    __slots__ = ["epoch", "evicted", "next_after", "now_us", "retain_bytes", "retained", "retained_bytes", "runs"]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     EVICTED_FIELD_NUMBER: _ClassVar[int]
     NEXT_AFTER_FIELD_NUMBER: _ClassVar[int]
     NOW_US_FIELD_NUMBER: _ClassVar[int]
@@ -593,6 +673,7 @@ class RunsReply(_message.Message):
     RETAINED_FIELD_NUMBER: _ClassVar[int]
     RETAIN_BYTES_FIELD_NUMBER: _ClassVar[int]
     RUNS_FIELD_NUMBER: _ClassVar[int]
+    epoch: int
     evicted: int
     next_after: str
     now_us: int
@@ -600,7 +681,7 @@ class RunsReply(_message.Message):
     retained: int
     retained_bytes: int
     runs: _containers.RepeatedCompositeFieldContainer[RunInfo]
-    def __init__(self, runs: _Optional[_Iterable[_Union[RunInfo, _Mapping]]] = ..., next_after: _Optional[str] = ..., now_us: _Optional[int] = ..., retained: _Optional[int] = ..., evicted: _Optional[int] = ..., retained_bytes: _Optional[int] = ..., retain_bytes: _Optional[int] = ...) -> None: ...
+    def __init__(self, runs: _Optional[_Iterable[_Union[RunInfo, _Mapping]]] = ..., next_after: _Optional[str] = ..., now_us: _Optional[int] = ..., retained: _Optional[int] = ..., evicted: _Optional[int] = ..., retained_bytes: _Optional[int] = ..., retain_bytes: _Optional[int] = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class SetPriority(_message.Message):
     __slots__ = ["inherit", "op_ids", "priority", "run"]
@@ -636,6 +717,38 @@ class ShareWeight(_message.Message):
     weight: int
     def __init__(self, share: _Optional[str] = ..., weight: _Optional[int] = ...) -> None: ...
 
+class SnapshotChunk(_message.Message):
+    __slots__ = ["data", "offset", "records_after", "snapshot", "total"]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    RECORDS_AFTER_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    offset: int
+    records_after: int
+    snapshot: int
+    total: int
+    def __init__(self, snapshot: _Optional[int] = ..., records_after: _Optional[int] = ..., offset: _Optional[int] = ..., total: _Optional[int] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class StandbyInfo(_message.Message):
+    __slots__ = ["ack_p50_us", "ack_p99_us", "durable_record", "lag_records", "lag_us", "name", "state"]
+    ACK_P50_US_FIELD_NUMBER: _ClassVar[int]
+    ACK_P99_US_FIELD_NUMBER: _ClassVar[int]
+    DURABLE_RECORD_FIELD_NUMBER: _ClassVar[int]
+    LAG_RECORDS_FIELD_NUMBER: _ClassVar[int]
+    LAG_US_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    ack_p50_us: int
+    ack_p99_us: int
+    durable_record: int
+    lag_records: int
+    lag_us: int
+    name: str
+    state: str
+    def __init__(self, name: _Optional[str] = ..., durable_record: _Optional[int] = ..., lag_records: _Optional[int] = ..., lag_us: _Optional[int] = ..., state: _Optional[str] = ..., ack_p50_us: _Optional[int] = ..., ack_p99_us: _Optional[int] = ...) -> None: ...
+
 class Started(_message.Message):
     __slots__ = ["parts", "sent_us"]
     PARTS_FIELD_NUMBER: _ClassVar[int]
@@ -669,10 +782,11 @@ class Status(_message.Message):
     def __init__(self, op_ids: _Optional[_Iterable[str]] = ..., queue: _Optional[str] = ..., limit: _Optional[int] = ..., after: _Optional[str] = ..., with_results: bool = ..., ops: bool = ..., run: _Optional[str] = ..., states: _Optional[_Iterable[_Union[OpState, str]]] = ..., worker: _Optional[str] = ..., with_spec: bool = ...) -> None: ...
 
 class StatusReply(_message.Message):
-    __slots__ = ["auth_failures", "coordinator_cpu_us", "coordinator_rss_bytes", "fenced", "matched", "next_after", "not_found", "now_us", "omitted", "ops", "queues", "security", "total_operations", "unplaceable"]
+    __slots__ = ["auth_failures", "coordinator_cpu_us", "coordinator_rss_bytes", "epoch", "fenced", "matched", "next_after", "not_found", "now_us", "omitted", "ops", "queues", "replication", "security", "standbys", "total_operations", "unplaceable"]
     AUTH_FAILURES_FIELD_NUMBER: _ClassVar[int]
     COORDINATOR_CPU_US_FIELD_NUMBER: _ClassVar[int]
     COORDINATOR_RSS_BYTES_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     FENCED_FIELD_NUMBER: _ClassVar[int]
     MATCHED_FIELD_NUMBER: _ClassVar[int]
     NEXT_AFTER_FIELD_NUMBER: _ClassVar[int]
@@ -681,12 +795,15 @@ class StatusReply(_message.Message):
     OMITTED_FIELD_NUMBER: _ClassVar[int]
     OPS_FIELD_NUMBER: _ClassVar[int]
     QUEUES_FIELD_NUMBER: _ClassVar[int]
+    REPLICATION_FIELD_NUMBER: _ClassVar[int]
     SECURITY_FIELD_NUMBER: _ClassVar[int]
+    STANDBYS_FIELD_NUMBER: _ClassVar[int]
     TOTAL_OPERATIONS_FIELD_NUMBER: _ClassVar[int]
     UNPLACEABLE_FIELD_NUMBER: _ClassVar[int]
     auth_failures: int
     coordinator_cpu_us: int
     coordinator_rss_bytes: int
+    epoch: int
     fenced: int
     matched: int
     next_after: str
@@ -695,10 +812,12 @@ class StatusReply(_message.Message):
     omitted: _containers.RepeatedScalarFieldContainer[str]
     ops: _containers.RepeatedCompositeFieldContainer[OpStatus]
     queues: _containers.RepeatedCompositeFieldContainer[QueueCounts]
+    replication: str
     security: str
+    standbys: _containers.RepeatedCompositeFieldContainer[StandbyInfo]
     total_operations: int
     unplaceable: _containers.RepeatedCompositeFieldContainer[Unplaceable]
-    def __init__(self, queues: _Optional[_Iterable[_Union[QueueCounts, _Mapping]]] = ..., ops: _Optional[_Iterable[_Union[OpStatus, _Mapping]]] = ..., next_after: _Optional[str] = ..., not_found: _Optional[_Iterable[str]] = ..., now_us: _Optional[int] = ..., fenced: _Optional[int] = ..., total_operations: _Optional[int] = ..., coordinator_rss_bytes: _Optional[int] = ..., coordinator_cpu_us: _Optional[int] = ..., unplaceable: _Optional[_Iterable[_Union[Unplaceable, _Mapping]]] = ..., omitted: _Optional[_Iterable[str]] = ..., matched: _Optional[int] = ..., security: _Optional[str] = ..., auth_failures: _Optional[int] = ...) -> None: ...
+    def __init__(self, queues: _Optional[_Iterable[_Union[QueueCounts, _Mapping]]] = ..., ops: _Optional[_Iterable[_Union[OpStatus, _Mapping]]] = ..., next_after: _Optional[str] = ..., not_found: _Optional[_Iterable[str]] = ..., now_us: _Optional[int] = ..., fenced: _Optional[int] = ..., total_operations: _Optional[int] = ..., coordinator_rss_bytes: _Optional[int] = ..., coordinator_cpu_us: _Optional[int] = ..., unplaceable: _Optional[_Iterable[_Union[Unplaceable, _Mapping]]] = ..., omitted: _Optional[_Iterable[str]] = ..., matched: _Optional[int] = ..., security: _Optional[str] = ..., auth_failures: _Optional[int] = ..., epoch: _Optional[int] = ..., standbys: _Optional[_Iterable[_Union[StandbyInfo, _Mapping]]] = ..., replication: _Optional[str] = ...) -> None: ...
 
 class Story(_message.Message):
     __slots__ = ["op_id", "run"]
@@ -727,16 +846,18 @@ class StoryEntry(_message.Message):
     def __init__(self, stimulus: _Optional[int] = ..., at_us: _Optional[int] = ..., event: _Optional[str] = ..., part: _Optional[int] = ..., attempt: _Optional[int] = ..., worker_id: _Optional[str] = ..., detail: _Optional[str] = ...) -> None: ...
 
 class StoryReply(_message.Message):
-    __slots__ = ["entries", "op_id", "run", "truncated"]
+    __slots__ = ["entries", "epoch", "op_id", "run", "truncated"]
     ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     OP_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_FIELD_NUMBER: _ClassVar[int]
     TRUNCATED_FIELD_NUMBER: _ClassVar[int]
     entries: _containers.RepeatedCompositeFieldContainer[StoryEntry]
+    epoch: int
     op_id: str
     run: str
     truncated: bool
-    def __init__(self, op_id: _Optional[str] = ..., run: _Optional[str] = ..., entries: _Optional[_Iterable[_Union[StoryEntry, _Mapping]]] = ..., truncated: bool = ...) -> None: ...
+    def __init__(self, op_id: _Optional[str] = ..., run: _Optional[str] = ..., entries: _Optional[_Iterable[_Union[StoryEntry, _Mapping]]] = ..., truncated: bool = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class Submit(_message.Message):
     __slots__ = ["append", "operations", "queues", "run", "submission_key", "submitter"]
@@ -769,10 +890,11 @@ class SubmitError(_message.Message):
     def __init__(self, op_id: _Optional[str] = ..., problem: _Optional[_Union[SubmitProblem, str]] = ..., field: _Optional[str] = ..., message: _Optional[str] = ..., related: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SubmitReply(_message.Message):
-    __slots__ = ["accepted", "accepted_count", "duplicate", "errors", "run", "unplaceable", "workers"]
+    __slots__ = ["accepted", "accepted_count", "duplicate", "epoch", "errors", "run", "unplaceable", "workers"]
     ACCEPTED_COUNT_FIELD_NUMBER: _ClassVar[int]
     ACCEPTED_FIELD_NUMBER: _ClassVar[int]
     DUPLICATE_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     ERRORS_FIELD_NUMBER: _ClassVar[int]
     RUN_FIELD_NUMBER: _ClassVar[int]
     UNPLACEABLE_FIELD_NUMBER: _ClassVar[int]
@@ -780,11 +902,12 @@ class SubmitReply(_message.Message):
     accepted: bool
     accepted_count: int
     duplicate: bool
+    epoch: int
     errors: _containers.RepeatedCompositeFieldContainer[SubmitError]
     run: str
     unplaceable: _containers.RepeatedCompositeFieldContainer[Unplaceable]
     workers: int
-    def __init__(self, accepted: bool = ..., accepted_count: _Optional[int] = ..., errors: _Optional[_Iterable[_Union[SubmitError, _Mapping]]] = ..., unplaceable: _Optional[_Iterable[_Union[Unplaceable, _Mapping]]] = ..., workers: _Optional[int] = ..., run: _Optional[str] = ..., duplicate: bool = ...) -> None: ...
+    def __init__(self, accepted: bool = ..., accepted_count: _Optional[int] = ..., errors: _Optional[_Iterable[_Union[SubmitError, _Mapping]]] = ..., unplaceable: _Optional[_Iterable[_Union[Unplaceable, _Mapping]]] = ..., workers: _Optional[int] = ..., run: _Optional[str] = ..., duplicate: bool = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class Unplaceable(_message.Message):
     __slots__ = ["kind", "missing_tags", "no_worker_kind", "op_count", "op_ids", "requires"]
@@ -817,8 +940,9 @@ class Wait(_message.Message):
     def __init__(self, op_ids: _Optional[_Iterable[str]] = ..., queue: _Optional[str] = ..., timeout_us: _Optional[int] = ..., with_results: bool = ..., run: _Optional[str] = ...) -> None: ...
 
 class WaitReply(_message.Message):
-    __slots__ = ["cancelled_count", "failed_count", "finished", "not_found", "outcomes", "pending", "pending_count", "results_omitted", "succeeded_count", "timed_out"]
+    __slots__ = ["cancelled_count", "epoch", "failed_count", "finished", "not_found", "outcomes", "pending", "pending_count", "results_omitted", "succeeded_count", "timed_out"]
     CANCELLED_COUNT_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     FAILED_COUNT_FIELD_NUMBER: _ClassVar[int]
     FINISHED_FIELD_NUMBER: _ClassVar[int]
     NOT_FOUND_FIELD_NUMBER: _ClassVar[int]
@@ -829,6 +953,7 @@ class WaitReply(_message.Message):
     SUCCEEDED_COUNT_FIELD_NUMBER: _ClassVar[int]
     TIMED_OUT_FIELD_NUMBER: _ClassVar[int]
     cancelled_count: int
+    epoch: int
     failed_count: int
     finished: bool
     not_found: _containers.RepeatedScalarFieldContainer[str]
@@ -838,7 +963,7 @@ class WaitReply(_message.Message):
     results_omitted: _containers.RepeatedScalarFieldContainer[str]
     succeeded_count: int
     timed_out: bool
-    def __init__(self, finished: bool = ..., timed_out: bool = ..., outcomes: _Optional[_Iterable[_Union[OpOutcome, _Mapping]]] = ..., pending: _Optional[_Iterable[str]] = ..., not_found: _Optional[_Iterable[str]] = ..., succeeded_count: _Optional[int] = ..., failed_count: _Optional[int] = ..., cancelled_count: _Optional[int] = ..., pending_count: _Optional[int] = ..., results_omitted: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, finished: bool = ..., timed_out: bool = ..., outcomes: _Optional[_Iterable[_Union[OpOutcome, _Mapping]]] = ..., pending: _Optional[_Iterable[str]] = ..., not_found: _Optional[_Iterable[str]] = ..., succeeded_count: _Optional[int] = ..., failed_count: _Optional[int] = ..., cancelled_count: _Optional[int] = ..., pending_count: _Optional[int] = ..., results_omitted: _Optional[_Iterable[str]] = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class Watch(_message.Message):
     __slots__ = ["op_ids", "progress", "queue", "run", "stop", "with_results"]
@@ -857,14 +982,16 @@ class Watch(_message.Message):
     def __init__(self, op_ids: _Optional[_Iterable[str]] = ..., queue: _Optional[str] = ..., stop: bool = ..., with_results: bool = ..., progress: bool = ..., run: _Optional[str] = ...) -> None: ...
 
 class Welcome(_message.Message):
-    __slots__ = ["heartbeat_interval_ms", "liveness", "worker_id"]
+    __slots__ = ["epoch", "heartbeat_interval_ms", "liveness", "worker_id"]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_INTERVAL_MS_FIELD_NUMBER: _ClassVar[int]
     LIVENESS_FIELD_NUMBER: _ClassVar[int]
     WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    epoch: int
     heartbeat_interval_ms: int
     liveness: int
     worker_id: str
-    def __init__(self, worker_id: _Optional[str] = ..., heartbeat_interval_ms: _Optional[int] = ..., liveness: _Optional[int] = ...) -> None: ...
+    def __init__(self, worker_id: _Optional[str] = ..., heartbeat_interval_ms: _Optional[int] = ..., liveness: _Optional[int] = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class Why(_message.Message):
     __slots__ = ["op_id", "run"]
@@ -875,20 +1002,22 @@ class Why(_message.Message):
     def __init__(self, op_id: _Optional[str] = ..., run: _Optional[str] = ...) -> None: ...
 
 class WhyReply(_message.Message):
-    __slots__ = ["cancelled", "op_id", "reasons", "run", "state", "waiting_on"]
+    __slots__ = ["cancelled", "epoch", "op_id", "reasons", "run", "state", "waiting_on"]
     CANCELLED_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     OP_ID_FIELD_NUMBER: _ClassVar[int]
     REASONS_FIELD_NUMBER: _ClassVar[int]
     RUN_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     WAITING_ON_FIELD_NUMBER: _ClassVar[int]
     cancelled: bool
+    epoch: int
     op_id: str
     reasons: _containers.RepeatedScalarFieldContainer[str]
     run: str
     state: OpState
     waiting_on: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, op_id: _Optional[str] = ..., state: _Optional[_Union[OpState, str]] = ..., cancelled: bool = ..., waiting_on: _Optional[_Iterable[str]] = ..., reasons: _Optional[_Iterable[str]] = ..., run: _Optional[str] = ...) -> None: ...
+    def __init__(self, op_id: _Optional[str] = ..., state: _Optional[_Union[OpState, str]] = ..., cancelled: bool = ..., waiting_on: _Optional[_Iterable[str]] = ..., reasons: _Optional[_Iterable[str]] = ..., run: _Optional[str] = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class WorkerInfo(_message.Message):
     __slots__ = ["connected_us", "credit", "in_flight", "key_name", "kinds", "last_seen_us", "name", "running", "session", "slots", "tags", "worker_id"]
@@ -923,12 +1052,14 @@ class Workers(_message.Message):
     def __init__(self) -> None: ...
 
 class WorkersReply(_message.Message):
-    __slots__ = ["security", "workers"]
+    __slots__ = ["epoch", "security", "workers"]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     SECURITY_FIELD_NUMBER: _ClassVar[int]
     WORKERS_FIELD_NUMBER: _ClassVar[int]
+    epoch: int
     security: str
     workers: _containers.RepeatedCompositeFieldContainer[WorkerInfo]
-    def __init__(self, workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., security: _Optional[str] = ...) -> None: ...
+    def __init__(self, workers: _Optional[_Iterable[_Union[WorkerInfo, _Mapping]]] = ..., security: _Optional[str] = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class QoS(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

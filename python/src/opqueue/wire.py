@@ -32,6 +32,8 @@ COMMANDS: dict[int, tuple[str, Any]] = {
     0x31: ("RUNS", pb.Runs), 0x32: ("RUNS-REPLY", pb.RunsReply),
     0x33: ("LOGS", pb.Logs), 0x34: ("LOGS-REPLY", pb.LogsReply),
     0x35: ("STORY", pb.Story), 0x36: ("STORY-REPLY", pb.StoryReply),
+    0x37: ("FOLLOW", pb.Follow), 0x38: ("JOURNAL", pb.JournalChunk), 0x39: ("SNAPSHOT", pb.SnapshotChunk),
+    0x3A: ("REPLICA-ACK", pb.ReplicaAck), 0x3B: ("PROMOTE", pb.Promote),
 }
 CODE = {name: code for code, (name, _) in COMMANDS.items()}
 
