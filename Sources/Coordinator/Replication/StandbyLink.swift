@@ -200,6 +200,9 @@ extension CoordinatorLoop {
         old.close()   // what was queued is written first
         journal = nil
         (core, journal) = try Self.recover(config, coreConfig, waker: waker, wake: durabilityWake, logger: logger)
+        // Replies it held for durability were never sent, so nothing was acknowledged by them; their tags
+        // counted the old journal's batches. The clients time out and ask the next leader.
+        gate = DurabilityGate()
         logger.notice("no longer the leader: state reloaded from this journal (\(core.totalOperations) operations) to follow the next one")
     }
 
