@@ -295,6 +295,7 @@ extension Scheduler {
         let ageingChanged = queues[qi].fairness.ageingMicros != f.ageingMicros
         // Waiters may move when a key rate is or was in place, or under a (new) limit.
         let keysMayMove = f.keyRate != nil || queues[qi].fairness.keyRate != nil || f.keyLimit > 0
+        let keyRateChanged = f.keyRate != queues[qi].fairness.keyRate
         queues[qi].fairness = f
         if ageingChanged { queues[qi].ageingDue = .max; armAgeing(q) }
         if f.rate == nil { queues[qi].rateTheoreticalAt = 0 }
@@ -302,16 +303,20 @@ extension Scheduler {
             shareTables[qi].slots[s].stride = stride(shareTables[qi].slots[s].name, q)
         }
         if modeChanged { reshare(q) }
-        if keysMayMove { resettleKeys(q) }
+        if keysMayMove { resettleKeys(q, rateChanged: keyRateChanged) }
         activateAll(q)
     }
 
     /// After a change of `q`'s key limit or key rate: each key with waiters gets them released as far as
-    /// its new limit and rate allow (and its wake re-armed). An admin-made change: a pass over the keys.
-    mutating func resettleKeys(_ q: Int32) {
+    /// its new limit and rate allow (and its wake re-armed). A new rate owes at most one of its own
+    /// intervals (not the old rate's: 1/m → 10/s must not wait out the minute). An admin-made change: a
+    /// pass over the keys.
+    mutating func resettleKeys(_ q: Int32, rateChanged: Bool) {
+        let rate = queues[Int(q)].fairness.keyRate
         for k in concurrencyKeys.indices where concurrencyKeys[k].queue == q {
-            if queues[Int(q)].fairness.keyRate == nil {
-                concurrencyKeys[k].rateTheoreticalAt = 0
+            if rateChanged {
+                let capped = rate.map { min(concurrencyKeys[k].rateTheoreticalAt, Double(now) + $0.intervalMicros) } ?? 0
+                concurrencyKeys[k].rateTheoreticalAt = capped
                 concurrencyKeys[k].rateWakeAt = .max
             }
             if !concurrencyKeys[k].waiting.isEmpty { releaseWaiters(k) }

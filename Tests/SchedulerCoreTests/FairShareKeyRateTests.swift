@@ -124,4 +124,18 @@ extension FairShareTests {
         let out = h.send(.setQueueFairness(h.ref(), queue: "default", QueueFairness()))
         #expect(Set(dispatches(out).map(Self.bare)) == ["k1", "k2", "k3"])
     }
+
+    /// A faster key rate owes at most one of its own intervals, not the rest of the old rate's.
+    @Test func aFasterKeyRateDoesNotWaitOutTheOldInterval() {
+        var h = Self.keyRateHarness()
+        h.join(1, slots: 100, credit: 100)
+        let q = QueueSpec(name: "default", fairness: QueueFairness(keyRate: RateLimit(perSecond: 1.0 / 60)))
+        let start = h.now
+        let (_, first) = h.submit((0..<3).map { OperationSpec(id: "k\($0)", concurrencyKey: "k") }, queues: [q])
+        #expect(first.map(Self.bare) == ["k0"])
+        let out = h.send(.setQueueFairness(h.ref(), queue: "default", QueueFairness(keyRate: RateLimit(perSecond: 10))))
+        #expect(dispatches(out).isEmpty)
+        let next = Self.tickUntil(&h, out, until: start + 1_000_000)
+        #expect(next.map(\.0) == ["k1", "k2"] && next.map { $0.1 - start } == [100_000, 200_000], "\(next.map { ($0.0, $0.1 - start) })")
+    }
 }
