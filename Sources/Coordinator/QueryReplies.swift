@@ -236,6 +236,8 @@ extension CoordinatorLoop {
             r.reasons = ["concurrency key \(key) is at its limit of \(limit): waiting for \(holders.prefix(20).joined(separator: ", ")) to finish"]
         case .rateLimited(let q, let at):
             r.reasons = ["queue \(q) is at its rate limit: next token in \((max(0, at - now) + 999) / 1000) ms"]
+        case .keyRateLimited(let key, let at):
+            r.reasons = ["concurrency key \(key) is at its rate limit: next token in \((max(0, at - now) + 999) / 1000) ms"]
         case .waitingForTurn(let share, let shares, let n, let ahead):
             r.reasons = ["all \(n) capable worker(s) are busy (no free slot); \(shares) share keys take turns, this one is \(share); \(ahead) ready operation(s) of its share go first"]
         }

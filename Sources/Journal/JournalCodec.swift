@@ -37,8 +37,10 @@
 //   Fairness   = u8 share (0 submitter, 1 run, 2 key, 3 fifo) · uvarint n · (str share · uvarint weight) × n
 //                · uvarint keyLimit · u8 keyStrategy (0 wait, 1 cancel-newest, 2 cancel-in-progress)
 //                · u8 fairnessFlags · [f64 perSecond (IEEE 754 bits, fixed 8 bytes) · uvarint burst] · [svarint ageingMicros]
+//                · [f64 keyPerSecond · uvarint keyBurst]
 //                fairnessFlags: bit 0 rate present, bit 1 ageing present (added with ageing: before, this byte was the
-//                bool `rate present`, so older records read as "no ageing"); other bits 0.
+//                bool `rate present`, so older records read as "no ageing"), bit 2 key rate present (added with
+//                per-key rates: older records read as "no key rate"); other bits 0.
 //                Weights in name order, so one setting always encodes to the same bytes.
 //   Key?       = u8 0 (nil) | u8 1 · Key
 //   Key        = str key · u64 digest (fixed 8 bytes: a hash is as long as a varint would be, and slower)
@@ -80,8 +82,8 @@ public enum JournalCodec {
     }
 
     enum FairnessFlag {
-        static let rate: UInt8 = 1, ageing: UInt8 = 2
-        static let all: UInt8 = 3
+        static let rate: UInt8 = 1, ageing: UInt8 = 2, keyRate: UInt8 = 4
+        static let all: UInt8 = 7
     }
 
     /// The bytes of a share mode and a key strategy, and back (nil for any other byte).

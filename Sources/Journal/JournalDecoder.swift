@@ -283,8 +283,13 @@ struct JournalDecoder {
                         burst: Int(truncatingIfNeeded: try unsigned("queue rate burst")))
             : nil
         let ageing: Int64? = flags & JournalCodec.FairnessFlag.ageing != 0 ? try signed("queue ageing") : nil
+        let keyRate: RateLimit? = flags & JournalCodec.FairnessFlag.keyRate != 0
+            ? RateLimit(perSecond: Double(bitPattern: try fixed64("queue key rate")),
+                        burst: Int(truncatingIfNeeded: try unsigned("queue key rate burst")))
+            : nil
         return QueueFairness(share: JournalCodec.shareModes[Int(modeByte)], weights: weights, keyLimit: keyLimit,
-                             keyStrategy: JournalCodec.keyStrategies[Int(strategyByte)], rate: rate, ageingMicros: ageing)
+                             keyStrategy: JournalCodec.keyStrategies[Int(strategyByte)], rate: rate, ageingMicros: ageing,
+                             keyRate: keyRate)
     }
 
     mutating func op() throws(JournalCodecError) -> OperationSpec {

@@ -70,7 +70,7 @@ struct JournalEncoder {
     private static func bound(_ queue: QueueSpec) -> Int {
         var n = size(queue.name) + varint + 2
         if let f = queue.fairness {
-            n += 1 + varint + varint + 1 + 1 + 8 + varint + varint
+            n += 1 + varint + varint + 1 + 1 + 8 + varint + varint + 8 + varint
             for (share, _) in f.weights { n += size(share) + varint }
         }
         return n
@@ -226,13 +226,19 @@ struct JournalEncoder {
         }
         unsigned(UInt64(truncatingIfNeeded: f.keyLimit))
         byte(JournalCodec.code(f.keyStrategy))
-        byte((f.rate != nil ? JournalCodec.FairnessFlag.rate : 0) | (f.ageingMicros != nil ? JournalCodec.FairnessFlag.ageing : 0))
+        byte((f.rate != nil ? JournalCodec.FairnessFlag.rate : 0) | (f.ageingMicros != nil ? JournalCodec.FairnessFlag.ageing : 0)
+             | (f.keyRate != nil ? JournalCodec.FairnessFlag.keyRate : 0))
         if let rate = f.rate {
             position.storeBytes(of: rate.perSecond.bitPattern.littleEndian, as: UInt64.self)
             position += 8
             unsigned(UInt64(truncatingIfNeeded: rate.burst))
         }
         if let ageing = f.ageingMicros { signed(ageing) }
+        if let rate = f.keyRate {
+            position.storeBytes(of: rate.perSecond.bitPattern.littleEndian, as: UInt64.self)
+            position += 8
+            unsigned(UInt64(truncatingIfNeeded: rate.burst))
+        }
     }
 
     private mutating func key(_ key: SubmissionKey) {

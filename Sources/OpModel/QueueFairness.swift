@@ -32,6 +32,10 @@ public struct QueueFairness: Sendable, Hashable {
     public var keyStrategy: KeyStrategy
     /// Dispatches of new ops per second (token bucket); nil = unlimited.
     public var rate: RateLimit?
+    /// New ops each concurrency key of the queue starts per second (token bucket per key, checked after
+    /// `keyLimit`); nil = unlimited. An op without a token waits ready in its key's FIFO, whatever
+    /// `keyStrategy` says (the cancel strategies are about the limit only).
+    public var keyRate: RateLimit?
     /// Ageing (µs): a ready op that has waited this long is raised one priority level, and again after
     /// each further period, up to `veryHigh`, so a steady stream of higher priorities cannot starve it
     /// forever. nil = off (the default: OperationQueue's strict priorities).
@@ -43,9 +47,10 @@ public struct QueueFairness: Sendable, Hashable {
     public static let `default` = QueueFairness()
 
     public init(share: ShareMode = .submitter, weights: [String: Int] = [:], keyLimit: Int = 0,
-                keyStrategy: KeyStrategy = .wait, rate: RateLimit? = nil, ageingMicros: Int64? = nil) {
+                keyStrategy: KeyStrategy = .wait, rate: RateLimit? = nil, ageingMicros: Int64? = nil,
+                keyRate: RateLimit? = nil) {
         self.share = share; self.weights = weights; self.keyLimit = keyLimit
-        self.keyStrategy = keyStrategy; self.rate = rate; self.ageingMicros = ageingMicros
+        self.keyStrategy = keyStrategy; self.rate = rate; self.ageingMicros = ageingMicros; self.keyRate = keyRate
     }
 
     /// What is wrong with these settings, or nil.
@@ -55,6 +60,7 @@ public struct QueueFairness: Sendable, Hashable {
         }
         if keyLimit < 0 || keyLimit > Int(Int32.max) { return "keyLimit must be ≥ 0 (0 = none), got \(keyLimit)" }
         if let rate, let p = rate.problem { return p }
+        if let keyRate, let p = keyRate.problem { return "key " + p }
         if let a = ageingMicros, !Self.ageingRange.contains(a) {
             return "ageing must be 1ms...24h, got \(a)µs"
         }

@@ -3,7 +3,7 @@ import OpModel
 import Yams
 
 // A graph file's fair-share fields (A11, docs/GRAPHS.md): `share:` and `concurrencyKey:` on an operation;
-// `share:`, `weights:`, `keyLimit:`, `keyStrategy:`, `rate:`, `burst:` and `ageing:` on a queue. Ranges are checked
+// `share:`, `weights:`, `keyLimit:`, `keyStrategy:`, `rate:`, `burst:`, `keyRate:`, `keyBurst:` and `ageing:` on a queue. Ranges are checked
 // here, at the node, so each problem names its line.
 
 /// A rate as written: `100/s`, `30/m`, `500/h` (a bare number is per second).
@@ -98,7 +98,7 @@ extension GraphFileReader {
 
     /// One of a queue's fair-share fields into `fairness` (made from the default at the first); false when
     /// `key` is none of them.
-    static let fairnessFields: Set<String> = ["share", "weights", "keyLimit", "keyStrategy", "rate", "burst", "ageing"]
+    static let fairnessFields: Set<String> = ["share", "weights", "keyLimit", "keyStrategy", "rate", "burst", "keyRate", "keyBurst", "ageing"]
 
     mutating func readFairnessField(_ key: String, _ value: Node, _ location: String, into fairness: inout QueueFairness?) -> Bool {
         guard Self.fairnessFields.contains(key) else { return false }
@@ -145,6 +145,18 @@ extension GraphFileReader {
             // Kept even before `rate:` is read (the two may come in any order); a burst without a rate is
             // reported by `checkBurst`.
             f.rate = RateLimit(perSecond: f.rate?.perSecond ?? 0, burst: n)
+        case "keyRate":
+            let text = value.tagName == .int || value.tagName == .float ? value.scalar?.string : readString(value, location, key)
+            guard let text else { return true }
+            switch RateText.perSecond(text) {
+            case .success(let r): f.keyRate = RateLimit(perSecond: r, burst: f.keyRate?.burst ?? 1)
+            case .failure(let p): problem(location, key, value, p.description)
+            }
+        case "keyBurst":
+            guard let n = readInt(value, location, key) else { return true }
+            if n < 1 || n > 1_000_000 { problem(location, key, value, "must be 1 to 1000000, got \(n)"); return true }
+            // As `burst`: a key burst without a key rate is reported by `checkBurst`.
+            f.keyRate = RateLimit(perSecond: f.keyRate?.perSecond ?? 0, burst: n)
         case "ageing":
             let text = value.tagName == .int || value.tagName == .float ? value.scalar?.string : readString(value, location, key)
             guard let text else { return true }
@@ -158,10 +170,15 @@ extension GraphFileReader {
         return true
     }
 
-    /// `burst:` with no `rate:`.
+    /// `burst:` with no `rate:`, `keyBurst:` with no `keyRate:`.
     mutating func checkBurst(_ fairness: QueueFairness?, _ mapping: Node.Mapping, _ location: String) {
-        guard let rate = fairness?.rate, rate.perSecond == 0,
-              let node = mapping.first(where: { $0.key.scalar?.string == "burst" })?.value else { return }
-        problem(location, "burst", node, "burst needs a rate: (rate: 100/s, burst: \(rate.burst))")
+        if let rate = fairness?.rate, rate.perSecond == 0,
+           let node = mapping.first(where: { $0.key.scalar?.string == "burst" })?.value {
+            problem(location, "burst", node, "burst needs a rate: (rate: 100/s, burst: \(rate.burst))")
+        }
+        if let rate = fairness?.keyRate, rate.perSecond == 0,
+           let node = mapping.first(where: { $0.key.scalar?.string == "keyBurst" })?.value {
+            problem(location, "keyBurst", node, "keyBurst needs a keyRate: (keyRate: 10/s, keyBurst: \(rate.burst))")
+        }
     }
 }

@@ -9,7 +9,7 @@ import Glibc
 public enum GraphFile {
     public static let topLevelFields = ["queues", "operations"]
     public static let queueFields = ["name", "maxConcurrent", "qos", "suspended", "share", "weights", "keyLimit", "keyStrategy",
-                                     "rate", "burst", "ageing"]
+                                     "rate", "burst", "keyRate", "keyBurst", "ageing"]
     public static let operationFields = [
         "id", "name", "kind", "payload", "command", "env", "cwd", "grace", "after", "priority", "qos",
         "queue", "parts", "policy", "retries", "lossRetries", "timeout", "requires", "barrier",

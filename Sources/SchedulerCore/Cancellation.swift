@@ -103,6 +103,7 @@ extension Scheduler {
         fireTimeouts(&out)
         fireRetries(&out)
         fireRateWakes()
+        fireKeyRateWakes()
         fireAgeing(&out)
         checkLiveness(&out)
         if let h = hold, now >= h.until { endHold(&out) }
@@ -117,6 +118,7 @@ extension Scheduler {
         if let t = retryHeap.min, t.at < due { due = t.at }
         if let t = livenessHeap.min, t.at < due { due = t.at }
         if let t = rateWakes.min, t.at < due { due = t.at }
+        if let t = keyRateWakes.min, t.at < due { due = t.at }
         if let t = ageingWakes.min, t.at < due { due = t.at }
         if let t = nextEviction, t < due { due = t }
         if let h = hold, h.until < due { due = h.until }

@@ -24,6 +24,14 @@ import DequeModule
 // Rate. A queue's `RateLimit` is checked before a new op is dispatched (parts of running ops are exempt,
 // as from `maxConcurrent`), as GCRA: `rateTheoreticalAt` is when the next dispatch is due, at most
 // `burst − 1` intervals early. A queue over its rate leaves the ring and a timer brings it back.
+//
+// Key rate. A queue's `keyRate` is a GCRA per concurrency key (`ConcurrencyKey.rateTheoreticalAt`), checked
+// after the key's limit when a keyed op's turn comes. An op without a token waits in the key's FIFO like a
+// limit-held one, whatever the key strategy (the cancel strategies are about the limit only), and the key's
+// wake (`keyRateWakes`, one current entry per key: `rateWakeAt`) puts its first waiter back on its heap when
+// the next token is due; it goes through dispatch again (limit, rate, charge). While waiters remain and the
+// key is under its limit a wake stays armed, so a released op that is not dispatched (no credit, cancelled)
+// leaves none stranded. Ops without a key never come here.
 
 /// One share key of a queue. (Its ready and running ops are counted when asked for — `shareCounts` —
 /// not on every transition.)
@@ -109,8 +117,13 @@ struct ConcurrencyKey {
     let queue: Int32
     /// Dispatched or executing ops of the key, oldest first.
     var holders: [Int32] = []
-    /// Ready ops taken off their heap while the key was full, in the order their turn came.
+    /// Ready ops taken off their heap while the key was full or had no rate token, in the order their turn
+    /// came (an op held again after its release goes back to the front: it is older than the rest).
     var waiting = Deque<Int32>()
+    /// Per-key rate (GCRA, `QueueFairness.keyRate`): the theoretical time of the key's next dispatch, µs.
+    var rateTheoreticalAt: Double = 0
+    /// When the key's current `keyRateWakes` entry is due; .max = none.
+    var rateWakeAt: Int64 = .max
 }
 
 extension Scheduler {
@@ -280,6 +293,9 @@ extension Scheduler {
         }
         if f.keyLimit > 0 && (queues[qi].fairness.keyLimit == 0 || f.keyLimit < queues[qi].fairness.keyLimit) { keyLimitLowered = true }
         let ageingChanged = queues[qi].fairness.ageingMicros != f.ageingMicros
+        // Waiters may move when a key rate is or was in place, or under a (new) limit.
+        let keysMayMove = f.keyRate != nil || queues[qi].fairness.keyRate != nil || f.keyLimit > 0
+        let keyRateChanged = f.keyRate != queues[qi].fairness.keyRate
         queues[qi].fairness = f
         if ageingChanged { queues[qi].ageingDue = .max; armAgeing(q) }
         if f.rate == nil { queues[qi].rateTheoreticalAt = 0 }
@@ -287,7 +303,24 @@ extension Scheduler {
             shareTables[qi].slots[s].stride = stride(shareTables[qi].slots[s].name, q)
         }
         if modeChanged { reshare(q) }
+        if keysMayMove { resettleKeys(q, rateChanged: keyRateChanged) }
         activateAll(q)
+    }
+
+    /// After a change of `q`'s key limit or key rate: each key with waiters gets them released as far as
+    /// its new limit and rate allow (and its wake re-armed). A new rate owes at most one of its own
+    /// intervals (not the old rate's: 1/m → 10/s must not wait out the minute). An admin-made change: a
+    /// pass over the keys.
+    mutating func resettleKeys(_ q: Int32, rateChanged: Bool) {
+        let rate = queues[Int(q)].fairness.keyRate
+        for k in concurrencyKeys.indices where concurrencyKeys[k].queue == q {
+            if rateChanged {
+                let capped = rate.map { min(concurrencyKeys[k].rateTheoreticalAt, Double(now) + $0.intervalMicros) } ?? 0
+                concurrencyKeys[k].rateTheoreticalAt = capped
+                concurrencyKeys[k].rateWakeAt = .max
+            }
+            if !concurrencyKeys[k].waiting.isEmpty { releaseWaiters(k) }
+        }
     }
 
     /// Every unfinished op of `q` gets its share under the queue's current mode; the lanes' heaps and
@@ -327,14 +360,17 @@ extension Scheduler {
         return i
     }
 
-    /// Whether `op` (just taken off its heap) may be dispatched under its key's limit; if not, it waits
-    /// for a place (or is cancelled, or has the oldest holder cancelled: `KeyStrategy`).
+    /// Whether `op` (just taken off its heap) may be dispatched under its key's limit, then its key's rate
+    /// (a token is taken); if not, it waits for a place or a token (or is cancelled, or has the oldest
+    /// holder cancelled: `KeyStrategy`, for the limit only).
     mutating func admitByKey(_ op: Int32, _ out: inout [Action]) -> Bool {
         let k = Int(ops.hot[Int(op)].concurrencyKey)
         if k < 0 { return true }
         let q = Int(concurrencyKeys[k].queue)
         let limit = queues[q].fairness.keyLimit
-        if limit <= 0 || concurrencyKeys[k].holders.count < limit { return true }
+        if limit <= 0 || concurrencyKeys[k].holders.count < limit {
+            return queues[q].fairness.keyRate == nil || admitByKeyRate(op, k, q)
+        }
         let key = concurrencyKeys[k].name
         switch queues[q].fairness.keyStrategy {
         case .wait:
@@ -352,7 +388,92 @@ extension Scheduler {
 
     private mutating func hold(_ op: Int32, _ k: Int) {
         ops.hot[Int(op)].heapKey = Scheduler.heldForKey
-        concurrencyKeys[k].waiting.append(op)
+        // A released waiter whose turn came again before its place or token: back to the front (op
+        // numbers are submission order).
+        if let first = concurrencyKeys[k].waiting.first, op < first {
+            concurrencyKeys[k].waiting.prepend(op)
+        } else {
+            concurrencyKeys[k].waiting.append(op)
+        }
+    }
+
+    /// The key-rate check of `admitByKey`: takes a token of key `k`, or holds `op` until the next is due.
+    private mutating func admitByKeyRate(_ op: Int32, _ k: Int, _ q: Int) -> Bool {
+        let rate = queues[q].fairness.keyRate!
+        if let due = keyTokenDue(k, rate) {
+            hold(op, k)
+            armKeyRateWake(k, at: due)
+            return false
+        }
+        concurrencyKeys[k].rateTheoreticalAt = max(concurrencyKeys[k].rateTheoreticalAt, Double(now)) + rate.intervalMicros
+        return true
+    }
+
+    /// When key `k`'s next token is due under `rate`; nil when one is there now.
+    func keyTokenDue(_ k: Int, _ rate: RateLimit) -> Int64? {
+        let due = concurrencyKeys[k].rateTheoreticalAt - Double(rate.burst - 1) * rate.intervalMicros
+        return Double(now) >= due ? nil : Int64(due.rounded(.up))
+    }
+
+    /// Key `k`'s wake at `at` unless one is due sooner (the later entry goes stale).
+    mutating func armKeyRateWake(_ k: Int, at: Int64) {
+        guard at < concurrencyKeys[k].rateWakeAt else { return }
+        concurrencyKeys[k].rateWakeAt = at
+        keyRateWakes.insert(TimerEntry(at: at, target: Int32(k)))
+    }
+
+    /// Whether key `k` has a waiter still held (its FIFO may keep entries of ops that left).
+    func hasLiveWaiter(_ k: Int) -> Bool {
+        concurrencyKeys[k].waiting.contains { ops.hot[Int($0)].state == .ready && ops.hot[Int($0)].heapKey == Scheduler.heldForKey }
+    }
+
+    /// Key `k`'s first held waiter, taken off its FIFO and put back on its heap; false when none is left.
+    private mutating func releaseFirstWaiter(_ k: Int) -> Bool {
+        while let w = concurrencyKeys[k].waiting.popFirst() {
+            let i = Int(w)
+            guard ops.hot[i].state == .ready && ops.hot[i].heapKey == Scheduler.heldForKey else { continue }
+            ops.hot[i].heapKey = 0
+            pushReady(w)
+            return true
+        }
+        return false
+    }
+
+    /// With a key rate and waiters left: a wake when the token after one more dispatch is due.
+    private mutating func armNextKeyToken(_ k: Int) {
+        guard let rate = queues[Int(concurrencyKeys[k].queue)].fairness.keyRate, hasLiveWaiter(k) else { return }
+        let next = max(concurrencyKeys[k].rateTheoreticalAt, Double(now)) + rate.intervalMicros - Double(rate.burst - 1) * rate.intervalMicros
+        armKeyRateWake(k, at: max(now + 1, Int64(next.rounded(.up))))
+    }
+
+    /// Key `k`'s waiters back on their heaps as far as its limit has places: one under a key rate (the wake
+    /// is re-armed for the next), all that fit without one. At its limit nothing: a holder's leaving
+    /// releases the next (`keyPlaceChanged`).
+    mutating func releaseWaiters(_ k: Int) {
+        let q = Int(concurrencyKeys[k].queue)
+        let limit = queues[q].fairness.keyLimit
+        var places = limit > 0 ? limit - concurrencyKeys[k].holders.count : Int.max
+        guard places > 0 else { return }
+        if queues[q].fairness.keyRate != nil { places = 1 }
+        while places > 0, releaseFirstWaiter(k) { places -= 1 }
+        armNextKeyToken(k)
+    }
+
+    /// Keys' wakes that are due: each releases its key's next waiter (`releaseWaiters`).
+    mutating func fireKeyRateWakes() {
+        while let top = keyRateWakes.min, top.at <= now {
+            _ = keyRateWakes.popMin()
+            let k = Int(top.target)
+            guard k < concurrencyKeys.count, concurrencyKeys[k].rateWakeAt == top.at else { continue }
+            concurrencyKeys[k].rateWakeAt = .max
+            releaseWaiters(k)
+        }
+    }
+
+    /// When key `k`'s next token is due, for `why`: its wake's time when a token is there but not yet used.
+    func keyNextToken(_ k: Int) -> Int64 {
+        guard let rate = queues[Int(concurrencyKeys[k].queue)].fairness.keyRate else { return now }
+        return keyTokenDue(k, rate) ?? (concurrencyKeys[k].rateWakeAt == .max ? now : concurrencyKeys[k].rateWakeAt)
     }
 
     /// `op` of key `k` took (`taking`) or left a place; a place left goes to the key's first waiter.
@@ -362,13 +483,10 @@ extension Scheduler {
         let k = Int(ops.hot[Int(op)].concurrencyKey)
         if taking { concurrencyKeys[k].holders.append(op); return }
         if let at = concurrencyKeys[k].holders.firstIndex(of: op) { concurrencyKeys[k].holders.remove(at: at) }
-        while let w = concurrencyKeys[k].waiting.popFirst() {
-            let i = Int(w)
-            guard ops.hot[i].state == .ready && ops.hot[i].heapKey == Scheduler.heldForKey else { continue }
-            ops.hot[i].heapKey = 0
-            pushReady(w)
-            return
-        }
+        if concurrencyKeys[k].waiting.isEmpty { return }
+        _ = releaseFirstWaiter(k)
+        // Under a key rate the others need a wake while the key is under its limit.
+        if queues[Int(concurrencyKeys[k].queue)].fairness.keyRate != nil { armNextKeyToken(k) }
     }
 
     // MARK: Rate

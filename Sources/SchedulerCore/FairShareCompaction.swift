@@ -1,7 +1,9 @@
+import HeapModule
+
 // Share slots and concurrency keys live as long as an op names them (issue 28: a submitter that names a
 // new share or concurrency key per op must not grow these tables for ever). `compact()` drops the ones
 // no live op names any more: evicted ops name nothing. The kept ones keep their state (a share's pass
-// and turn, a key's holders and waiters) under new numbers.
+// and turn, a key's holders, waiters and rate) under new numbers; key-rate wakes follow their keys.
 
 extension Scheduler {
     /// Drops the share slots no live op of their queue names (slot 0 stays: it is the lane's own heap).
@@ -60,5 +62,10 @@ extension Scheduler {
         concurrencyKeys = kept
         concurrencyKeyIndex = [:]
         for (k, key) in kept.enumerated() { concurrencyKeyIndex[QueueScopedName(queue: key.queue, name: key.name)] = Int32(k) }
+        // A dropped key has no waiters, so no wake to keep; the kept keys' current wakes are retargeted
+        // (stale entries go).
+        keyRateWakes = Heap(kept.enumerated().compactMap { k, key in
+            key.rateWakeAt == .max ? nil : TimerEntry(at: key.rateWakeAt, target: Int32(k))
+        })
     }
 }

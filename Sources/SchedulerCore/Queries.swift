@@ -109,6 +109,8 @@ public enum WhyNotRunning: Sendable, Equatable {
     case heldByConcurrencyKey(key: String, limit: Int, holders: [String])
     /// Ready, the queue's rate limit has no token until `nextTokenAt` (the core's clock, µs).
     case rateLimited(queue: String, nextTokenAt: Int64)
+    /// Ready, its concurrency key's rate (`keyRate`) has no token until `nextTokenAt` (the core's clock, µs).
+    case keyRateLimited(key: String, nextTokenAt: Int64)
     /// Ready, waiting for a free slot while `shares` share keys take turns in its queue; `share` is its own.
     case waitingForTurn(share: String, shares: Int, capableWorkers: Int, ahead: Int)
 }
@@ -264,7 +266,12 @@ extension Scheduler {
         if q.suspended { return .queueSuspended(q.name) }
         let sharing = shareTables[Int(lane.queue)].isSharing
         if ops.hot[i].state == .ready && ops.hot[i].heapKey == Scheduler.heldForKey {
-            let k = concurrencyKeys[Int(ops.hot[i].concurrencyKey)]
+            let ki = Int(ops.hot[i].concurrencyKey)
+            let k = concurrencyKeys[ki]
+            let limit = q.fairness.keyLimit
+            if q.fairness.keyRate != nil && (limit <= 0 || k.holders.count < limit) {
+                return .keyRateLimited(key: k.name, nextTokenAt: keyNextToken(ki))
+            }
             return .heldByConcurrencyKey(key: k.name, limit: q.fairness.keyLimit, holders: k.holders.map { ops.ids[Int($0)] })
         }
         var ahead = 0

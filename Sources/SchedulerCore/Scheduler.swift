@@ -55,6 +55,9 @@ public struct Scheduler: Sendable {
     var livenessHeap = Heap<TimerEntry>()
     /// Rate-limited queues (target: queue index) and when they may dispatch again (FairShare.swift).
     var rateWakes = Heap<TimerEntry>()
+    /// Concurrency keys under a per-key rate with ops waiting for a token (target: key index) and when the
+    /// next is due (FairShare.swift); an entry whose time is not its key's `rateWakeAt` is stale.
+    var keyRateWakes = Heap<TimerEntry>()
     /// Queues with ageing (target: queue index) and when they are swept next (Ageing.swift).
     var ageingWakes = Heap<TimerEntry>()
     /// Ready ops' latest priority change in a queue with ageing: where their wait restarts (Ageing.swift).

@@ -69,6 +69,13 @@ extension Scheduler {
             if limit > 0 && key.holders.count > limit {
                 check(keyLimitLowered, "key \(key.name): \(key.holders.count) holders over its limit \(limit)")
             }
+            // Under a key rate, waiters of a key below its limit have a wake (or they would wait for ever).
+            if key.rateWakeAt != .max {
+                check(keyRateWakes.unordered.contains { $0.target == Int32(k) && $0.at == key.rateWakeAt }, "key \(key.name): its wake is not armed")
+            }
+            if queues[Int(key.queue)].fairness.keyRate != nil && (limit <= 0 || key.holders.count < limit) && hasLiveWaiter(k) {
+                check(key.rateWakeAt != .max, "key \(key.name): ops wait for a token, none is due")
+            }
         }
         var inflightCount = [Int32](repeating: 0, count: n)
         var perWorker = [Int](repeating: 0, count: workers.count)

@@ -65,10 +65,16 @@ extension WireQueueFairness {
             noRate = true
         }
         if let a = f.ageingMicros { ageingUs = UInt64(clamping: a) } else { noAgeing = true }
+        if let rate = f.keyRate {
+            keyRatePerSecond = rate.perSecond
+            keyBurst = UInt32(clamping: rate.burst)
+        } else {
+            noKeyRate = true
+        }
     }
 
     /// The settings this message makes of `current` (absent fields keep it), or why it cannot: a burst with
-    /// no rate given or in place. Ranges are `WireValidation`'s and `QueueFairness.problem`'s.
+    /// no rate given or in place (or a key burst with no key rate). Ranges are `WireValidation`'s and `QueueFairness.problem`'s.
     public func applied(to current: QueueFairness) -> Result<QueueFairness, FairnessSettingError> {
         var f = current
         if let mode = QueueFairness.ShareMode(wire: share) { f.share = mode }
@@ -86,6 +92,15 @@ extension WireQueueFairness {
             guard var rate = f.rate else { return .failure(FairnessSettingError(reason: "burst \(burst) without a rate: the queue has no rate limit; give rate_per_second too")) }
             rate.burst = Int(burst)
             f.rate = rate
+        }
+        if noKeyRate {
+            f.keyRate = nil
+        } else if hasKeyRatePerSecond {
+            f.keyRate = RateLimit(perSecond: keyRatePerSecond, burst: hasKeyBurst ? Int(keyBurst) : (current.keyRate?.burst ?? 1))
+        } else if hasKeyBurst {
+            guard var rate = f.keyRate else { return .failure(FairnessSettingError(reason: "key burst \(keyBurst) without a key rate: the queue has no per-key rate limit; give key_rate_per_second too")) }
+            rate.burst = Int(keyBurst)
+            f.keyRate = rate
         }
         if noAgeing { f.ageingMicros = nil } else if hasAgeingUs { f.ageingMicros = Int64(clamping: ageingUs) }
         return .success(f)

@@ -35,7 +35,7 @@ public enum WireLimits {
     /// attempt; `opworker --log-tail-bytes` is at most this.
     public static let maxLogTailSize = 1 << 20
     /// (1.8) A queue's fairness: share weights (`QueueFairness.maxWeight`), weights named in one setting,
-    /// the highest rate (and burst).
+    /// the highest rate (and burst; per key too).
     public static let maxShareWeight: UInt32 = 1_000
     public static let maxShareWeights = 1_024
     public static let maxRatePerSecond: Double = 1_000_000

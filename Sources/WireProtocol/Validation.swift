@@ -372,6 +372,16 @@ struct FieldChecks {
         if f.noRate, f.hasRatePerSecond || f.hasBurst {
             throw .fieldOutOfRange(command, field: "\(prefix()).no_rate", detail: "no_rate removes the rate limit: give no rate_per_second or burst with it")
         }
+        if f.hasKeyRatePerSecond, !(f.keyRatePerSecond > 0 && f.keyRatePerSecond <= WireLimits.maxRatePerSecond) {
+            throw .fieldOutOfRange(command, field: "\(prefix()).key_rate_per_second",
+                                   detail: "\(f.keyRatePerSecond) is not > 0 and ≤ \(Int(WireLimits.maxRatePerSecond))")
+        }
+        if f.hasKeyBurst, f.keyBurst < 1 || f.keyBurst > UInt32(WireLimits.maxRatePerSecond) {
+            throw .fieldOutOfRange(command, field: "\(prefix()).key_burst", detail: "\(f.keyBurst) is not in 1...\(Int(WireLimits.maxRatePerSecond))")
+        }
+        if f.noKeyRate, f.hasKeyRatePerSecond || f.hasKeyBurst {
+            throw .fieldOutOfRange(command, field: "\(prefix()).no_key_rate", detail: "no_key_rate removes the per-key rate: give no key_rate_per_second or key_burst with it")
+        }
         let ageing = QueueFairness.ageingRange
         if f.hasAgeingUs, f.ageingUs < UInt64(ageing.lowerBound) || f.ageingUs > UInt64(ageing.upperBound) {
             throw .fieldOutOfRange(command, field: "\(prefix()).ageing_us", detail: "\(f.ageingUs) is not in \(ageing.lowerBound)...\(ageing.upperBound) (1ms...24h)")

@@ -6,7 +6,7 @@ import WireProtocol
 
 struct Share: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Set a queue's fair share, concurrency-key limit, rate and ageing (admin).",
+        abstract: "Set a queue's fair share, concurrency-key limit, rates and ageing (admin).",
         discussion: """
             Only the options given change; the others keep the queue's current values (the request carries \
             just what is given, and the coordinator applies it to the settings it holds). --weight adds or \
@@ -23,6 +23,9 @@ struct Share: ParsableCommand {
     @Option(help: "Dispatches of new ops at most this fast: 100/s, 30/m, 500/h.") var rate: String?
     @Option(help: "Tokens saved up for a burst, 1...1000000 (with --rate, or changing the current rate's).") var burst: Int?
     @Flag(name: .customLong("no-rate"), help: "Remove the queue's rate limit.") var noRate = false
+    @Option(name: .customLong("key-rate"), help: "Each concurrency key starts new ops at most this fast: 10/s, 30/m, 500/h.") var keyRate: String?
+    @Option(name: .customLong("key-burst"), help: "Tokens each key saves up, 1...1000000 (with --key-rate, or changing the current one's).") var keyBurst: Int?
+    @Flag(name: .customLong("no-key-rate"), help: "Remove the per-key rate limit.") var noKeyRate = false
     @Option(help: "Raise a ready op one priority level each time it waits this long: 500ms, 30s, 5m, 1h (1ms...24h).") var ageing: String?
     @Flag(name: .customLong("no-ageing"), help: "Turn ageing off (strict priorities, the default).") var noAgeing = false
 
@@ -73,6 +76,20 @@ struct Share: ParsableCommand {
             guard burst >= 1 && burst <= 1_000_000 else { throw ValidationError("--burst must be 1...1000000, got \(burst)") }
             f.burst = UInt32(burst)
         }
+        if noKeyRate && (keyRate != nil || keyBurst != nil) {
+            throw ValidationError("--no-key-rate removes the per-key rate: give no --key-rate or --key-burst with it")
+        }
+        if noKeyRate { f.noKeyRate = true }
+        if let keyRate {
+            switch RateText.perSecond(keyRate) {
+            case .success(let r): f.keyRatePerSecond = r
+            case .failure(let message): throw ValidationError("--key-rate: \(message)")
+            }
+        }
+        if let keyBurst {
+            guard keyBurst >= 1 && keyBurst <= 1_000_000 else { throw ValidationError("--key-burst must be 1...1000000, got \(keyBurst)") }
+            f.keyBurst = UInt32(keyBurst)
+        }
         if noAgeing && ageing != nil { throw ValidationError("--no-ageing turns ageing off: give no --ageing with it") }
         if noAgeing { f.noAgeing = true }
         if let ageing {
@@ -82,7 +99,7 @@ struct Share: ParsableCommand {
             }
         }
         guard f != WireQueueFairness() else {
-            throw ValidationError("nothing to change: give --mode, --weight, --reset-weights, --key-limit, --key-strategy, --rate, --burst, --no-rate, --ageing or --no-ageing")
+            throw ValidationError("nothing to change: give --mode, --weight, --reset-weights, --key-limit, --key-strategy, --rate, --burst, --no-rate, --key-rate, --key-burst, --no-key-rate, --ageing or --no-ageing")
         }
         return f
     }
@@ -105,6 +122,7 @@ func fairnessText(_ q: WireQueueCounts) -> String {
         parts.append("key limit \(f.keyLimit) (\(QueueFairness.KeyStrategy(wire: f.keyStrategy)?.rawValue ?? "wait"))")
     }
     if f.hasRatePerSecond { parts.append("rate \(RateText.text(f.ratePerSecond)), burst \(f.burst)") }
+    if f.hasKeyRatePerSecond { parts.append("key rate \(RateText.text(f.keyRatePerSecond)), key burst \(f.keyBurst)") }
     if f.hasAgeingUs { parts.append("ageing \(AgeingText.text(Int64(clamping: f.ageingUs)))") }
     return parts.joined(separator: "; ")
 }
@@ -112,7 +130,8 @@ func fairnessText(_ q: WireQueueCounts) -> String {
 /// Whether `opctl status` shows a queue's shares and keys: more than one share key, or any key or rate limit, or ageing.
 func showsFairness(_ q: WireQueueCounts) -> Bool {
     q.shares.count + Int(q.sharesOmitted) > 1 || !q.keys.isEmpty
-        || (q.hasFairness && (q.fairness.keyLimit > 0 || q.fairness.hasRatePerSecond || q.fairness.hasAgeingUs))
+        || (q.hasFairness && (q.fairness.keyLimit > 0 || q.fairness.hasRatePerSecond || q.fairness.hasKeyRatePerSecond
+            || q.fairness.hasAgeingUs))
 }
 
 /// Under the queue table: each such queue's settings, its shares (running/ready/dispatched) and keys (holding/waiting).
@@ -150,6 +169,7 @@ func fairnessJSON(_ q: WireQueueCounts) -> [String: Any] {
         "keys": q.keys.map { ["name": $0.name, "holding": $0.holding, "waiting": $0.waiting] as [String: Any] },
     ]
     if f.hasRatePerSecond { d["rate_per_second"] = f.ratePerSecond; d["burst"] = Int(f.burst) }
+    if f.hasKeyRatePerSecond { d["key_rate_per_second"] = f.keyRatePerSecond; d["key_burst"] = Int(f.keyBurst) }
     if f.hasAgeingUs { d["ageing_us"] = Int(clamping: f.ageingUs) }
     if q.sharesOmitted > 0 { d["shares_omitted"] = Int(q.sharesOmitted) }
     if q.keysOmitted > 0 { d["keys_omitted"] = Int(q.keysOmitted) }

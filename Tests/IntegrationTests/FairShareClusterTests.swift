@@ -127,6 +127,29 @@ struct FairShareClusterTests {
         #expect(abs(inTen - 501) <= 25, "\(inTen) dispatches in the first 10 s at 50/s")
     }
 
+    /// `keyRate: 20/s`: each of two keys dispatches within ± 5 % of 20/s over 5 s, on its own bucket (the
+    /// two together go at 40/s); ops without a key are not held by it.
+    @Test func aKeyRateOfTwentyASecondHoldsForEachKey() throws {
+        let c = try LocalCluster()
+        defer { c.stop() }
+        try c.startWorker("w1", slots: 2)
+        try c.startWorker("w2", slots: 2)
+        let ops = (0..<130).flatMap { i in ["a", "b"].map { "  - {id: \($0)\(i), kind: noop, queue: keyed, concurrencyKey: \($0)}" } }
+            + (0..<20).map { "  - {id: f\($0), kind: noop, queue: keyed}" }
+        let g = try graph(c, name: "k.yaml", queues: "  - {name: keyed, keyRate: 20/s}", ops)
+        try submit(c, g, run: "keyed", as: "alice", wait: true)
+        let all = try self.ops(c, run: "keyed")
+        for key in ["a", "b"] {
+            let times = all.filter { $0.id.hasPrefix(key) }.map(\.dispatched).sorted()
+            let first = try #require(times.first)
+            let inFive = times.filter { $0 < first + 5_000_000 }.count
+            // 20/s for 5 s after the first: 100 more.
+            #expect(abs(inFive - 101) <= 5, "key \(key): \(inFive) dispatches in the first 5 s at 20/s")
+        }
+        let free = all.filter { $0.id.hasPrefix("f") }.map(\.dispatched)
+        #expect((free.max() ?? 0) - (free.min() ?? 0) < 1_000_000, "ops without a key are not rate-limited")
+    }
+
     /// The key strategies over real processes: `cancel-newest` cancels what comes over the limit;
     /// `cancel-in-progress` cancels the running holder (on its worker) and runs the newcomer.
     @Test func keyStrategiesCancelTheNewestOrTheRunningHolder() throws {

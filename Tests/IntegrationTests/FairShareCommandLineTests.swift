@@ -71,6 +71,54 @@ struct FairShareCommandLineTests {
         #expect(q.fairness.ageingUs == 120_000_000, "\(q)")
     }
 
+    /// The per-key rate: set in a graph and with `opctl share --key-rate/--key-burst`, shown by status, named
+    /// by why (the key and its next token), its mistakes refused, kept by the journal.
+    @Test func keyRateFromAGraphAndOpctlShowsInStatusAndWhy() throws {
+        let c = try LocalCluster()
+        defer { c.stop() }
+        let env = ["OPCOORD": c.endpoint]
+        try c.startWorker("w1", slots: 2)
+        let graph = try CommandLineTests.writeGraph("""
+            queues:
+              - {name: keyed, keyRate: 1/m, keyBurst: 1}
+              - {name: plain}
+            operations:
+              - {id: k0, kind: noop, queue: keyed, concurrencyKey: customer-7}
+              - {id: k1, kind: noop, queue: keyed, concurrencyKey: customer-7}
+            """, in: c.dir)
+        let submitted = try CommandLineTests.run(opctl, ["submit", graph, "--run", "kr"], env: env)
+        #expect(submitted.status == 0, "\(submitted.stdout)\(submitted.stderr)")
+        var why = ""
+        try c.waitUntil("k1 to wait for its key's token") {
+            why = try CommandLineTests.run(opctl, ["why", "kr/k1"], env: env).stdout
+            return why.contains("concurrency key customer-7 is at its rate limit: next token in")
+        }
+        func status() throws -> String { try CommandLineTests.run(opctl, ["status", "--queues-only"], env: env).stdout }
+        var text = try status()
+        #expect(text.contains("queue keyed: share submitter; key rate 1/m, key burst 1"), "\(text)")
+        let set = try CommandLineTests.run(opctl, ["share", "keyed", "--key-rate", "10/s", "--key-burst", "3"], env: env)
+        #expect(set.status == 0, "\(set.stdout)\(set.stderr)")
+        text = try status()
+        #expect(text.contains("key rate 10/s, key burst 3"), "\(text)")
+        // The faster rate lets the waiter go.
+        let done = try CommandLineTests.run(opctl, ["wait", "--run", "kr", "--timeout", "30"], env: env, timeout: 40)
+        #expect(done.status == 0, "\(done.stdout)\(done.stderr)")
+        for (args, words) in [(["share", "keyed", "--key-rate", "5/d"], "--key-rate: unknown rate unit"),
+                              (["share", "keyed", "--no-key-rate", "--key-burst", "2"], "--no-key-rate removes"),
+                              (["share", "keyed", "--key-burst", "0"], "--key-burst must be 1...1000000")] {
+            let r = try CommandLineTests.run(opctl, args, env: env)
+            #expect(r.status == 64 && r.stderr.contains(words), "\(args): \(r.status) \(r.stderr)")
+        }
+        let burst = try CommandLineTests.run(opctl, ["share", "plain", "--key-burst", "3"], env: env)
+        #expect(burst.status == 3 && burst.stderr.contains("without a key rate"), "\(burst.status) \(burst.stderr)")
+        _ = try c.restartCoordinator()
+        let q = try #require(try c.statusReply().queues.first { $0.name == "keyed" })
+        #expect(q.fairness.keyRatePerSecond == 10 && q.fairness.keyBurst == 3, "\(q)")
+        _ = try CommandLineTests.run(opctl, ["share", "keyed", "--no-key-rate"], env: env)
+        let json = try CommandLineTests.run(opctl, ["status", "--json", "--queues-only"], env: env)
+        #expect(!json.stdout.contains("key_rate_per_second"), "\(json.stdout)")
+    }
+
     @Test func onlyAnAdminSetsFairness() throws {
         let c = try LocalCluster(journal: false, keys: true)
         defer { c.stop() }

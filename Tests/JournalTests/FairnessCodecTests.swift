@@ -69,7 +69,7 @@ struct FairnessCodecTests {
         for (bad, words) in [([1, 0, 5, 0, 0, qos, 4] as [UInt8], "queue flags"),
                              ([1, 0, 5, 0, 0, qos, 2, 9], "share mode"),
                              ([1, 0, 5, 0, 0, qos, 2, 0, 0, 0, 7], "key strategy"),
-                             ([1, 0, 5, 0, 0, qos, 2, 0, 0, 0, 0, 4], "fairness flags")] {
+                             ([1, 0, 5, 0, 0, qos, 2, 0, 0, 0, 0, 8], "fairness flags")] {
             let e = try #require(throws: JournalCodecError.self) { try JournalCodec.decode(bad[...]) }
             #expect(e.reason.contains(words), "\(e)")
         }
@@ -89,6 +89,18 @@ struct FairnessCodecTests {
         guard case .queueSettings(let q) = decoded.record else { Issue.record("\(decoded)"); return }
         #expect(q.fairness == QueueFairness(rate: RateLimit(perSecond: 2, burst: 1)))
         #expect(q.fairness?.ageingMicros == nil)
+    }
+
+    /// The per-key rate round-trips (with and without the others of the flag byte); older records have none.
+    @Test func keyRateRoundTrips() throws {
+        for fairness in [QueueFairness(keyRate: RateLimit(perSecond: 10, burst: 3)),
+                         QueueFairness(keyLimit: 2, rate: RateLimit(perSecond: 3, burst: 2), ageingMicros: 1_000,
+                                       keyRate: RateLimit(perSecond: 0.25, burst: 1_000_000))] {
+            let entry = JournalEntry(at: 9, record: .queueSettings(QueueSpec(name: "q", fairness: fairness)))
+            #expect(try roundTrip(entry) == entry)
+        }
+        #expect(try roundTrip(JournalEntry(at: 9, record: .queueSettings(QueueSpec(name: "q", fairness: Self.fairness))))
+                    .record == .queueSettings(QueueSpec(name: "q", fairness: Self.fairness)), "no key rate stays none")
     }
 
     private func svarint(_ v: Int64) -> [UInt8] {

@@ -88,7 +88,8 @@ struct RandomEntries {
         return QueueFairness(share: rng.pick(QueueFairness.ShareMode.allCases), weights: weights, keyLimit: int(),
                              keyStrategy: rng.pick(QueueFairness.KeyStrategy.allCases),
                              rate: rng.bool() ? RateLimit(perSecond: Double(rng.int(1_000_000)) / 7, burst: int()) : nil,
-                             ageingMicros: rng.bool() ? int64() : nil)
+                             ageingMicros: rng.bool() ? int64() : nil,
+                             keyRate: rng.bool() ? RateLimit(perSecond: Double(rng.int(1_000_000)) / 3, burst: int()) : nil)
     }
 
     mutating func key() -> SubmissionKey { SubmissionKey(key: string(), digest: rng.next()) }

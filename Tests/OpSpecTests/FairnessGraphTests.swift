@@ -29,6 +29,34 @@ import Testing
         #expect(graph.operations[1].share == nil && graph.operations[1].concurrencyKey == nil)
     }
 
+    @Test func keyRateAndKeyBurstAreRead() throws {
+        let graph = try GraphFile.parse("""
+            queues:
+              - {name: a, keyLimit: 2, keyRate: 10/s, keyBurst: 3}
+              - {name: b, keyBurst: 4, keyRate: 30/m, rate: 5}
+              - {name: c, keyRate: 2}
+            operations:
+              - {id: x, kind: noop, queue: a, concurrencyKey: k}
+            """)
+        #expect(graph.queues[0].fairness == QueueFairness(keyLimit: 2, keyRate: RateLimit(perSecond: 10, burst: 3)))
+        #expect(graph.queues[1].fairness == QueueFairness(rate: RateLimit(perSecond: 5), keyRate: RateLimit(perSecond: 0.5, burst: 4)))
+        #expect(graph.queues[2].fairness == QueueFairness(keyRate: RateLimit(perSecond: 2)))
+        let found = problems("""
+            queues:
+              - {name: q, keyBurst: 3}
+              - {name: r, keyRate: 5/d, keyBurst: 0}
+              - {name: s, rate: 1/s, keyBurst: 2}
+            operations:
+              - {id: x, kind: noop, queue: q}
+            """)
+        #expect(found.map(\.description) == [
+            "queues[0] \"q\", field keyBurst (line 2): keyBurst needs a keyRate: (keyRate: 10/s, keyBurst: 3)",
+            "queues[1] \"r\", field keyRate (line 3): unknown rate unit \"/d\" in \"5/d\" (use /s, /m or /h)",
+            "queues[1] \"r\", field keyBurst (line 3): must be 1 to 1000000, got 0",
+            "queues[2] \"s\", field keyBurst (line 4): keyBurst needs a keyRate: (keyRate: 10/s, keyBurst: 2)",
+        ])
+    }
+
     @Test func mistakesNameTheLineAndField() {
         let found = problems("""
             queues:

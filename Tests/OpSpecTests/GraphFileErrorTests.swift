@@ -42,7 +42,7 @@ func problem(_ yaml: String, sourceLocation: SourceLocation = #_sourceLocation) 
               - {id: a, kind: noop, queue: q}
             """)
         #expect(found.map(\.description) == [
-            "queues[0] \"q\", field maxConcurent (line 2): unknown field \"maxConcurent\"; did you mean \"maxConcurrent\"? (known: name, maxConcurrent, qos, suspended, share, weights, keyLimit, keyStrategy, rate, burst, ageing)",
+            "queues[0] \"q\", field maxConcurent (line 2): unknown field \"maxConcurent\"; did you mean \"maxConcurrent\"? (known: name, maxConcurrent, qos, suspended, share, weights, keyLimit, keyStrategy, rate, burst, keyRate, keyBurst, ageing)",
             "file, field operation (line 3): unknown field \"operation\"; did you mean \"operations\"? (known: queues, operations)",
         ])
     }

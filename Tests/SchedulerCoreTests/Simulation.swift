@@ -147,11 +147,11 @@ struct Simulation {
     }
 
     /// Each queue shares in its own way (A11): q0 by submitter (one here: no sharing), q1 by the ops'
-    /// share keys with weights and a key limit, q2 by share key with a rate and a key limit that cancels
+    /// share keys with weights, a key limit and a key rate, q2 by share key with a rate and a key limit that cancels
     /// the oldest holder, q3 fifo.
     static let fairness: [String: QueueFairness] = [
         "q0": QueueFairness(),
-        "q1": QueueFairness(share: .key, weights: ["s1": 3], keyLimit: 2),
+        "q1": QueueFairness(share: .key, weights: ["s1": 3], keyLimit: 2, keyRate: RateLimit(perSecond: 200, burst: 2)),
         "q2": QueueFairness(share: .key, keyLimit: 1, keyStrategy: .wait, rate: RateLimit(perSecond: 20_000, burst: 3)),
         "q3": QueueFairness(share: .fifo),
     ]
@@ -249,6 +249,7 @@ struct Simulation {
                     guard let st = s.status(other), st.state == .ready else { continue }
                     guard os.kind == spec.kind && os.requires == spec.requires && st.qos == s.status(d.op)!.qos else { continue }
                     if case .heldByConcurrencyKey = s.why(other) { continue }
+                    if case .keyRateLimited = s.why(other) { continue }
                     if fair.share == .key && os.share != spec.share && st.priority == p { continue }
                     if st.priority > p {
                         fail("\(d.op) (priority \(p)) dispatched before ready \(other) (priority \(st.priority))")

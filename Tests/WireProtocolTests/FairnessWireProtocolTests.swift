@@ -56,6 +56,33 @@ import Testing
         check(.submit(s), .fieldTooLarge(.submit, field: "operations[0].concurrency_key", size: 1025, limit: 1024))
     }
 
+    /// The per-key rate (keyRate/keyBurst) travels as `rate`/`burst` do: through the codec, applied over the
+    /// current settings (burst kept, key burst alone changes it, none without a key rate), refused out of range.
+    @Test func keyRateRoundTripsAndAppliesLikeTheRate() throws {
+        let f = QueueFairness(keyLimit: 3, rate: RateLimit(perSecond: 5), keyRate: RateLimit(perSecond: 10, burst: 3))
+        var q = WireQueueControl()
+        q.settings.name = "q"
+        q.settings.fairness = WireQueueFairness(f)
+        guard case .queue(let back) = try WireCodec.decodeThrowing(WireCodec.encode(.queue(q))).message else { Issue.record("not decoded"); return }
+        #expect(back.settings.fairness.keyRatePerSecond == 10 && back.settings.fairness.keyBurst == 3)
+        #expect(try back.settings.fairness.applied(to: .default).get() == f)
+        var rateOnly = WireQueueFairness()
+        rateOnly.keyRatePerSecond = 20
+        #expect(try rateOnly.applied(to: f).get().keyRate == RateLimit(perSecond: 20, burst: 3), "the key burst kept")
+        var burstOnly = WireQueueFairness()
+        burstOnly.keyBurst = 7
+        #expect(try burstOnly.applied(to: f).get().keyRate == RateLimit(perSecond: 10, burst: 7))
+        #expect(throws: FairnessSettingError.self) { try burstOnly.applied(to: .default).get() }
+        var off = WireQueueFairness()
+        off.noKeyRate = true
+        #expect(try off.applied(to: f).get().keyRate == nil && off.applied(to: f).get().rate == f.rate)
+        check(queueControl { $0.keyRatePerSecond = 0 }, .fieldOutOfRange(.queue, field: "settings.fairness.key_rate_per_second", detail: "0.0 is not > 0 and ≤ 1000000"))
+        check(queueControl { $0.keyBurst = 0 }, .fieldOutOfRange(.queue, field: "settings.fairness.key_burst", detail: "0 is not in 1...1000000"))
+        check(queueControl { $0.noKeyRate = true; $0.keyBurst = 2 },
+              .fieldOutOfRange(.queue, field: "settings.fairness.no_key_rate",
+                               detail: "no_key_rate removes the per-key rate: give no key_rate_per_second or key_burst with it"))
+    }
+
     @Test func absentFieldsKeepTheCurrentSettings() throws {
         let current = QueueFairness(share: .key, weights: ["a": 3, "b": 2], keyLimit: 2, keyStrategy: .cancelNewest,
                                     rate: RateLimit(perSecond: 10, burst: 5))

@@ -33,3 +33,15 @@ def test_share_and_concurrency_key_travel_in_submit_ops(tmp_path: Path) -> None:
     assert [(w.share, w.weight) for w in fair.weights] == [("team-a", 3)] and fair.replace_weights
     assert fair.ageing_us == 30_000_000 and not fair.no_ageing
     assert not _queue_settings(queues[1]).HasField("fairness")  # no fair-share field: the queue keeps its own
+
+
+def test_key_rate_and_key_burst_travel_like_rate_and_burst() -> None:
+    fair = _queue_settings({"name": "q", "keyRate": "10/s", "keyBurst": 3}).fairness
+    assert (fair.key_rate_per_second, fair.key_burst, fair.no_key_rate) == (10, 3, False)
+    assert fair.no_rate and _queue_settings({"name": "q", "rate": 5}).fairness.no_key_rate
+    try:
+        _queue_settings({"name": "q", "keyBurst": 3})
+    except ValueError as e:
+        assert "keyBurst needs a keyRate" in str(e)
+    else:
+        raise AssertionError("keyBurst without keyRate was accepted")

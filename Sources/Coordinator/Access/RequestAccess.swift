@@ -95,7 +95,7 @@ enum RequestAccess {
     private static func fairnessChange(_ q: WireQueueSettings, of current: QueueFairness?, by p: Principal) -> String? {
         if q.fairness.isNoChange(of: current ?? .default) { return nil }
         let what = current == nil ? "creates it with fair-share settings other than the default" : "changes its fair-share settings"
-        return "queue '\(q.name)': this submission \(what) (share, weights, keyLimit, keyStrategy, rate, burst, ageing), which needs the 'admin' role "
+        return "queue '\(q.name)': this submission \(what) (share, weights, keyLimit, keyStrategy, rate, burst, keyRate, keyBurst, ageing), which needs the 'admin' role "
             + "(key '\(p.name)'): remove them from the graph's queues entry, or ask an admin (opctl share)"
     }
 

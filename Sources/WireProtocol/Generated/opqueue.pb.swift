@@ -915,53 +915,57 @@ public nonisolated struct WireDisconnect: Sendable {
 
 /// Queue settings. Absent optional fields leave the current value unchanged
 /// (or take the default when the queue is created).
-public nonisolated struct WireQueueSettings: Sendable {
+public nonisolated struct WireQueueSettings: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// required
-  public var name: String = String()
+  public var name: String {
+    get {_storage._name}
+    set {_uniqueStorage()._name = newValue}
+  }
 
   /// −1 = unlimited, or ≥ 0
   public var maxConcurrent: Int32 {
-    get {_maxConcurrent ?? 0}
-    set {_maxConcurrent = newValue}
+    get {_storage._maxConcurrent ?? 0}
+    set {_uniqueStorage()._maxConcurrent = newValue}
   }
   /// Returns true if `maxConcurrent` has been explicitly set.
-  public var hasMaxConcurrent: Bool {self._maxConcurrent != nil}
+  public var hasMaxConcurrent: Bool {_storage._maxConcurrent != nil}
   /// Clears the value of `maxConcurrent`. Subsequent reads from it will return its default value.
-  public mutating func clearMaxConcurrent() {self._maxConcurrent = nil}
+  public mutating func clearMaxConcurrent() {_uniqueStorage()._maxConcurrent = nil}
 
   /// UNSPECIFIED = unchanged
-  public var qos: WireQoS = .unspecified
+  public var qos: WireQoS {
+    get {_storage._qos}
+    set {_uniqueStorage()._qos = newValue}
+  }
 
   public var suspended: Bool {
-    get {_suspended ?? false}
-    set {_suspended = newValue}
+    get {_storage._suspended ?? false}
+    set {_uniqueStorage()._suspended = newValue}
   }
   /// Returns true if `suspended` has been explicitly set.
-  public var hasSuspended: Bool {self._suspended != nil}
+  public var hasSuspended: Bool {_storage._suspended != nil}
   /// Clears the value of `suspended`. Subsequent reads from it will return its default value.
-  public mutating func clearSuspended() {self._suspended = nil}
+  public mutating func clearSuspended() {_uniqueStorage()._suspended = nil}
 
   /// (1.8) absent = unchanged (a new queue: fair share by submitter)
   public var fairness: WireQueueFairness {
-    get {_fairness ?? WireQueueFairness()}
-    set {_fairness = newValue}
+    get {_storage._fairness ?? WireQueueFairness()}
+    set {_uniqueStorage()._fairness = newValue}
   }
   /// Returns true if `fairness` has been explicitly set.
-  public var hasFairness: Bool {self._fairness != nil}
+  public var hasFairness: Bool {_storage._fairness != nil}
   /// Clears the value of `fairness`. Subsequent reads from it will return its default value.
-  public mutating func clearFairness() {self._fairness = nil}
+  public mutating func clearFairness() {_uniqueStorage()._fairness = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _maxConcurrent: Int32? = nil
-  fileprivate var _suspended: Bool? = nil
-  fileprivate var _fairness: WireQueueFairness? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 public nonisolated struct WireShareWeight: Sendable {
@@ -1043,6 +1047,29 @@ public nonisolated struct WireQueueFairness: Sendable {
   /// turn ageing off (not with ageing_us)
   public var noAgeing: Bool = false
 
+  /// > 0, ≤ 1000000: new ops a second per concurrency key
+  public var keyRatePerSecond: Double {
+    get {_keyRatePerSecond ?? 0}
+    set {_keyRatePerSecond = newValue}
+  }
+  /// Returns true if `keyRatePerSecond` has been explicitly set.
+  public var hasKeyRatePerSecond: Bool {self._keyRatePerSecond != nil}
+  /// Clears the value of `keyRatePerSecond`. Subsequent reads from it will return its default value.
+  public mutating func clearKeyRatePerSecond() {self._keyRatePerSecond = nil}
+
+  /// 1 … 1000000, as burst for key_rate_per_second
+  public var keyBurst: UInt32 {
+    get {_keyBurst ?? 0}
+    set {_keyBurst = newValue}
+  }
+  /// Returns true if `keyBurst` has been explicitly set.
+  public var hasKeyBurst: Bool {self._keyBurst != nil}
+  /// Clears the value of `keyBurst`. Subsequent reads from it will return its default value.
+  public mutating func clearKeyBurst() {self._keyBurst = nil}
+
+  /// remove the per-key rate (not with key_rate_per_second or key_burst)
+  public var noKeyRate: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1051,6 +1078,8 @@ public nonisolated struct WireQueueFairness: Sendable {
   fileprivate var _ratePerSecond: Double? = nil
   fileprivate var _burst: UInt32? = nil
   fileprivate var _ageingUs: UInt64? = nil
+  fileprivate var _keyRatePerSecond: Double? = nil
+  fileprivate var _keyBurst: UInt32? = nil
 }
 
 /// One operation, fields as in docs/GRAPHS.md.
@@ -3482,51 +3511,95 @@ nonisolated extension WireQueueSettings: SwiftProtobuf.Message, SwiftProtobuf._M
   public static let protoMessageName: String = _protobuf_package + ".QueueSettings"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{3}max_concurrent\0\u{1}qos\0\u{1}suspended\0\u{1}fairness\0")
 
+  fileprivate class _StorageClass {
+    var _name: String = String()
+    var _maxConcurrent: Int32? = nil
+    var _qos: WireQoS = .unspecified
+    var _suspended: Bool? = nil
+    var _fairness: WireQueueFairness? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _name = source._name
+      _maxConcurrent = source._maxConcurrent
+      _qos = source._qos
+      _suspended = source._suspended
+      _fairness = source._fairness
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
-      case 2: try { try decoder.decodeSingularSInt32Field(value: &self._maxConcurrent) }()
-      case 3: try { try decoder.decodeSingularEnumField(value: &self.qos) }()
-      case 4: try { try decoder.decodeSingularBoolField(value: &self._suspended) }()
-      case 5: try { try decoder.decodeSingularMessageField(value: &self._fairness) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularStringField(value: &_storage._name) }()
+        case 2: try { try decoder.decodeSingularSInt32Field(value: &_storage._maxConcurrent) }()
+        case 3: try { try decoder.decodeSingularEnumField(value: &_storage._qos) }()
+        case 4: try { try decoder.decodeSingularBoolField(value: &_storage._suspended) }()
+        case 5: try { try decoder.decodeSingularMessageField(value: &_storage._fairness) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if !self.name.isEmpty {
-      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if !_storage._name.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._name, fieldNumber: 1)
+      }
+      try { if let v = _storage._maxConcurrent {
+        try visitor.visitSingularSInt32Field(value: v, fieldNumber: 2)
+      } }()
+      if _storage._qos != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._qos, fieldNumber: 3)
+      }
+      try { if let v = _storage._suspended {
+        try visitor.visitSingularBoolField(value: v, fieldNumber: 4)
+      } }()
+      try { if let v = _storage._fairness {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+      } }()
     }
-    try { if let v = self._maxConcurrent {
-      try visitor.visitSingularSInt32Field(value: v, fieldNumber: 2)
-    } }()
-    if self.qos != .unspecified {
-      try visitor.visitSingularEnumField(value: self.qos, fieldNumber: 3)
-    }
-    try { if let v = self._suspended {
-      try visitor.visitSingularBoolField(value: v, fieldNumber: 4)
-    } }()
-    try { if let v = self._fairness {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
-    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: WireQueueSettings, rhs: WireQueueSettings) -> Bool {
-    if lhs.name != rhs.name {return false}
-    if lhs._maxConcurrent != rhs._maxConcurrent {return false}
-    if lhs.qos != rhs.qos {return false}
-    if lhs._suspended != rhs._suspended {return false}
-    if lhs._fairness != rhs._fairness {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._name != rhs_storage._name {return false}
+        if _storage._maxConcurrent != rhs_storage._maxConcurrent {return false}
+        if _storage._qos != rhs_storage._qos {return false}
+        if _storage._suspended != rhs_storage._suspended {return false}
+        if _storage._fairness != rhs_storage._fairness {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3569,7 +3642,7 @@ nonisolated extension WireShareWeight: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension WireQueueFairness: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".QueueFairness"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}share\0\u{1}weights\0\u{3}replace_weights\0\u{3}key_limit\0\u{3}key_strategy\0\u{3}rate_per_second\0\u{1}burst\0\u{3}no_rate\0\u{3}ageing_us\0\u{3}no_ageing\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}share\0\u{1}weights\0\u{3}replace_weights\0\u{3}key_limit\0\u{3}key_strategy\0\u{3}rate_per_second\0\u{1}burst\0\u{3}no_rate\0\u{3}ageing_us\0\u{3}no_ageing\0\u{3}key_rate_per_second\0\u{3}key_burst\0\u{3}no_key_rate\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3587,6 +3660,9 @@ nonisolated extension WireQueueFairness: SwiftProtobuf.Message, SwiftProtobuf._M
       case 8: try { try decoder.decodeSingularBoolField(value: &self.noRate) }()
       case 9: try { try decoder.decodeSingularUInt64Field(value: &self._ageingUs) }()
       case 10: try { try decoder.decodeSingularBoolField(value: &self.noAgeing) }()
+      case 11: try { try decoder.decodeSingularDoubleField(value: &self._keyRatePerSecond) }()
+      case 12: try { try decoder.decodeSingularUInt32Field(value: &self._keyBurst) }()
+      case 13: try { try decoder.decodeSingularBoolField(value: &self.noKeyRate) }()
       default: break
       }
     }
@@ -3627,6 +3703,15 @@ nonisolated extension WireQueueFairness: SwiftProtobuf.Message, SwiftProtobuf._M
     if self.noAgeing != false {
       try visitor.visitSingularBoolField(value: self.noAgeing, fieldNumber: 10)
     }
+    try { if let v = self._keyRatePerSecond {
+      try visitor.visitSingularDoubleField(value: v, fieldNumber: 11)
+    } }()
+    try { if let v = self._keyBurst {
+      try visitor.visitSingularUInt32Field(value: v, fieldNumber: 12)
+    } }()
+    if self.noKeyRate != false {
+      try visitor.visitSingularBoolField(value: self.noKeyRate, fieldNumber: 13)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3641,6 +3726,9 @@ nonisolated extension WireQueueFairness: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.noRate != rhs.noRate {return false}
     if lhs._ageingUs != rhs._ageingUs {return false}
     if lhs.noAgeing != rhs.noAgeing {return false}
+    if lhs._keyRatePerSecond != rhs._keyRatePerSecond {return false}
+    if lhs._keyBurst != rhs._keyBurst {return false}
+    if lhs.noKeyRate != rhs.noKeyRate {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -235,7 +235,7 @@ def _queue_settings(q: dict[str, Any]) -> pb.QueueSettings:
     return s
 
 
-_FAIRNESS_FIELDS = ("share", "weights", "keyLimit", "keyStrategy", "rate", "burst", "ageing")
+_FAIRNESS_FIELDS = ("share", "weights", "keyLimit", "keyStrategy", "rate", "burst", "keyRate", "keyBurst", "ageing")
 _SHARE_MODES = {"submitter": pb.SHARE_MODE_SUBMITTER, "run": pb.SHARE_MODE_RUN, "key": pb.SHARE_MODE_KEY,
                 "fifo": pb.SHARE_MODE_FIFO}
 _KEY_STRATEGIES = {"wait": pb.KEY_STRATEGY_WAIT, "cancel-newest": pb.KEY_STRATEGY_CANCEL_NEWEST,
@@ -292,6 +292,13 @@ def _queue_fairness(q: dict[str, Any]) -> pb.QueueFairness | None:
         raise ValueError("burst needs a rate (rate: 100/s, burst: %s)" % q["burst"])
     else:
         f.no_rate = True
+    if "keyRate" in q:
+        f.key_rate_per_second = rate_per_second(q["keyRate"])
+        f.key_burst = int(q.get("keyBurst", 1))
+    elif "keyBurst" in q:
+        raise ValueError("keyBurst needs a keyRate (keyRate: 10/s, keyBurst: %s)" % q["keyBurst"])
+    else:
+        f.no_key_rate = True
     if "ageing" in q:
         f.ageing_us = ageing_us(q["ageing"])
     else:

@@ -566,12 +566,15 @@ class QueueCounts(_message.Message):
     def __init__(self, name: _Optional[str] = ..., pending: _Optional[int] = ..., ready: _Optional[int] = ..., executing: _Optional[int] = ..., finished: _Optional[int] = ..., cancelled: _Optional[int] = ..., failed: _Optional[int] = ..., suspended: bool = ..., max_concurrent: _Optional[int] = ..., qos: _Optional[_Union[QoS, str]] = ..., dispatched: _Optional[int] = ..., fairness: _Optional[_Union[QueueFairness, _Mapping]] = ..., shares: _Optional[_Iterable[_Union[ShareCounts, _Mapping]]] = ..., keys: _Optional[_Iterable[_Union[ConcurrencyKeyCounts, _Mapping]]] = ..., shares_omitted: _Optional[int] = ..., keys_omitted: _Optional[int] = ..., next_token_us: _Optional[int] = ...) -> None: ...
 
 class QueueFairness(_message.Message):
-    __slots__ = ["ageing_us", "burst", "key_limit", "key_strategy", "no_ageing", "no_rate", "rate_per_second", "replace_weights", "share", "weights"]
+    __slots__ = ["ageing_us", "burst", "key_burst", "key_limit", "key_rate_per_second", "key_strategy", "no_ageing", "no_key_rate", "no_rate", "rate_per_second", "replace_weights", "share", "weights"]
     AGEING_US_FIELD_NUMBER: _ClassVar[int]
     BURST_FIELD_NUMBER: _ClassVar[int]
+    KEY_BURST_FIELD_NUMBER: _ClassVar[int]
     KEY_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    KEY_RATE_PER_SECOND_FIELD_NUMBER: _ClassVar[int]
     KEY_STRATEGY_FIELD_NUMBER: _ClassVar[int]
     NO_AGEING_FIELD_NUMBER: _ClassVar[int]
+    NO_KEY_RATE_FIELD_NUMBER: _ClassVar[int]
     NO_RATE_FIELD_NUMBER: _ClassVar[int]
     RATE_PER_SECOND_FIELD_NUMBER: _ClassVar[int]
     REPLACE_WEIGHTS_FIELD_NUMBER: _ClassVar[int]
@@ -579,15 +582,18 @@ class QueueFairness(_message.Message):
     WEIGHTS_FIELD_NUMBER: _ClassVar[int]
     ageing_us: int
     burst: int
+    key_burst: int
     key_limit: int
+    key_rate_per_second: float
     key_strategy: KeyStrategy
     no_ageing: bool
+    no_key_rate: bool
     no_rate: bool
     rate_per_second: float
     replace_weights: bool
     share: ShareMode
     weights: _containers.RepeatedCompositeFieldContainer[ShareWeight]
-    def __init__(self, share: _Optional[_Union[ShareMode, str]] = ..., weights: _Optional[_Iterable[_Union[ShareWeight, _Mapping]]] = ..., replace_weights: bool = ..., key_limit: _Optional[int] = ..., key_strategy: _Optional[_Union[KeyStrategy, str]] = ..., rate_per_second: _Optional[float] = ..., burst: _Optional[int] = ..., no_rate: bool = ..., ageing_us: _Optional[int] = ..., no_ageing: bool = ...) -> None: ...
+    def __init__(self, share: _Optional[_Union[ShareMode, str]] = ..., weights: _Optional[_Iterable[_Union[ShareWeight, _Mapping]]] = ..., replace_weights: bool = ..., key_limit: _Optional[int] = ..., key_strategy: _Optional[_Union[KeyStrategy, str]] = ..., rate_per_second: _Optional[float] = ..., burst: _Optional[int] = ..., no_rate: bool = ..., ageing_us: _Optional[int] = ..., no_ageing: bool = ..., key_rate_per_second: _Optional[float] = ..., key_burst: _Optional[int] = ..., no_key_rate: bool = ...) -> None: ...
 
 class QueueSettings(_message.Message):
     __slots__ = ["fairness", "max_concurrent", "name", "qos", "suspended"]
