@@ -476,9 +476,28 @@ extension Scheduler {
         return keyTokenDue(k, rate) ?? (concurrencyKeys[k].rateWakeAt == .max ? now : concurrencyKeys[k].rateWakeAt)
     }
 
-    /// `op` of key `k` took (`taking`) or left a place; a place left goes to the key's first waiter.
-    /// (Out of line: `transition` is on every op's path, this only on keyed ops'.)
+    /// A keyed op moved from `old` to `new` (`transition`). (Out of line: `transition` is on every op's
+    /// path, this only on keyed ops'.)
     @inline(never)
+    mutating func keyedTransition(_ op: Int32, _ old: OpState, _ new: OpState) {
+        if old.occupiesQueue != new.occupiesQueue { return keyPlaceChanged(op, taking: new.occupiesQueue) }
+        if old == .ready && new == .finished { keyReadyOpEnded(op) }
+    }
+
+    /// A ready op of a key ended without being dispatched (cancelled). It may be the waiter a leaving
+    /// holder released, so the place it was to take is free: the next waiter goes instead (else, with no
+    /// holder left to leave, the key's waiters would wait for ever). One released too many is harmless:
+    /// dispatch checks the limit again and holds it back at the front of the FIFO.
+    mutating func keyReadyOpEnded(_ op: Int32) {
+        let k = Int(ops.hot[Int(op)].concurrencyKey)
+        guard !concurrencyKeys[k].waiting.isEmpty else { return }
+        let fairness = queues[Int(concurrencyKeys[k].queue)].fairness
+        guard fairness.keyLimit <= 0 || concurrencyKeys[k].holders.count < fairness.keyLimit else { return }
+        _ = releaseFirstWaiter(k)
+        if fairness.keyRate != nil { armNextKeyToken(k) }
+    }
+
+    /// `op` of key `k` took (`taking`) or left a place; a place left goes to the key's first waiter.
     mutating func keyPlaceChanged(_ op: Int32, taking: Bool) {
         let k = Int(ops.hot[Int(op)].concurrencyKey)
         if taking { concurrencyKeys[k].holders.append(op); return }

@@ -175,6 +175,28 @@ import Testing
         #expect(next.map { String($0.op.split(separator: "/").last!) } == ["live1"])
     }
 
+    /// The waiter a leaving holder released is cancelled before it is dispatched: the next waiter takes
+    /// the place (before the fix it waited for ever: no holder was left to leave).
+    @Test func aReleasedWaiterCancelledBeforeDispatchPassesThePlaceOn() {
+        var h = Harness()
+        h.join(1, slots: 2, credit: 2)
+        let limited = QueueSpec(name: "default", fairness: QueueFairness(keyLimit: 1))
+        // k0 runs, k1 and k2 wait for its place, and `free` takes the worker's last credit.
+        let (_, first) = h.submit((0..<3).map { OperationSpec(id: "k\($0)", concurrencyKey: "x") } + [OperationSpec(id: "free")],
+                                  queues: [limited])
+        #expect(first.map { String($0.op.split(separator: "/").last!) }.sorted() == ["free", "k0"])
+        let k0 = first.first { $0.op.hasSuffix("k0") }!
+        let k1 = k0.op.replacingOccurrences(of: "k0", with: "k1")
+        let k2 = k0.op.replacingOccurrences(of: "k0", with: "k2")
+        guard case .heldByConcurrencyKey = h.s.why(k2) else { Issue.record("k2 should wait for the key"); return }
+        // k0 finishes without giving its credit back: k1 is released to its heap but cannot go yet.
+        #expect(dispatches(h.finish(k0, grant: 0)).isEmpty)
+        if case .heldByConcurrencyKey = h.s.why(k1) { Issue.record("k1 should be released, not held") }
+        _ = h.send(.cancel(h.ref(), ids: [k1], cascade: false))
+        let next = dispatches(h.send(.credit(worker: 1, grant: 1)))
+        #expect(next.map(\.op) == [k2], "k2 takes the place k1 left: \(next.map(\.op)), why k2: \(String(describing: h.s.why(k2)))")
+    }
+
     @Test func cancelNewestCancelsTheOpOverTheLimit() {
         var h = Harness()
         h.join(1, slots: 8, credit: 8)
