@@ -75,6 +75,27 @@ struct LeadershipClusterTests {
         #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)\n\(g.logs())")
     }
 
+    /// `opctl wait` given the standby first: its WAIT is refused NOT_LEADER like any request, and it
+    /// waits at the leader the standby names (it used to exit 3 with the refusal; found by failover.sh).
+    @Test func opctlWaitGivenTheStandbyFirstWaitsAtTheLeader() throws {
+        let etcd = try EtcdServer()
+        defer { etcd.stop() }
+        let g = try HAGroup(etcd: etcd)
+        defer { g.stop() }
+        let leader = try g.waitForLeader()
+        let standbyFirst = [g.endpoints[1 - leader], g.endpoints[leader]].joined(separator: ",")
+        let worker = try LocalCluster.launch("opworker", ["--connect", standbyFirst, "--name", "w1", "--slots", "2"],
+                                             log: g.dir.appendingPathComponent("w1.log"))
+        defer { kill(worker.processIdentifier, SIGKILL); worker.waitUntilExit() }
+        let opctl = Binaries.path("opctl")
+        let graph = try CommandLineTests.writeGraph("operations:\n  - {id: a, kind: noop}\n  - {id: b, kind: noop, after: [a]}\n", in: g.dir)
+        let submit = try CommandLineTests.run(opctl, ["submit", graph, "--run", "w"], env: ["OPCOORD": standbyFirst], timeout: 30)
+        try #require(submit.status == 0, "\(submit.stderr)\n\(g.logs())")
+        let wait = try CommandLineTests.run(opctl, ["wait", "--run", "w", "--timeout", "30"], env: ["OPCOORD": standbyFirst], timeout: 60)
+        #expect(wait.status == 0, "\(wait.stdout)\n\(wait.stderr)\n\(g.logs())")
+        #expect(wait.stdout.contains("finished: 2 succeeded"), "\(wait.stdout)")
+    }
+
     @Test func haStatusListsEveryCoordinatorAndStepDownHandsLeadershipOver() throws {
         let etcd = try EtcdServer()
         defer { etcd.stop() }
