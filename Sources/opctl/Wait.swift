@@ -207,6 +207,14 @@ struct Waiter {
                 return try awaitReply(id)
             } catch ClientError.connectionLost {
                 guard try reconnect(still: targets[i...]) else { return nil }
+            } catch ClientError.server(.notLeader, let text) where deadline.map({ ContinuousClock.now < $0 }) ?? true {
+                // A standby (issue 29): wait at the leader it names, as every other request goes there.
+                guard try conn.followNotLeader(text, until: deadline) else { throw report(ClientError.server(.notLeader, text)) }
+                guard try withCoordinator({ try conn.waitForLink(until: deadline) }) else {
+                    unreachable = true
+                    gaveUpNote = "opctl: gave up at the --timeout: could not reach the leader at \(conn.endpoint)"
+                    return nil
+                }
             } catch ClientError.server(.notFound, let text) where conn.link.losses > 0 {
                 // Asked while the coordinator was away, and a new one answered.
                 announceLoss()
