@@ -58,5 +58,6 @@ else
   TARGET=netns
   set -- netns "$OPQ_NETNS_PREFIX" "$OPQ_NETNS_BASE"
 fi
-echo "== failover ($TARGET): ${OPQ_FAILOVER_OPS:-20000} shell ops, ${OPQ_FAILOVER_KILLS:-5} leader kills, ${OPQ_FAILOVER_CUTS:-1} link cuts"
+cuts="${OPQ_FAILOVER_CUTS:-1} link cuts"; [ "$TARGET" = loopback ] && cuts="no link cuts (loopback)"
+echo "== failover ($TARGET): ${OPQ_FAILOVER_OPS:-20000} shell ops, ${OPQ_FAILOVER_KILLS:-5} leader kills, $cuts"
 "$PY" "$HERE/failover.py" run "$BIN" "$WORK" "$@"
