@@ -14,8 +14,9 @@ leader is found (the head answering STATUS), its standby awaited in sync, then e
 (takeover = SIGKILL -> first STATUS-REPLY from the other head; then restarted on its own state dir)
 or its link cut (veth down: it must stop serving, the other is elected; the link comes back and the
 old one must follow as a standby, never serve). Checks: every op succeeded with its own result, ran
-exactly once (0 re-runs: no worker is lost here; OPQ_FAILOVER_MAX_RERUNS tolerates some). Prints the
-takeover figures; exit 0 when everything holds.
+exactly once (0 re-runs: no worker is lost here; OPQ_FAILOVER_MAX_RERUNS tolerates some); each takeover
+within OPQ_FAILOVER_MAX_TAKEOVER_S (default 2 x TTL + 1 s); a cut-off leader stops serving within its lease
+and before the other serves. Prints the takeover figures; exit 0 when everything holds.
 """
 import collections
 import json
@@ -287,6 +288,10 @@ def run_main(bin_dir, work, target):
         print(f"takeover (SIGKILL of the leader -> first STATUS accepted by the new one, lease TTL {c.ttl} s): "
               f"p50 {statistics.median(takeovers):.3f} s, max {max(takeovers):.3f} s over {len(takeovers)} failovers "
               f"({', '.join(f'{t:.3f}' for t in takeovers)})")
+    bound = float(os.environ.get("OPQ_FAILOVER_MAX_TAKEOVER_S", 2 * float(c.ttl) + 1))
+    if takeovers and max(takeovers) > bound:
+        print(f"FAIL: a takeover took {max(takeovers):.3f} s, over the bound of {bound:g} s (OPQ_FAILOVER_MAX_TAKEOVER_S)")
+        ok = False
     for f in cut_figures:
         print(f"link cut: {f}")
     if not ok:
@@ -325,6 +330,10 @@ def cut_leader(c, ctx, leader, k, work):
         ok = False
     if t_new is None:
         print(f"   fault {k}: FAIL head {other} was not elected within {bound} s of the cut\n{c.head_log(other)}")
+        ok = False
+    # It stops an eighth of the TTL before its lease could expire (last renewed before the cut); 0.1 s for the probe.
+    if t_stop is not None and t_stop - t0 > float(c.ttl) + 0.1:
+        print(f"   fault {k}: FAIL the cut-off leader served {t_stop - t0:.3f} s after the cut, past its lease ({c.ttl} s)")
         ok = False
     if t_stop is not None and t_new is not None and t_stop > t_new:
         print(f"   fault {k}: FAIL two leaders: head {other} served at {t_new - t0:.3f} s, the cut one until {t_stop - t0:.3f} s")
