@@ -89,7 +89,8 @@ struct ClusterScriptsTests {
     /// `--replication sync` on an etcd host, two worker hosts given both endpoints; during a layered run
     /// of short shell ops the leader is SIGKILLed 5 times (each time restarted as a standby) and its link
     /// cut once (it stops serving, the other is elected, and back on the network it follows, not serves).
-    /// Every op succeeds with exactly one run; the script prints the takeover p50/max. CI runs 4,000 ops
+    /// Every op succeeds with exactly one run, an `opctl wait` started before the faults sees the run
+    /// finish; the script prints the takeover p50/max. CI runs 4,000 ops
     /// (the full 20,000 is the script's default; docs/BENCHMARKS.md has its figures).
     @Test func theLeaderKilledOrCutOffIsReplacedAndEveryOpRunsOnce() throws {
         let run = try CommandLineTests.run("/bin/bash", [Self.root + "/cluster/netns/failover.sh", Binaries.directory],

@@ -13,7 +13,8 @@ OPQ_FAILOVER_KILLS + OPQ_FAILOVER_CUTS seeded moments spread over the run (progr
 leader is found (the head answering STATUS), its standby awaited in sync, then either SIGKILLed
 (takeover = SIGKILL -> first STATUS-REPLY from the other head; then restarted on its own state dir)
 or its link cut (veth down: it must stop serving, the other is elected; the link comes back and the
-old one must follow as a standby, never serve). Checks: every op succeeded with its own result, ran
+old one must follow as a standby, never serve). Checks: an `opctl wait` started before the faults sees the
+run finish; every op succeeded with its own result, ran
 exactly once (0 re-runs: no worker is lost here; OPQ_FAILOVER_MAX_RERUNS tolerates some); each takeover
 within OPQ_FAILOVER_MAX_TAKEOVER_S (default 2 x TTL + 1 s); a cut-off leader stops serving within its lease
 and before the other serves. Prints the takeover figures; exit 0 when everything holds.
@@ -247,6 +248,11 @@ def run_main(bin_dir, work, target):
         if r.returncode != 0:
             raise Failed(f"submit failed: {r.stderr}")
         print(f"== {ops} shell ops submitted to {c.heads} in {time.monotonic() - t_run:.1f} s; faults {faults} at ops run {marks}")
+        # A client waiting through every failover (given both endpoints): it must see the run finish.
+        env = {k: v for k, v in os.environ.items() if k not in ("OPQ_KEY", "OPQ_COORDINATOR_KEY")}
+        env["OPCOORD"] = ",".join(c.heads)
+        waiter = subprocess.Popen([f"{bin_dir}/opctl", "wait", "--run", "failover", "--timeout", "900"], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for k, (what, mark) in enumerate(zip(faults, marks), 1):
             wait_for(f"{mark} ops to have run", 900, lambda: ran(work) >= mark, interval=0.1)
             leader = None
@@ -272,6 +278,17 @@ def run_main(bin_dir, work, target):
                 ok &= cut_ok
                 cut_figures.append(figures)
         print(f"   {len(faults)} faults done; waiting for the run")
+        try:
+            wout, werr = waiter.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            waiter.kill()
+            wout, werr = waiter.communicate()
+        through = waiter.returncode == 0 and f"finished: {ops} succeeded" in wout
+        print(f"   opctl wait started before the faults: exit {waiter.returncode}: {wout.strip()} "
+              f"({len([l for l in werr.splitlines() if l.strip()])} lines on stderr){'' if through else ' FAIL'}")
+        if not through:
+            print(werr[-3000:])
+        ok &= through
         w = c.opctl("wait", "--run", "failover", "--timeout", "900", timeout=960)
         st = c.opctl("status", "--run", "failover", "--json", "--results", "--limit", str(ops), timeout=300)
         ok &= w.returncode == 0

@@ -8,7 +8,8 @@
 # accepts, then the killed one restarted on its state directory as a standby — and its link cut instead
 # OPQ_FAILOVER_CUTS times (default 1): it must stop serving by its lease deadline, the other be elected,
 # and once the link is back it must follow as a standby, not serve. Every op must succeed exactly once
-# (0 re-runs: no worker is lost). Prints takeover p50/max. failover.py does the run; etcd is Debian's
+# (0 re-runs: no worker is lost), and an `opctl wait` started before the first fault (both endpoints) must see
+# the run finish. Prints takeover p50/max. failover.py does the run; etcd is Debian's
 # etcd-server (scripts/setup), lease TTL OPQ_FAILOVER_LEASE_TTL (default 1 s; etcd runs with heartbeat
 # 50 ms / election 500 ms so a 1 s lease is allowed).
 # Where namespaces are impossible it runs the same on loopback (kills only: no link to cut), or exits 77
