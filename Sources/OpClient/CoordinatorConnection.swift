@@ -190,6 +190,15 @@ public final class CoordinatorConnection {
         return true
     }
 
+    /// The link was lost while a reply to a request sent with `send` (a WAIT) was awaited: with several
+    /// endpoints goes on at the next one (in an --ha group it may lead now; a standby names the leader).
+    /// False with one endpoint: the caller waits for it to come back.
+    public func moveToNextEndpoint() throws -> Bool {
+        guard endpoints.isSeveral, endpoints.unreachable() else { return false }
+        try moveToCurrent()
+        return true
+    }
+
     /// Errors that say the coordinator in use cannot answer (before any reply): another may.
     static func coordinatorGone(_ error: ClientError) -> Bool {
         switch error {
