@@ -181,6 +181,24 @@ public final class CoordinatorConnection {
         }
     }
 
+    /// A NOT_LEADER refusal (`text`) of a request sent with `send` and awaited apart (a WAIT): goes to
+    /// the leader it names as `request` does, or — naming none yet, or one that failed — pauses to ask
+    /// this standby again. False when redirects are off (the caller reports the refusal).
+    public func followNotLeader(_ text: String, until deadline: ContinuousClock.Instant?) throws -> Bool {
+        guard followsRedirects else { return false }
+        if endpoints.redirect(to: NotLeader.leader(in: text)) { try moveToCurrent() } else { pause(until: deadline ?? .now + .seconds(1)) }
+        return true
+    }
+
+    /// The link was lost while a reply to a request sent with `send` (a WAIT) was awaited: with several
+    /// endpoints goes on at the next one (in an --ha group it may lead now; a standby names the leader).
+    /// False with one endpoint: the caller waits for it to come back.
+    public func moveToNextEndpoint() throws -> Bool {
+        guard endpoints.isSeveral, endpoints.unreachable() else { return false }
+        try moveToCurrent()
+        return true
+    }
+
     /// Errors that say the coordinator in use cannot answer (before any reply): another may.
     static func coordinatorGone(_ error: ClientError) -> Bool {
         switch error {

@@ -14,7 +14,8 @@ struct Wait: ParsableCommand {
             If the connection to the coordinator is lost while waiting (it stopped or restarted, or the \
             network failed; ZMTP heartbeats notice a frozen or cut-off coordinator within about 6 s), opctl \
             says so on stderr, keeps reconnecting until --timeout (without one, until it is back) and asks \
-            again. A coordinator restarted with its state directory knows them still; one started without \
+            again — given several endpoints (an --ha group), at the next one, and at the leader a standby names. \
+            A coordinator restarted with its state directory knows them still; one started without \
             it (--ephemeral, another --state-dir) does not: then opctl says how many and exits 5 at once.
             """)
 
@@ -207,6 +208,14 @@ struct Waiter {
                 return try awaitReply(id)
             } catch ClientError.connectionLost {
                 guard try reconnect(still: targets[i...]) else { return nil }
+            } catch ClientError.server(.notLeader, let text) where deadline.map({ ContinuousClock.now < $0 }) ?? true {
+                // A standby (issue 29): wait at the leader it names, as every other request goes there.
+                guard try conn.followNotLeader(text, until: deadline) else { throw report(ClientError.server(.notLeader, text)) }
+                guard try withCoordinator({ try conn.waitForLink(until: deadline) }) else {
+                    unreachable = true
+                    gaveUpNote = "opctl: gave up at the --timeout: could not reach the leader at \(conn.endpoint)"
+                    return nil
+                }
             } catch ClientError.server(.notFound, let text) where conn.link.losses > 0 {
                 // Asked while the coordinator was away, and a new one answered.
                 announceLoss()
@@ -251,6 +260,8 @@ struct Waiter {
     private mutating func reconnect(still remaining: ArraySlice<WaitCommandCore.Target>) throws -> Bool {
         let since = conn.link.downSince ?? .now
         announceLoss()
+        // Several endpoints (an --ha group): go on at the next; the one lost may stay silent (cut off).
+        if try conn.moveToNextEndpoint() { announcedLosses = conn.link.losses }
         guard try conn.waitForLink(until: deadline) else {
             unreachable = true
             gaveUpNote = "opctl: gave up at the --timeout: the coordinator at \(conn.endpoint) did not come back "

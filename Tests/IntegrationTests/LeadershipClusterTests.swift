@@ -75,6 +75,70 @@ struct LeadershipClusterTests {
         #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)\n\(g.logs())")
     }
 
+    /// `opctl wait` given the standby first: its WAIT is refused NOT_LEADER like any request, and it
+    /// waits at the leader the standby names (it used to exit 3 with the refusal; found by failover.sh).
+    @Test func opctlWaitGivenTheStandbyFirstWaitsAtTheLeader() throws {
+        let etcd = try EtcdServer()
+        defer { etcd.stop() }
+        let g = try HAGroup(etcd: etcd)
+        defer { g.stop() }
+        let leader = try g.waitForLeader()
+        let standbyFirst = [g.endpoints[1 - leader], g.endpoints[leader]].joined(separator: ",")
+        let worker = try LocalCluster.launch("opworker", ["--connect", standbyFirst, "--name", "w1", "--slots", "2"],
+                                             log: g.dir.appendingPathComponent("w1.log"))
+        defer { kill(worker.processIdentifier, SIGKILL); worker.waitUntilExit() }
+        let opctl = Binaries.path("opctl")
+        let graph = try CommandLineTests.writeGraph("operations:\n  - {id: a, kind: noop}\n  - {id: b, kind: noop, after: [a]}\n", in: g.dir)
+        let submit = try CommandLineTests.run(opctl, ["submit", graph, "--run", "w"], env: ["OPCOORD": standbyFirst], timeout: 30)
+        try #require(submit.status == 0, "\(submit.stderr)\n\(g.logs())")
+        let wait = try CommandLineTests.run(opctl, ["wait", "--run", "w", "--timeout", "30"], env: ["OPCOORD": standbyFirst], timeout: 60)
+        #expect(wait.status == 0, "\(wait.stdout)\n\(wait.stderr)\n\(g.logs())")
+        #expect(wait.stdout.contains("finished: 2 succeeded"), "\(wait.stdout)")
+    }
+
+    /// `opctl wait` given both endpoints, waiting at a leader that goes silent (frozen: as good as cut off;
+    /// its connection does not close): once ZMTP's heartbeat says the link is lost it goes on at the other
+    /// endpoint, elected meanwhile, and sees the run finish there (it used to wait for the silent one).
+    @Test func opctlWaitMovesOnFromASilentLeaderToTheNextOne() throws {
+        let etcd = try EtcdServer()
+        defer { etcd.stop() }
+        let g = try HAGroup(etcd: etcd, leaseTTL: 1, coordinatorArgs: ["--heartbeat-ms", "200"])
+        defer { g.stop() }
+        let first = try g.waitForLeader()
+        let leaderFirst = [g.endpoints[first], g.endpoints[1 - first]].joined(separator: ",")
+        try waitUntil("the standby to be in sync", timeout: 30, logs: g.logs) {
+            guard case .statusReply(let s)? = g.ask(first) else { return false }
+            return s.standbys.first?.state == "sync"
+        }
+        let opctl = Binaries.path("opctl")
+        let graph = try CommandLineTests.writeGraph("operations:\n  - {id: a, kind: noop}\n", in: g.dir)
+        let submit = try CommandLineTests.run(opctl, ["submit", graph, "--run", "s"], env: ["OPCOORD": leaderFirst], timeout: 30)
+        try #require(submit.status == 0, "\(submit.stderr)\n\(g.logs())")
+        // No worker yet: the WAIT stays open at the leader.
+        let waitOut = g.dir.appendingPathComponent("wait.out")
+        let waiter = try LocalCluster.launch("opctl", ["wait", "--run", "s", "--timeout", "60"], log: waitOut, env: ["OPCOORD": leaderFirst])
+        defer { if waiter.isRunning { kill(waiter.processIdentifier, SIGKILL) }; waiter.waitUntilExit() }
+        // Connected to the leader (its WAIT follows the handshake at once) before the leader goes silent.
+        let port = g.endpoints[first].split(separator: ":").last.map(String.init) ?? ""
+        try waitUntil("opctl wait to connect to the leader", timeout: 10, logs: g.logs) {
+            let ss = try CommandLineTests.run("/usr/bin/ss", ["-tnpH", "state", "established", "dport", "= :\(port)"], timeout: 5)
+            return ss.stdout.contains("pid=\(waiter.processIdentifier),")
+        }
+        let pid = g.processes[first]!.processIdentifier
+        kill(pid, SIGSTOP)
+        defer { kill(pid, SIGCONT) }
+        let second = try g.waitForLeader(timeout: 20, except: first)
+        let worker = try LocalCluster.launch("opworker", ["--connect", g.endpoints[second], "--name", "w1", "--slots", "1"],
+                                             log: g.dir.appendingPathComponent("w1.log"))
+        defer { kill(worker.processIdentifier, SIGKILL); worker.waitUntilExit() }
+        try waitUntil("opctl wait to finish at the new leader", timeout: 30, logs: { g.logs() + ((try? String(contentsOf: waitOut, encoding: .utf8)) ?? "") }) {
+            !waiter.isRunning
+        }
+        let out = (try? String(contentsOf: waitOut, encoding: .utf8)) ?? ""
+        #expect(waiter.terminationStatus == 0, "\(out)")
+        #expect(out.contains("finished: 1 succeeded"), "\(out)")
+    }
+
     @Test func haStatusListsEveryCoordinatorAndStepDownHandsLeadershipOver() throws {
         let etcd = try EtcdServer()
         defer { etcd.stop() }
