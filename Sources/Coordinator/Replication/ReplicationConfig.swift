@@ -22,7 +22,8 @@ public struct ReplicationConfig: Sendable {
     /// the election only refuses (NOT_LEADER) and recovers from its own journal when it first leads.
     public var electedFollow: FollowConfig?
     /// Bound as well once promoted: the address workers and clients know (a floating address, or the old
-    /// leader's on the same host) — until they are given several endpoints (issue 29's other half).
+    /// leader's on the same host), for those given only that address (with `--ha` they get every
+    /// coordinator's instead).
     public var promoteBind: String?
     /// `promote()` from any thread: the loop turns a standby into the serving coordinator.
     public let promotion = PromotionSignal()

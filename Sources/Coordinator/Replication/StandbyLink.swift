@@ -5,8 +5,8 @@ import WireProtocol
 import ZeroMQ
 
 /// A standby's connection to its leader (issue 29): one DEALER, polled by the standby's own loop.
-/// The building block of leadership: `opcoord --follow` starts with it, and an election (the other
-/// half of issue 29) will start and end it the same way (`CoordinatorLoop.promote`).
+/// `opcoord --follow` starts it at once; with `--ha` the election does, for whichever leader it names
+/// (`CoordinatorLoop.followElected`), and ends it by promotion when this coordinator is elected.
 final class StandbyLink {
     var leader: String
     let name: String
