@@ -168,7 +168,7 @@ var targets: [Target] = [
     .testTarget(name: "WorkerRuntimeTests", dependencies: ["WorkerRuntime", "OpSpec"]),
     // The coordinator shell's pure values (clock conversion, log limiting, the durability gate), without sockets.
     .testTarget(name: "CoordinatorTests", dependencies: [
-        "Coordinator", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
+        "Coordinator", "ZeroMQ", "ClusterTestSupport", .product(name: "Logging", package: "swift-log"),
     ]),
     // The worker shell's pure values (what it holds across sessions), without sockets.
     .testTarget(name: "WorkerAgentTests", dependencies: [

@@ -1,3 +1,4 @@
+import ClusterTestSupport
 @testable import Coordinator
 import Foundation
 import Logging
@@ -72,14 +73,6 @@ import ZeroMQ
         return r.standbys
     }
 
-    private func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline {
-            if try condition() { return }
-            usleep(20_000)
-        }
-        throw ClientFailure("timed out waiting for \(what)")
-    }
 
     private func submit(_ endpoint: String, _ ids: [String]) throws -> Bool {
         var s = WireSubmit()

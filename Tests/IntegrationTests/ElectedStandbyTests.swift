@@ -9,112 +9,106 @@ import WireProtocol
 /// operation — no recovery, nothing lost, nothing run twice — and the worker reattaches what it runs.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct ElectedStandbyTests {
-    @Test func theNextLeaderHoldsEveryAcknowledgedOpAndRunsEachOnce() throws {
-        let total = 300
-        let etcd = try EtcdServer()
-        defer { etcd.stop() }
-        let g = try HAGroup(etcd: etcd, coordinatorArgs: ["--heartbeat-ms", "200"])
-        defer { g.stop() }
-        let first = try g.waitForLeader()
-        let both = g.endpoints.joined(separator: ",")
-        // The other coordinator follows the leader as a standby in sync.
-        try waitUntil("the standby to be in sync", timeout: 30, logs: g.logs) {
-            guard case .statusReply(let s)? = g.ask(first) else { return false }
+    /// Two `--ha` coordinators on one etcd, the standby in sync with the leader, one worker given both, and
+    /// a layered run of `total` shell ops (each appends its id to `runs`) submitted as `run`.
+    final class Cluster {
+        let etcd: EtcdServer
+        let g: HAGroup
+        let first: Int
+        let worker: Process
+        let workerLog: URL
+        let runs: String
+        let conn: CoordinatorConnection
+        let run: String
+        let total: Int
+
+        init(total: Int, run: String) throws {
+            self.total = total
+            self.run = run
+            etcd = try EtcdServer()
+            g = try HAGroup(etcd: etcd, coordinatorArgs: ["--heartbeat-ms", "200"])
+            first = try g.waitForLeader()
+            let both = g.endpoints.joined(separator: ",")
+            workerLog = g.dir.appendingPathComponent("w1.log")
+            worker = try LocalCluster.launch("opworker", ["--connect", both, "--name", "w1", "--slots", "4", "--prefetch", "2"], log: workerLog)
+            runs = g.dir.appendingPathComponent("runs.txt").path
+            conn = try CoordinatorConnection(endpoint: both, timeout: .seconds(30))
+            try waitUntil("the standby to be in sync", timeout: 30, logs: g.logs) { inSync(first) }
+            #expect(FileManager.default.createFile(atPath: runs, contents: nil))
+            let graph = "operations:\n" + (0..<total).map { i in
+                "  - {id: e\(i), command: \"echo $OPQ_OP_ID >> \(runs); sleep 0.02\"\(i >= 20 ? ", after: [e\(i - 20)]" : "")}\n"
+            }.joined()
+            let submit = try CommandLineTests.run(Binaries.path("opctl"), ["submit", try CommandLineTests.writeGraph(graph, in: g.dir), "--run", run],
+                                                  env: ["OPCOORD": both], timeout: 60)
+            try #require(submit.status == 0, "\(submit.stderr)\n\(logs())")
+        }
+
+        deinit {
+            kill(worker.processIdentifier, SIGKILL)
+            worker.waitUntilExit()
+            g.stop()
+            etcd.stop()
+        }
+
+        func logs() -> String { g.logs() + "\n--- worker:\n" + ((try? String(contentsOf: workerLog, encoding: .utf8)) ?? "") }
+
+        /// Whether coordinator `leader` has a standby in sync.
+        func inSync(_ leader: Int) -> Bool {
+            guard case .statusReply(let s)? = g.ask(leader) else { return false }
             return s.standbys.first?.state == "sync"
         }
-        let workerLog = g.dir.appendingPathComponent("w1.log")
-        let worker = try LocalCluster.launch("opworker", ["--connect", both, "--name", "w1", "--slots", "4", "--prefetch", "2"], log: workerLog)
-        defer { kill(worker.processIdentifier, SIGKILL); worker.waitUntilExit() }
-        let logs = { g.logs() + "\n--- worker:\n" + ((try? String(contentsOf: workerLog, encoding: .utf8)) ?? "") }
-        let runs = g.dir.appendingPathComponent("runs.txt").path
-        #expect(FileManager.default.createFile(atPath: runs, contents: nil))
-        let graph = "operations:\n" + (0..<total).map { i in
-            "  - {id: e\(i), command: \"echo $OPQ_OP_ID >> \(runs); sleep 0.02\"\(i >= 20 ? ", after: [e\(i - 20)]" : "")}\n"
-        }.joined()
-        let opctl = Binaries.path("opctl")
-        let submit = try CommandLineTests.run(opctl, ["submit", try CommandLineTests.writeGraph(graph, in: g.dir), "--run", "ha"],
-                                              env: ["OPCOORD": both], timeout: 60)
-        try #require(submit.status == 0, "\(submit.stderr)\n\(logs())")
-        let conn = try CoordinatorConnection(endpoint: both, timeout: .seconds(30))
+
         func finished() -> Int {
             guard case .statusReply(let r)? = try? conn.request(.status(WireStatus())) else { return 0 }
             return r.queues.first { $0.name == "default" }.map { Int($0.finished) } ?? 0
         }
-        try waitUntil("a third of the run to finish", timeout: 60, logs: logs) { finished() >= total / 3 }
+
+        /// The run finishes with every op succeeded, each run exactly once; returns the re-runs.
+        @discardableResult
+        func expectEveryOpOnce() throws -> Int {
+            var w = WireWait()
+            w.run = run
+            w.timeoutUs = 120_000_000
+            guard case .waitReply(let done) = try conn.request(.wait(w), timeout: .seconds(130)) else { Issue.record("no WAIT reply\n\(logs())"); return -1 }
+            #expect(done.finished && done.succeededCount == UInt32(total),
+                    "\(done.succeededCount) succeeded, \(done.failedCount) failed, \(done.cancelledCount) cancelled\n\(logs())")
+            let lines = try String(contentsOfFile: runs, encoding: .utf8).split(separator: "\n")
+            let distinct = Set(lines).count
+            #expect(distinct == total, "\(distinct) of \(total) ran")
+            #expect(lines.count == distinct, "re-runs: \(lines.count - distinct)\n\(logs())")
+            return lines.count - distinct
+        }
+    }
+
+    @Test func theNextLeaderHoldsEveryAcknowledgedOpAndRunsEachOnce() throws {
+        let c = try Cluster(total: 300, run: "ha")
+        try waitUntil("a third of the run to finish", timeout: 60, logs: c.logs) { c.finished() >= c.total / 3 }
         let killed = ContinuousClock.now
-        g.kill(first)
-        let second = try g.waitForLeader(timeout: 20, except: first)
+        c.g.kill(c.first)
+        let second = try c.g.waitForLeader(timeout: 20, except: c.first)
         let takeover = ContinuousClock.now - killed
-        #expect(second != first)
-        #expect(g.log(second).contains("promoted (elected leader"), "the new leader took over its followed state: \(g.log(second).suffix(2000))")
-        var w = WireWait()
-        w.run = "ha"
-        w.timeoutUs = 120_000_000
-        guard case .waitReply(let done) = try conn.request(.wait(w), timeout: .seconds(130)) else { Issue.record("no WAIT reply\n\(logs())"); return }
-        #expect(done.finished && done.succeededCount == UInt32(total),
-                "\(done.succeededCount) succeeded, \(done.failedCount) failed, \(done.cancelledCount) cancelled\n\(logs())")
-        let lines = try String(contentsOfFile: runs, encoding: .utf8).split(separator: "\n")
-        var count: [Substring: Int] = [:]
-        for l in lines { count[l, default: 0] += 1 }
-        #expect(count.count == total, "\(count.count) of \(total) ran")
-        #expect(lines.count == count.count, "re-runs: \(count.filter { $0.value > 1 }.keys.sorted().prefix(10))\n\(logs())")
-        print("elected standby: \(total) ops, SIGKILL → the next leader answers STATUS in \(takeover), re-runs \(lines.count - count.count)")
+        #expect(c.g.log(second).contains("promoted (elected leader"), "the new leader took over its followed state: \(c.g.log(second).suffix(2000))")
+        let reruns = try c.expectEveryOpOnce()
+        print("elected standby: \(c.total) ops, SIGKILL → the next leader answers STATUS in \(takeover), re-runs \(reruns)")
     }
 
     /// A leader that steps down reloads its state from its own journal, follows the next leader, and when
     /// elected again (the next one steps down too) is promoted with everything: no op lost or run twice.
     @Test func aLeaderThatStepsDownFollowsTheNextAndLeadsAgainWithEverything() throws {
-        let total = 200
-        let etcd = try EtcdServer()
-        defer { etcd.stop() }
-        let g = try HAGroup(etcd: etcd, coordinatorArgs: ["--heartbeat-ms", "200"])
-        defer { g.stop() }
-        let first = try g.waitForLeader()
-        let both = g.endpoints.joined(separator: ",")
-        func inSync(_ leader: Int) -> Bool {
-            guard case .statusReply(let s)? = g.ask(leader) else { return false }
-            return s.standbys.first?.state == "sync"
-        }
-        try waitUntil("the standby to be in sync", timeout: 30, logs: g.logs) { inSync(first) }
-        let workerLog = g.dir.appendingPathComponent("w1.log")
-        let worker = try LocalCluster.launch("opworker", ["--connect", both, "--name", "w1", "--slots", "4", "--prefetch", "2"], log: workerLog)
-        defer { kill(worker.processIdentifier, SIGKILL); worker.waitUntilExit() }
-        let logs = { g.logs() + "\n--- worker:\n" + ((try? String(contentsOf: workerLog, encoding: .utf8)) ?? "") }
-        let runs = g.dir.appendingPathComponent("runs.txt").path
-        #expect(FileManager.default.createFile(atPath: runs, contents: nil))
-        let graph = "operations:\n" + (0..<total).map { i in
-            "  - {id: s\(i), command: \"echo $OPQ_OP_ID >> \(runs); sleep 0.03\"\(i >= 20 ? ", after: [s\(i - 20)]" : "")}\n"
-        }.joined()
+        let c = try Cluster(total: 200, run: "down")
         let opctl = Binaries.path("opctl")
-        let submit = try CommandLineTests.run(opctl, ["submit", try CommandLineTests.writeGraph(graph, in: g.dir), "--run", "down"],
-                                              env: ["OPCOORD": both], timeout: 60)
-        try #require(submit.status == 0, "\(submit.stderr)\n\(logs())")
-        let conn = try CoordinatorConnection(endpoint: both, timeout: .seconds(30))
-        func finished() -> Int {
-            guard case .statusReply(let r)? = try? conn.request(.status(WireStatus())) else { return 0 }
-            return r.queues.first { $0.name == "default" }.map { Int($0.finished) } ?? 0
-        }
-        try waitUntil("a quarter of the run to finish", timeout: 60, logs: logs) { finished() >= total / 4 }
-        let down1 = try CommandLineTests.run(opctl, ["ha", "step-down"], env: ["OPCOORD": g.endpoints[first]], timeout: 30)
-        try #require(down1.status == 0, "\(down1.stderr)\n\(logs())")
-        let second = try g.waitForLeader(timeout: 20, except: first)
+        try waitUntil("a quarter of the run to finish", timeout: 60, logs: c.logs) { c.finished() >= c.total / 4 }
+        let down1 = try CommandLineTests.run(opctl, ["ha", "step-down"], env: ["OPCOORD": c.g.endpoints[c.first]], timeout: 30)
+        try #require(down1.status == 0, "\(down1.stderr)\n\(c.logs())")
+        let second = try c.g.waitForLeader(timeout: 20, except: c.first)
         // The old leader reloads from its journal and follows the new one, in sync again.
-        try waitUntil("the old leader to follow the new one in sync", timeout: 30, logs: logs) { inSync(second) }
-        #expect(g.log(first).contains("no longer the leader: state reloaded"), "\(g.log(first).suffix(2000))")
-        try waitUntil("half of the run to finish", timeout: 60, logs: logs) { finished() >= total / 2 }
-        let down2 = try CommandLineTests.run(opctl, ["ha", "step-down"], env: ["OPCOORD": g.endpoints[second]], timeout: 30)
-        try #require(down2.status == 0, "\(down2.stderr)\n\(logs())")
-        let third = try g.waitForLeader(timeout: 20, except: second)
-        #expect(third == first)
-        #expect(g.log(first).contains("promoted (elected leader"), "\(g.log(first).suffix(2000))")
-        var w = WireWait()
-        w.run = "down"
-        w.timeoutUs = 120_000_000
-        guard case .waitReply(let done) = try conn.request(.wait(w), timeout: .seconds(130)) else { Issue.record("no WAIT reply\n\(logs())"); return }
-        #expect(done.finished && done.succeededCount == UInt32(total),
-                "\(done.succeededCount) succeeded, \(done.failedCount) failed, \(done.cancelledCount) cancelled\n\(logs())")
-        let lines = try String(contentsOfFile: runs, encoding: .utf8).split(separator: "\n")
-        #expect(Set(lines).count == total, "\(Set(lines).count) of \(total) ran")
-        #expect(lines.count == Set(lines).count, "re-runs: \(lines.count - Set(lines).count)\n\(logs())")
+        try waitUntil("the old leader to follow the new one in sync", timeout: 30, logs: c.logs) { c.inSync(second) }
+        #expect(c.g.log(c.first).contains("no longer the leader: state reloaded"), "\(c.g.log(c.first).suffix(2000))")
+        try waitUntil("half of the run to finish", timeout: 60, logs: c.logs) { c.finished() >= c.total / 2 }
+        let down2 = try CommandLineTests.run(opctl, ["ha", "step-down"], env: ["OPCOORD": c.g.endpoints[second]], timeout: 30)
+        try #require(down2.status == 0, "\(down2.stderr)\n\(c.logs())")
+        #expect(try c.g.waitForLeader(timeout: 20, except: second) == c.first)
+        #expect(c.g.log(c.first).contains("promoted (elected leader"), "\(c.g.log(c.first).suffix(2000))")
+        try c.expectEveryOpOnce()
     }
 }
