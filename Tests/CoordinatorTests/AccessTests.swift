@@ -98,6 +98,22 @@ struct RequestAccessTests {
         #expect(denial(.hello(h), principal([.worker]))?.contains("reserved") == true)
     }
 
+    /// High availability (issue 29): stepping down and promoting are an admin's; following the journal is
+    /// another coordinator's (`coordinator`, which `admin` does not imply); HA status is a read.
+    @Test func leadershipAndStandbyRequestsNeedTheirRoles() {
+        let submitter = principal([.submit]), admin = principal([.admin]), coordinator = principal([.coordinator])
+        let stepDown = Message.ha(WireHighAvailability.with { $0.stepDown = true })
+        #expect(denial(stepDown, submitter)?.contains("needs the 'admin' role") == true)
+        #expect(denial(stepDown, admin) == nil)
+        #expect(denial(.ha(WireHighAvailability()), submitter) == nil)
+        #expect(denial(.promote, submitter)?.contains("needs the 'admin' role") == true)
+        #expect(denial(.promote, coordinator)?.contains("needs the 'admin' role") == true)
+        #expect(denial(.promote, admin) == nil)
+        #expect(denial(.follow(WireFollow()), admin)?.contains("lacks the 'coordinator' role") == true)
+        #expect(denial(.replicaAck(WireReplicaAck()), submitter)?.contains("lacks the 'coordinator' role") == true)
+        #expect(denial(.follow(WireFollow()), coordinator) == nil)
+    }
+
     @Test func aViewKeyReadsButChangesNothing() {
         let v = principal([.view])
         #expect(denial(.status(WireStatus()), v) == nil)
