@@ -84,12 +84,18 @@ extension Simulation {
     /// Every acknowledged op is there with the same outcome, dependencies, priority and queue.
     private mutating func checkRecovered(before: [String: DurableOp], after: [String: DurableOp], recovered r: Scheduler) {
         let cancelsPending = before.values.contains { $0.cancelRequested }
-        for (key, d) in before {
+        // Only a run evicted by age (at the real time, which replay leaves to the end) may go, and with it
+        // its ops from their dependents' lists (`durableOps()` lists retained dependencies only).
+        func evictedByAge(_ key: String) -> Bool {
+            guard let (run, _) = RunNames.split(key), case .evictedRun? = r.runLookupFailure(String(run)) else { return false }
+            return true
+        }
+        for (key, var d) in before {
             guard let a = after[key] else {
-                // Only a run evicted by age (at the real time, which replay leaves to the end) may go.
-                if let (run, _) = RunNames.split(key), case .evictedRun? = r.runLookupFailure(String(run)) { continue }
+                if evictedByAge(key) { continue }
                 fail("crash \(crashCount): acknowledged op \(key) lost in recovery"); continue
             }
+            d.dependencies.removeAll { after[$0] == nil && evictedByAge($0) }
             if d.cancelRequested {
                 // Cancelled while it ran: after recovery it is not running, so the cancel finishes it.
                 if case .cancelled? = a.outcome { continue }

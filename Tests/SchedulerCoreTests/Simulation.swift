@@ -41,6 +41,8 @@ struct Simulation {
     var violation: String?
     var steps = 0
     var validateEvery = 1
+    /// How each queue shares (`defaultFairness`); drawn into queue settings when a queue is first used.
+    var fairness = Simulation.defaultFairness
     // Core key of each spec ("rK/oJ" in run mode, else its id) and its dependencies as spec indices
     // (in run mode those on runs evicted before its submission are dropped).
     var keys: [String] = []
@@ -148,8 +150,8 @@ struct Simulation {
 
     /// Each queue shares in its own way (A11): q0 by submitter (one here: no sharing), q1 by the ops'
     /// share keys with weights, a key limit and a key rate, q2 by share key with a rate and a key limit that cancels
-    /// the oldest holder, q3 fifo.
-    static let fairness: [String: QueueFairness] = [
+    /// the oldest holder, q3 fifo. A test may change them before `run()` (`fairness`).
+    static let defaultFairness: [String: QueueFairness] = [
         "q0": QueueFairness(),
         "q1": QueueFairness(share: .key, weights: ["s1": 3], keyLimit: 2, keyRate: RateLimit(perSecond: 200, burst: 2)),
         "q2": QueueFairness(share: .key, keyLimit: 1, keyStrategy: .wait, rate: RateLimit(perSecond: 20_000, burst: 3)),
@@ -163,7 +165,7 @@ struct Simulation {
             let lim = rng.pick([-1, -1, 1, 2, 3, 5])
             limits[q] = lim
             qs.append(QueueSpec(name: q, maxConcurrent: lim, qos: OperationQoS(rank: rng.int(5))!, suspended: rng.chance(0.2),
-                                fairness: Self.fairness[q]))
+                                fairness: fairness[q]))
         }
         return qs
     }
@@ -234,7 +236,7 @@ struct Simulation {
                     fail("queue \(q) over its limit \(lim) starting \(d.op): model running \(running[q, default: []].sorted()), core \(coreRunning.sorted())")
                 }
                 // A11: no concurrency key over its queue's keyLimit.
-                let fair = Self.fairness[q] ?? QueueFairness()
+                let fair = fairness[q] ?? QueueFairness()
                 if let key = spec.concurrencyKey, fair.keyLimit > 0 {
                     let holding = running[q, default: []].filter { specs[specIndex[$0]!].concurrencyKey == key }.count
                     if holding >= fair.keyLimit { fail("key \(key) of queue \(q) over its limit \(fair.keyLimit) starting \(d.op)") }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import OpModel
 
 /// Deterministic simulation: SIM_SEEDS=N runs seeds 1...N (default 50); SIM_SEED=K replays one seed;
 /// SIM_MAX_OPS sets the largest graph (default 600; sizes are drawn from 10%...100% of it);
@@ -46,6 +47,20 @@ import Testing
         }
         print("crash simulation: \(seeds.count) seeds, \(crashes) crashes, \(snapshots) snapshots, \(takenBack) attempts held at a crash, \(away) finished while away, \(dups) retried batches acknowledged once")
         #expect(crashes > seeds.count, "too few crashes to mean anything")
+    }
+
+    /// Crash mode with q1's key rate slowed to 100/s, burst 1, so keyed ops wait across crashes and runs
+    /// are evicted by age while their dependents wait. Seed 24 found that recovery's check counted a
+    /// dependency on a run evicted by age at replay as lost (recovery was right: `durableOps()` lists
+    /// retained dependencies only, live or recovered). Seeds 1...25.
+    @Test func testCrashesWithASlowKeyRate() {
+        if ProcessInfo.processInfo.environment["SIM_SEED"] != nil { return }
+        for seed in UInt64(1)...25 {
+            var sim = Simulation(seed: seed &+ 7_000, maxOps: 400, runs: seed % 3 == 0)
+            sim.crashes = true
+            sim.fairness["q1"]?.keyRate = RateLimit(perSecond: 100, burst: 1)
+            if let v = sim.run() { Issue.record("seed \(seed): \(v)"); return }
+        }
     }
 
     /// Thousands of ops per graph; full validate() every 20 steps (model checks every step).
