@@ -125,6 +125,8 @@ extension CoordinatorLoop {
     /// stops serving at once and its election revokes the lease.
     func haReply(stepDown: Bool) -> WireHighAvailabilityReply {
         var r = WireHighAvailabilityReply()
+        r.standbys = standbyInfos()
+        if !r.standbys.isEmpty { r.replication = replicationSyncing ? "sync" : "async" }
         guard let state = ha else { return r }
         let d = state.box.currentDetails
         r.enabled = true

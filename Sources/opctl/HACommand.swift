@@ -15,7 +15,7 @@ struct HA: ParsableCommand {
 struct HAStatus: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Ask every coordinator given (--coordinator or $OPCOORD: tcp://a:7600,tcp://b:7600) its role, the leader, the epoch and how long the leader serves without a renewal.",
+        abstract: "Ask every coordinator given (--coordinator or $OPCOORD: tcp://a:7600,tcp://b:7600) its role, the leader, the epoch, how long the leader serves without a renewal, and the standbys following it with their lag.",
         discussion: "Standbys answer too. Exit status 3 when none answered.")
     @OptionGroup var connection: Connection
     @Flag(help: "One JSON object per coordinator, one per line.") var json = false
@@ -23,6 +23,7 @@ struct HAStatus: ParsableCommand {
     func run() throws {
         let endpoints = CoordinatorEndpoints(connection.coordinator ?? CoordinatorConnection.defaultEndpoint).all
         var rows = [["COORDINATOR", "ROLE", "LEADER", "EPOCH", "SERVES FOR", "ELECTIONS WON", "GROUP"]]
+        var standbyRows = [["FOLLOWS", "STANDBY", "STATE", "LAG RECORDS", "LAG MS", "ACK P50 / P99 MS"]]
         var answered = 0
         for e in endpoints {
             do {
@@ -36,12 +37,25 @@ struct HAStatus: ParsableCommand {
                     continue
                 }
                 rows.append(Self.row(e, r))
+                standbyRows += r.standbys.map { Self.standbyRow(e, r.replication, $0) }
             } catch let error as ClientError {
                 if json { printError("opctl: \(e): \(error)") } else { rows.append([e, "unreachable", "–", "–", "–", "–", "\(error)"]) }
             }
         }
-        if !json { printTable(rows) }
+        if !json {
+            printTable(rows)
+            if standbyRows.count > 1 {
+                print()
+                printTable(standbyRows)
+            }
+        }
         if answered == 0 { throw ExitCode(3) }
+    }
+
+    /// A standby following `endpoint`'s journal: its lag in records and in the age of its oldest unacknowledged record.
+    static func standbyRow(_ endpoint: String, _ replication: String, _ s: WireStandbyInfo) -> [String] {
+        [endpoint, s.name, "\(s.state) (\(replication))", "\(s.lagRecords)", String(format: "%.1f", Double(s.lagUs) / 1000),
+         String(format: "%.1f / %.1f", Double(s.ackP50Us) / 1000, Double(s.ackP99Us) / 1000)]
     }
 
     static func row(_ endpoint: String, _ r: WireHighAvailabilityReply) -> [String] {

@@ -372,6 +372,13 @@ import ZeroMQ
         #expect(listed.status == 0 && listed.stdout.contains("replication: sync") && listed.stdout.contains("cli  sync"), "\(listed.stdout)")
         let json = try CommandLineTests.run(opctl, ["ha", "standbys", "--coordinator", c.endpoint, "--json"])
         #expect(json.stdout.contains(#""name":"cli""#) && json.stdout.contains(#""state":"sync""#), "\(json.stdout)")
+        // `ha status` shows the standby and its lag under the coordinator it follows (here one without --ha).
+        let status = try CommandLineTests.run(opctl, ["ha", "status", "--coordinator", c.endpoint])
+        let standbyLine = status.stdout.split(separator: "\n").first { $0.contains("cli") }.map(String.init) ?? ""
+        #expect(status.status == 0 && status.stdout.contains("LAG RECORDS") && standbyLine.hasPrefix(c.endpoint)
+                && standbyLine.contains("sync (sync)"), "\(status.stdout)")
+        let statusJSON = try CommandLineTests.run(opctl, ["ha", "status", "--json", "--coordinator", c.endpoint])
+        #expect(statusJSON.stdout.contains(#""name":"cli""#) && statusJSON.stdout.contains(#""replication":"sync""#), "\(statusJSON.stdout)")
         // The leader is not a standby: PROMOTE is refused, saying why.
         let refused = try CommandLineTests.run(opctl, ["ha", "promote", "--coordinator", c.endpoint])
         #expect(refused.status != 0 && refused.stderr.contains("not a standby"), "\(refused.stderr)")

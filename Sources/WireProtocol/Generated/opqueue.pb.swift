@@ -2467,7 +2467,7 @@ public nonisolated struct WireHighAvailabilityReply: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// false: a coordinator without --ha (every other field empty)
+  /// false: a coordinator without --ha (every other field but standbys empty)
   public var enabled: Bool = false
 
   /// this coordinator serves now
@@ -2496,6 +2496,13 @@ public nonisolated struct WireHighAvailabilityReply: Sendable {
 
   /// this request made it step down
   public var steppedDown: Bool = false
+
+  /// The standbys following this coordinator's journal and their lag (as in STATUS), with or without --ha:
+  /// `opctl ha status` shows them under the leader.
+  public var standbys: [WireStandbyInfo] = []
+
+  /// "sync" or "async" when standbys is not empty
+  public var replication: String = String()
 
   /// (as on every reply) the sender's epoch while it leads
   public var epoch: UInt64 = 0
@@ -6275,7 +6282,7 @@ nonisolated extension WireHighAvailability: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension WireHighAvailabilityReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".HighAvailabilityReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}enabled\0\u{1}leading\0\u{1}leader\0\u{3}leader_epoch\0\u{1}group\0\u{1}advertise\0\u{1}store\0\u{3}serving_left_ms\0\u{3}elections_won\0\u{3}stepped_down\0\u{2}P\u{1}epoch\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}enabled\0\u{1}leading\0\u{1}leader\0\u{3}leader_epoch\0\u{1}group\0\u{1}advertise\0\u{1}store\0\u{3}serving_left_ms\0\u{3}elections_won\0\u{3}stepped_down\0\u{1}standbys\0\u{1}replication\0\u{2}N\u{1}epoch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6293,6 +6300,8 @@ nonisolated extension WireHighAvailabilityReply: SwiftProtobuf.Message, SwiftPro
       case 8: try { try decoder.decodeSingularInt64Field(value: &self.servingLeftMs) }()
       case 9: try { try decoder.decodeSingularUInt64Field(value: &self.electionsWon) }()
       case 10: try { try decoder.decodeSingularBoolField(value: &self.steppedDown) }()
+      case 11: try { try decoder.decodeRepeatedMessageField(value: &self.standbys) }()
+      case 12: try { try decoder.decodeSingularStringField(value: &self.replication) }()
       case 90: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
       default: break
       }
@@ -6330,6 +6339,12 @@ nonisolated extension WireHighAvailabilityReply: SwiftProtobuf.Message, SwiftPro
     if self.steppedDown != false {
       try visitor.visitSingularBoolField(value: self.steppedDown, fieldNumber: 10)
     }
+    if !self.standbys.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.standbys, fieldNumber: 11)
+    }
+    if !self.replication.isEmpty {
+      try visitor.visitSingularStringField(value: self.replication, fieldNumber: 12)
+    }
     if self.epoch != 0 {
       try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 90)
     }
@@ -6347,6 +6362,8 @@ nonisolated extension WireHighAvailabilityReply: SwiftProtobuf.Message, SwiftPro
     if lhs.servingLeftMs != rhs.servingLeftMs {return false}
     if lhs.electionsWon != rhs.electionsWon {return false}
     if lhs.steppedDown != rhs.steppedDown {return false}
+    if lhs.standbys != rhs.standbys {return false}
+    if lhs.replication != rhs.replication {return false}
     if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true

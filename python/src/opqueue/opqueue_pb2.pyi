@@ -298,7 +298,7 @@ class HighAvailability(_message.Message):
     def __init__(self, step_down: bool = ...) -> None: ...
 
 class HighAvailabilityReply(_message.Message):
-    __slots__ = ["advertise", "elections_won", "enabled", "epoch", "group", "leader", "leader_epoch", "leading", "serving_left_ms", "stepped_down", "store"]
+    __slots__ = ["advertise", "elections_won", "enabled", "epoch", "group", "leader", "leader_epoch", "leading", "replication", "serving_left_ms", "standbys", "stepped_down", "store"]
     ADVERTISE_FIELD_NUMBER: _ClassVar[int]
     ELECTIONS_WON_FIELD_NUMBER: _ClassVar[int]
     ENABLED_FIELD_NUMBER: _ClassVar[int]
@@ -307,7 +307,9 @@ class HighAvailabilityReply(_message.Message):
     LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
     LEADER_FIELD_NUMBER: _ClassVar[int]
     LEADING_FIELD_NUMBER: _ClassVar[int]
+    REPLICATION_FIELD_NUMBER: _ClassVar[int]
     SERVING_LEFT_MS_FIELD_NUMBER: _ClassVar[int]
+    STANDBYS_FIELD_NUMBER: _ClassVar[int]
     STEPPED_DOWN_FIELD_NUMBER: _ClassVar[int]
     STORE_FIELD_NUMBER: _ClassVar[int]
     advertise: str
@@ -318,10 +320,12 @@ class HighAvailabilityReply(_message.Message):
     leader: str
     leader_epoch: int
     leading: bool
+    replication: str
     serving_left_ms: int
+    standbys: _containers.RepeatedCompositeFieldContainer[StandbyInfo]
     stepped_down: bool
     store: str
-    def __init__(self, enabled: bool = ..., leading: bool = ..., leader: _Optional[str] = ..., leader_epoch: _Optional[int] = ..., group: _Optional[str] = ..., advertise: _Optional[str] = ..., store: _Optional[str] = ..., serving_left_ms: _Optional[int] = ..., elections_won: _Optional[int] = ..., stepped_down: bool = ..., epoch: _Optional[int] = ...) -> None: ...
+    def __init__(self, enabled: bool = ..., leading: bool = ..., leader: _Optional[str] = ..., leader_epoch: _Optional[int] = ..., group: _Optional[str] = ..., advertise: _Optional[str] = ..., store: _Optional[str] = ..., serving_left_ms: _Optional[int] = ..., elections_won: _Optional[int] = ..., stepped_down: bool = ..., standbys: _Optional[_Iterable[_Union[StandbyInfo, _Mapping]]] = ..., replication: _Optional[str] = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class Input(_message.Message):
     __slots__ = ["dependency_id", "result"]
