@@ -252,6 +252,9 @@ final class Engine: Sendable {
         var losses = 0
         // Streams the coordinator ended as too slow (made again at once): events were lost, re-read.
         var restarts = 0
+        // Given several coordinators (an --ha group), a link down this long goes on at the next endpoint:
+        // the one lost may never come back (a leader killed or cut off); a standby there names the leader.
+        var moves = EndpointMoves()
         while true {
             let (list, stopped) = state.withLock { $0.takeCommands() }
             for command in list { command(connection) }
@@ -259,7 +262,10 @@ final class Engine: Sendable {
             do {
                 let events = try connection.nextEvents(timeout: list.isEmpty ? .milliseconds(2) : .zero)
                 let link = connection.link
-                let reconnected = link.isUp && link.losses != losses
+                if moves.shouldMove(linkUp: link.isUp, at: .now), try connection.moveToNextEndpoint() { moves.moved(at: .now) }
+                // A new endpoint's link has no losses yet: coming up there is a reconnection too.
+                let arrived = link.isUp && moves.takeArrival()
+                let reconnected = link.isUp && (link.losses != losses || arrived)
                 if reconnected {
                     losses = link.losses
                     lastSequence = 0
@@ -402,5 +408,32 @@ final class Engine: Sendable {
         case .cancelled(let t)?: .cancelled(t)
         case nil: .failed("finished without an outcome")
         }
+    }
+}
+
+/// When the API's connection thread leaves a coordinator whose link stays down for the next endpoint
+/// (`CoordinatorConnection.moveToNextEndpoint`, a no-op with one endpoint): after `patience` down, then
+/// again each `patience` while no endpoint comes up. Pure: the loop gives it the link's state and time.
+struct EndpointMoves {
+    static let patience: Duration = .seconds(1)
+    private var downSince: ContinuousClock.Instant?
+    private var arrived = false
+
+    /// Whether to move now: the link has been down for `patience` (since it was last seen up or moved).
+    mutating func shouldMove(linkUp: Bool, at now: ContinuousClock.Instant) -> Bool {
+        guard !linkUp else { downSince = nil; return false }
+        guard let since = downSince else { downSince = now; return false }
+        return now - since >= Self.patience
+    }
+
+    mutating func moved(at now: ContinuousClock.Instant) {
+        downSince = now
+        arrived = true
+    }
+
+    /// True once after a move: the first time the link is up at the new endpoint, what was missed is re-read.
+    mutating func takeArrival() -> Bool {
+        defer { arrived = false }
+        return arrived
     }
 }

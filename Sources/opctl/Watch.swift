@@ -107,6 +107,8 @@ struct WatchSession {
             do {
                 snapshot = try ask()
             } catch let error as ClientError {
+                // Moved on to a standby (rideOut): it names the leader, where the WATCH is made again.
+                if case .server(.notLeader, let text) = error, try conn.followNotLeader(text, until: deadline) { continue }
                 guard Watch.isOutage(error, conn) else { throw report(error) }
                 try rideOut()
                 continue
@@ -243,7 +245,8 @@ struct WatchSession {
 
     /// The coordinator went away: marks the view (on a terminal, redrawn each interval so "since N s"
     /// counts up; otherwise a line on stderr), waits until it is back (until the deadline, else exit 4)
-    /// and says that too. The connection makes the WATCH again by itself.
+    /// and says that too. The connection makes the WATCH again by itself. Given several endpoints it goes
+    /// on at the next one each interval until one is up.
     mutating func rideOut() throws {
         let since = conn.link.downSince ?? .now
         if let n = model.lost(since: t(since), at: t()) {
@@ -258,6 +261,10 @@ struct WatchSession {
             var until = ContinuousClock.now + interval
             if let deadline { until = min(until, deadline) }
             if try conn.waitForLink(until: until) { break }
+            // Several endpoints (an --ha group): go on at the next; the one lost may never come back.
+            if ContinuousClock.now - since >= CoordinatorConnection.nextEndpointAfter, try conn.moveToNextEndpoint(), !tty {
+                printError("opctl: trying \(conn.endpoint)")
+            }
             if let deadline, ContinuousClock.now >= deadline {
                 leave("opctl: gave up at the --timeout: the coordinator at \(conn.endpoint) did not come back "
                       + "(unreachable for \(seconds(ContinuousClock.now - since)) s)")

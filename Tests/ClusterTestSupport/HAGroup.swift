@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import OpClient
 import WireProtocol
 import ZeroMQ
 
@@ -13,15 +14,40 @@ public final class HAGroup: @unchecked Sendable {
     public private(set) var processes: [Process?]
     private let extraArgs: [String]
     private var starts: [Int]
+    /// With keys: the group's one coordinator key pair (`coordinator.key`, listed in `allow.txt` with the
+    /// `coordinator` role, so each follows the other as a peer), "admin" and "worker" keys, as
+    /// LocalCluster makes them.
+    public let keysDirectory: URL?
 
-    /// `count` coordinators; `coordinatorArgs` are added to each (e.g. `--heartbeat-ms 200`).
-    public init(etcd: EtcdServer, count: Int = 2, leaseTTL: Int = 2, coordinatorArgs: [String] = []) throws {
+    /// `count` coordinators; `coordinatorArgs` are added to each (e.g. `--heartbeat-ms 200`). `keys: true`
+    /// runs the group with CURVE (as it runs off loopback by default).
+    public init(etcd: EtcdServer, count: Int = 2, leaseTTL: Int = 2, coordinatorArgs: [String] = [], keys: Bool = false) throws {
         self.etcd = etcd
         group = "g\(UInt32.random(in: 0...UInt32.max))"
         dir = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("opq-ha-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         endpoints = try (0..<count).map { _ in "tcp://127.0.0.1:\(try freeLoopbackPort())" }
-        extraArgs = ["--ha-lease-ttl", "\(leaseTTL)", "--http", "off"] + coordinatorArgs
+        var keyArgs: [String] = []
+        if keys {
+            let k = dir.appendingPathComponent("keys")
+            try FileManager.default.createDirectory(at: k, withIntermediateDirectories: true)
+            let coordinator = try KeyFile.create(at: k.appendingPathComponent("coordinator.key").path)
+            _ = FileManager.default.createFile(atPath: k.appendingPathComponent("allow.txt").path,
+                                               contents: Data("\(Z85.encode(coordinator.publicKey)) peers coordinator\n".utf8),
+                                               attributes: [.posixPermissions: 0o644])
+            for (name, roles) in [("admin", "admin"), ("worker", "worker")] {
+                let pair = try KeyFile.create(at: k.appendingPathComponent("\(name).key").path)
+                let h = try FileHandle(forWritingTo: k.appendingPathComponent("allow.txt"))
+                try h.seekToEnd()
+                try h.write(contentsOf: Data("\(Z85.encode(pair.publicKey)) \(name) \(roles)\n".utf8))
+                try h.close()
+            }
+            keysDirectory = k
+            keyArgs = ["--key", k.appendingPathComponent("coordinator.key").path, "--allow", k.appendingPathComponent("allow.txt").path]
+        } else {
+            keysDirectory = nil
+        }
+        extraArgs = ["--ha-lease-ttl", "\(leaseTTL)", "--http", "off"] + keyArgs + coordinatorArgs
         processes = Array(repeating: nil, count: count)
         starts = Array(repeating: 0, count: count)
         for i in 0..<count { try start(i) }
@@ -78,11 +104,25 @@ public final class HAGroup: @unchecked Sendable {
         }
     }
 
+    /// Client keys for key `name` ("admin", "worker"); nil without keys.
+    public func clientKeys(_ name: String = "admin") throws -> CurveClientKeys? {
+        guard let k = keysDirectory else { return nil }
+        return CurveClientKeys(keys: try KeyFile.loadSecret(k.appendingPathComponent("\(name).key").path),
+                               server: try KeyFile.loadPublic(k.appendingPathComponent("coordinator.key.pub").path))
+    }
+
+    /// `--key` and `--coordinator-key` for a process using key `name` (empty without keys).
+    public func keyArguments(_ name: String) -> [String] {
+        guard let k = keysDirectory else { return [] }
+        return ["--key", k.appendingPathComponent("\(name).key").path, "--coordinator-key", k.appendingPathComponent("coordinator.key.pub").path]
+    }
+
     /// What coordinator `i` answers to `message` (STATUS by default) on a plain DEALER (no redirect
-    /// followed), within `timeout`.
+    /// followed; with keys, as "admin"), within `timeout`.
     public func ask(_ i: Int, _ message: WireProtocol.Message = .status(WireStatus()), timeout: Duration = .milliseconds(500)) -> WireProtocol.Message? {
         guard let context = try? Context(), let socket = try? Socket(context, type: .dealer) else { return nil }
         defer { try? socket.set(.linger, 0); socket.close(); try? context.terminate(timeout: .seconds(1)) }
+        if let curve = try? clientKeys() { guard (try? socket.useCurveClient(curve)) != nil else { return nil } }
         guard (try? socket.connect(endpoints[i])) != nil,
               (try? socket.sendMultipart(WireCodec.encode(message, requestID: 1))) == true else { return nil }
         let poller = Poller()

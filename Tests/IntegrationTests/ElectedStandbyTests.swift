@@ -6,7 +6,8 @@ import WireProtocol
 
 /// `--ha` and the hot standby together (issue 29): a coordinator that does not lead follows the elected
 /// leader's journal, so when the leader is killed the one elected next already holds every acknowledged
-/// operation — no recovery, nothing lost, nothing run twice — and the worker reattaches what it runs.
+/// operation — no recovery, nothing lost, nothing run twice — and the worker reattaches what it runs;
+/// with keys too (the standby follows as a peer with the `coordinator` role, as it must off loopback).
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct ElectedStandbyTests {
     /// Two `--ha` coordinators on one etcd, the standby in sync with the leader, one worker given both, and
@@ -22,24 +23,27 @@ struct ElectedStandbyTests {
         let run: String
         let total: Int
 
-        init(total: Int, run: String) throws {
+        /// `keys`: the group runs with CURVE (its coordinator key has the `coordinator` role); the worker,
+        /// the client and opctl use keys too.
+        init(total: Int, run: String, keys: Bool = false) throws {
             self.total = total
             self.run = run
             etcd = try EtcdServer()
-            g = try HAGroup(etcd: etcd, coordinatorArgs: ["--heartbeat-ms", "200"])
+            g = try HAGroup(etcd: etcd, coordinatorArgs: ["--heartbeat-ms", "200"], keys: keys)
             first = try g.waitForLeader()
             let both = g.endpoints.joined(separator: ",")
             workerLog = g.dir.appendingPathComponent("w1.log")
-            worker = try LocalCluster.launch("opworker", ["--connect", both, "--name", "w1", "--slots", "4", "--prefetch", "2"], log: workerLog)
+            worker = try LocalCluster.launch("opworker", ["--connect", both, "--name", "w1", "--slots", "4", "--prefetch", "2"] + g.keyArguments("worker"),
+                                             log: workerLog)
             runs = g.dir.appendingPathComponent("runs.txt").path
-            conn = try CoordinatorConnection(endpoint: both, timeout: .seconds(30))
+            conn = try CoordinatorConnection(endpoint: both, timeout: .seconds(30), curve: try g.clientKeys())
             try waitUntil("the standby to be in sync", timeout: 30, logs: g.logs) { inSync(first) }
             #expect(FileManager.default.createFile(atPath: runs, contents: nil))
             let graph = "operations:\n" + (0..<total).map { i in
                 "  - {id: e\(i), command: \"echo $OPQ_OP_ID >> \(runs); sleep 0.02\"\(i >= 20 ? ", after: [e\(i - 20)]" : "")}\n"
             }.joined()
-            let submit = try CommandLineTests.run(Binaries.path("opctl"), ["submit", try CommandLineTests.writeGraph(graph, in: g.dir), "--run", run],
-                                                  env: ["OPCOORD": both], timeout: 60)
+            let submit = try CommandLineTests.run(Binaries.path("opctl"), ["submit", try CommandLineTests.writeGraph(graph, in: g.dir), "--run", run]
+                                                  + g.keyArguments("admin"), env: ["OPCOORD": both], timeout: 60)
             try #require(submit.status == 0, "\(submit.stderr)\n\(logs())")
         }
 
@@ -80,8 +84,9 @@ struct ElectedStandbyTests {
         }
     }
 
-    @Test func theNextLeaderHoldsEveryAcknowledgedOpAndRunsEachOnce() throws {
-        let c = try Cluster(total: 300, run: "ha")
+    @Test(arguments: [false, true])
+    func theNextLeaderHoldsEveryAcknowledgedOpAndRunsEachOnce(keys: Bool) throws {
+        let c = try Cluster(total: 300, run: keys ? "ha-keys" : "ha", keys: keys)
         try waitUntil("a third of the run to finish", timeout: 60, logs: c.logs) { c.finished() >= c.total / 3 }
         let killed = ContinuousClock.now
         c.g.kill(c.first)
@@ -89,7 +94,7 @@ struct ElectedStandbyTests {
         let takeover = ContinuousClock.now - killed
         #expect(c.g.log(second).contains("promoted (elected leader"), "the new leader took over its followed state: \(c.g.log(second).suffix(2000))")
         let reruns = try c.expectEveryOpOnce()
-        print("elected standby: \(c.total) ops, SIGKILL → the next leader answers STATUS in \(takeover), re-runs \(reruns)")
+        print("elected standby\(keys ? " with keys" : ""): \(c.total) ops, SIGKILL → the next leader answers STATUS in \(takeover), re-runs \(reruns)")
     }
 
     /// A leader that steps down reloads its state from its own journal, follows the next leader, and when
