@@ -404,13 +404,13 @@ class Worker:
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
-            # Short polls: the handshake monitor and stop() are looked at between them.
-            if not await sock.poll(int(min(left, 0.1) * 1000) + 1):
-                continue
             if self._link_down(watch):
                 self._hop = ("unreachable", None)
                 self.logger.info("cannot reach %s", self.endpoint)
                 return None
+            # Short polls: the handshake monitor and stop() are looked at between them.
+            if not await sock.poll(int(min(left, 0.1) * 1000) + 1):
+                continue
             try:
                 name, _, msg = decode(await sock.recv_multipart())
             except WireError as e:

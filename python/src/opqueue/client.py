@@ -528,17 +528,25 @@ class AsyncClient:
         limit = self.timeout + extra
         deadline = time.monotonic() + limit
         fenced = self.fence.fenced
+        refused: Any = None  # the last NOT_LEADER: what the caller hears if no leader answers in time
         try:
             while True:
-                got, msg, generation = await self._exchange(name, rid, frames, deadline, limit, resend, fenced)
+                try:
+                    got, msg, generation = await self._exchange(name, rid, frames, deadline, limit, resend, fenced)
+                except Timeout:
+                    if refused is None:
+                        raise
+                    got, msg = "ERROR", refused
+                    break
                 if got == "ERROR" and msg.code == pb.ERROR_CODE_NOT_LEADER and time.monotonic() < deadline:
+                    refused = msg
                     await self._not_leader(msg.message, generation, deadline)
                     continue
                 break
         finally:
             self._replies.pop(rid, None)
         if got != "ERROR" and generation == self._generation:
-            self.endpoints.reached()
+            self.endpoints.reached()  # answered: forget the coordinators that failed
         if got == "ERROR":
             raise _refusal(name, msg)
         if got != reply:
