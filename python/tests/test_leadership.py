@@ -3,10 +3,17 @@ NOT_LEADER redirects. Fake coordinators are pyzmq ROUTER sockets on loopback spe
 served on its own thread; every wait is bounded."""
 from __future__ import annotations
 
+import os
 import queue
+import shutil
+import signal
 import socket
+import subprocess
+import tempfile
 import threading
 import time
+import urllib.request
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
@@ -359,3 +366,148 @@ def test_not_leader_texts_and_the_fence() -> None:
     assert f.admit(pb.Ack(epoch=4)) and f.admit(pb.Ack()) and f.admit(pb.Heartbeat())
     assert not f.admit(pb.Dispatch(epoch=3)) and f.admit(pb.Dispatch(epoch=4)) and f.admit(pb.Welcome(epoch=6))
     assert (f.highest, f.fenced) == (6, 1)
+
+
+# -- (e) a real --ha group: two opcoords on a loopback etcd
+
+
+class EtcdGroup:
+    """A loopback etcd (short heartbeat and election timeout, so a 2 s lease works, as Tests/ClusterTestSupport's
+    EtcdServer) and two `opcoord --ha` of one group, each with its own state directory and log."""
+
+    def __init__(self, cluster_dir: Path, opcoord: Path, etcd: str) -> None:
+        self.dir, self.opcoord = cluster_dir, opcoord
+        self.procs: list[subprocess.Popen[bytes]] = []
+        client, peer = free_endpoint().rsplit(":", 1)[1], free_endpoint().rsplit(":", 1)[1]
+        self.etcd_url = "http://127.0.0.1:%s" % client
+        self.etcd = self._launch([etcd, "--name", "opq-py", "--data-dir", str(cluster_dir / "etcd-data"),
+                                  "--listen-client-urls", self.etcd_url, "--advertise-client-urls", self.etcd_url,
+                                  "--listen-peer-urls", "http://127.0.0.1:%s" % peer,
+                                  "--initial-advertise-peer-urls", "http://127.0.0.1:%s" % peer,
+                                  "--initial-cluster", "opq-py=http://127.0.0.1:%s" % peer,
+                                  "--heartbeat-interval", "50", "--election-timeout", "500"], "etcd")
+        wait_until("etcd to answer /health", self._healthy, timeout=20, logs=self.logs)
+        self.group = "py%d" % os.getpid()
+        self.endpoints = [free_endpoint(), free_endpoint()]
+        self.coordinators: list[subprocess.Popen[bytes] | None] = [self.start(i) for i in range(2)]
+
+    def _launch(self, argv: list[str], log: str) -> subprocess.Popen[bytes]:
+        with open(self.dir / ("%s.log" % log), "ab") as out:
+            p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, cwd=self.dir)
+        self.procs.append(p)
+        return p
+
+    def _healthy(self) -> bool:
+        if self.etcd.poll() is not None:
+            pytest.fail("etcd exited with %s:\n%s" % (self.etcd.returncode, self.logs()))
+        try:
+            with urllib.request.urlopen(self.etcd_url + "/health", timeout=1) as r:
+                return b'"true"' in r.read()
+        except OSError:
+            return False
+
+    def start(self, i: int) -> subprocess.Popen[bytes]:
+        e = self.endpoints[i]
+        return self._launch([str(self.opcoord), "--bind", e, "--advertise", e, "--ha", "etcd=" + self.etcd_url,
+                             "--ha-group", self.group, "--ha-lease-ttl", "2", "--http", "off",
+                             "--state-dir", str(self.dir / ("state-%d" % i))], "opcoord-%d" % i)
+
+    def ha(self, i: int) -> Any:
+        """Coordinator i's HA-REPLY on a plain DEALER (no redirect followed), or None within 0.5 s."""
+        ctx = zmq.Context()
+        s = ctx.socket(zmq.DEALER)
+        s.setsockopt(zmq.LINGER, 0)
+        try:
+            s.connect(self.endpoints[i])
+            s.send_multipart(encode("HA", pb.HighAvailability(), 1))
+            if not s.poll(500):
+                return None
+            name, _, msg = decode(s.recv_multipart())
+            return msg if name == "HA-REPLY" else None
+        finally:
+            s.close(linger=0)
+            ctx.term()
+
+    def leader(self, except_: int | None = None) -> int:
+        found: list[int] = []
+
+        def elected() -> bool:
+            for i, p in enumerate(self.coordinators):
+                r = self.ha(i) if p is not None and i != except_ else None
+                if r is not None and r.leading:
+                    found.append(i)
+                    return True
+            return False
+        wait_until("a leader among %s" % self.endpoints, elected, timeout=20, logs=self.logs)
+        return found[0]
+
+    def kill(self, i: int) -> None:
+        p = self.coordinators[i]
+        assert p is not None
+        p.send_signal(signal.SIGKILL)
+        p.wait(10)
+        self.coordinators[i] = None
+
+    def logs(self) -> str:
+        return "\n".join("--- %s\n%s" % (f.name, "\n".join(f.read_text(errors="replace").splitlines()[-30:]))
+                         for f in sorted(self.dir.glob("*.log")))
+
+    def stop(self) -> None:
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGKILL)
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def ha_opcoord() -> Path | None:
+    """opcoord from $OPQ_BIN_DIR if it has --ha (a build of 1.9), else None."""
+    d = os.environ.get("OPQ_BIN_DIR")
+    if not d or not (Path(d) / "opcoord").exists():
+        return None
+    help_text = subprocess.run([str(Path(d) / "opcoord"), "--help"], capture_output=True, text=True, timeout=20)
+    return Path(d) / "opcoord" if "--ha-group" in help_text.stdout + help_text.stderr else None
+
+
+def test_a_client_and_a_worker_given_both_coordinators_keep_working_after_the_leader_is_killed() -> None:
+    etcd, opcoord = shutil.which("etcd"), ha_opcoord()
+    if etcd is None or opcoord is None:
+        pytest.skip("needs etcd on the PATH and an opcoord with --ha in $OPQ_BIN_DIR")
+    tmp = Path(tempfile.mkdtemp(prefix="opq-py-ha-"))
+    group = EtcdGroup(tmp, opcoord, etcd)
+    w: RunningWorker | None = None
+    try:
+        first = group.leader()
+        standby = 1 - first
+        both = group.endpoints[standby] + "," + group.endpoints[first]  # the standby first: it redirects
+        w = RunningWorker(both)
+        with Client(both, timeout=20) as c:
+            run = c.run("before")
+            op = run.add("t.echo", "one", id="a")
+            run.submit()
+            assert op.result(timeout=20) == "one"
+            assert c.endpoint == group.endpoints[first] and w.worker.endpoint == group.endpoints[first]
+            epoch = c.epoch
+            assert epoch > 0 and w.worker.epoch == epoch
+            group.kill(first)
+            killed = time.monotonic()
+            run2 = c.run("after")
+            op2 = run2.add("t.echo", "two", id="b")
+            run2.submit()                                  # reaches the new leader within the timeout
+            assert op2.result(timeout=20) == "two"        # run by the worker, moved to the new leader too
+            took = time.monotonic() - killed
+            assert group.leader(except_=first) == standby
+            assert c.endpoint == group.endpoints[standby] and w.worker.endpoint == group.endpoints[standby]
+            assert c.epoch > epoch and w.worker.epoch == c.epoch, (epoch, c.epoch, w.worker.epoch)
+            assert c.status(["a"], run=run.id)[0].state == "finished"  # the standby had followed the journal
+            print("failover: the op submitted after the SIGKILL finished %.2f s after it" % took)
+    except BaseException:
+        print(group.logs())
+        raise
+    finally:
+        if w is not None:
+            w.stop()
+        group.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
