@@ -71,6 +71,8 @@ class FakeCoordinator:
         return [m for n, _, m in list(self.received) if n == name]
 
     def close(self) -> None:
+        if self._stop.is_set():
+            return
         self._stop.set()
         self._thread.join(5)
         self.sock.close(linger=0)
@@ -320,6 +322,23 @@ def test_a_client_given_an_unreachable_first_endpoint_uses_the_second(cluster: C
         assert c.workers() == []
         assert c.endpoint == cluster.endpoint
     assert time.monotonic() - start < 3, "waited for the dead endpoint instead of moving on"
+
+
+def test_a_watch_subscribes_again_on_the_next_coordinator_when_its_link_is_lost(fakes: Callable[..., FakeCoordinator]) -> None:
+    def answer(epoch: int) -> Handler:
+        def handler(name: str, rid: int, msg: Any) -> list[Reply]:
+            if name != "WATCH" or msg.stop:
+                return []
+            return [("ACK", pb.Ack(epoch=epoch), rid),
+                    ("EVENT", pb.Events(events=[pb.Event(sequence=epoch, op_id="r/e%d" % epoch, run="r")], epoch=epoch), rid)]
+        return handler
+    a, b = fakes(answer(1)), fakes(answer(2))
+    with Client(a.endpoint + "," + b.endpoint, timeout=5) as c:
+        with c.watch() as events:
+            assert events.next(timeout=5).op_id == "r/e1"
+            a.close()                                     # the leader dies: its connection closes
+            assert events.next(timeout=5).op_id == "r/e2"  # subscribed again at the next one
+            assert events.stream.restarts == 1 and c.endpoint == b.endpoint and c.epoch == 2
 
 
 def test_a_python_worker_process_given_two_endpoints_registers_with_the_live_one(cluster: Cluster) -> None:
