@@ -143,7 +143,14 @@ def finished_ops(fake: FakeCoordinator) -> list[str]:
 
 
 def test_a_worker_ignores_a_dispatch_of_a_lower_epoch_and_runs_the_current_leaders(fakes: Callable[..., FakeCoordinator]) -> None:
-    fake = fakes(lambda name, rid, msg: [("WELCOME", welcome(5), 0)] if name == "HELLO" else [])
+    hellos: list[Any] = []
+
+    def handler(name: str, rid: int, msg: Any) -> list[Reply]:
+        if name != "HELLO":
+            return []
+        hellos.append(msg)  # the second registration is answered by the replaced leader first
+        return [("WELCOME", welcome(5), 0)] if len(hellos) == 1 else [("WELCOME", welcome(3), 0), ("WELCOME", welcome(5), 0)]
+    fake = fakes(handler)
     w = RunningWorker(fake.endpoint)
     try:
         wait_until("the worker's CREDIT after WELCOME (epoch 5)", lambda: fake.got("CREDIT"), timeout=10)
@@ -164,6 +171,10 @@ def test_a_worker_ignores_a_dispatch_of_a_lower_epoch_and_runs_the_current_leade
         fake.send("DISPATCH", dispatch("plain", epoch=0))
         wait_until("the epoch-0 op finished", lambda: "r/plain" in finished_ops(fake), timeout=10)
         assert w.worker.fenced == 3 and w.worker.epoch == 5
+        # A stale WELCOME is not a registration: the worker waits for the current leader's.
+        fake.send("DISCONNECT", pb.Disconnect(reason="register again", epoch=5))
+        wait_until("registered again", lambda: len(fake.got("CREDIT")) == 2, timeout=10)
+        assert w.worker.fenced == 4 and len(hellos) == 2
     finally:
         w.stop()
 
