@@ -13,6 +13,11 @@ One asyncio loop owns the socket (ZeroMQ sockets are not thread-safe): it reads 
 sends STARTED/FINISHED/PROGRESS in batches, and heartbeats every interval, also while handlers run.
 `async def` handlers run as tasks on it; plain functions on a pool of `slots` threads, so a long or
 CPU-bound one does not stop the heartbeats. SIGTERM or SIGINT: a graceful stop (`stop()`).
+
+High availability (docs/PROTOCOL.md §14): `endpoint` may list several coordinators of an `--ha` group;
+a standby's NOT_LEADER (ERROR to HELLO, or DISCONNECT) sends the worker to the leader it names, a
+coordinator it cannot reach to the next of the list, re-registering with the parts it holds (§7.4);
+WELCOME, DISPATCH, CANCEL and DISCONNECT of a replaced leader (a lower epoch) are ignored.
 """
 from __future__ import annotations
 
@@ -39,6 +44,7 @@ import zmq.asyncio
 from . import codec
 from . import keys as keyfiles
 from . import opqueue_pb2 as pb
+from ._leadership import NEXT_ENDPOINT_AFTER, NOT_LEADER_PAUSE, NOT_LEADER_PREFIX, Endpoints, EpochFence, epoch_of, not_leader
 from .errors import Cancelled, OpqueueError, TypedFailure
 from .wire import WireError, decode, encode
 
@@ -132,7 +138,8 @@ class _Part:
 
 
 class Worker:
-    """Registers with the coordinator at `endpoint`, offers the kinds given to `operation`, runs up to
+    """Registers with the coordinator at `endpoint` (several of an `--ha` group separated by commas; None:
+    $OPCOORD, else tcp://127.0.0.1:7600), offers the kinds given to `operation`, runs up to
     `slots` parts at once. `key`/`coordinator_key`: CURVE key files (`opctl keys new`); without them,
     $OPQ_KEY and $OPQ_COORDINATOR_KEY, else no keys. `drain`: seconds a graceful stop lets running
     handlers finish before it hands what is left back to the coordinator."""
@@ -143,12 +150,19 @@ class Worker:
     _uncredited: list[pb.FinishedRecord]
     _progress: dict[tuple[str, int, int], pb.ProgressRecord]
 
-    def __init__(self, endpoint: str, *, slots: int = 8, tags: Iterable[str] = (), name: str | None = None,
+    def __init__(self, endpoint: str | None = None, *, slots: int = 8, tags: Iterable[str] = (), name: str | None = None,
                  key: str | None = None, coordinator_key: str | None = None, drain: float = 10.0,
                  logger: logging.Logger | None = None) -> None:
         if slots < 1:
             raise ValueError("slots must be at least 1, not %d" % slots)
-        self.endpoint, self.slots, self.tags = endpoint, slots, list(tags)
+        self.endpoints = Endpoints(endpoint)  # ValueError for a bad list
+        self.slots, self.tags = slots, list(tags)
+        # (1.9) The highest leadership epoch seen, over every session: a replaced leader's messages are
+        # ignored (`fenced` counts them).
+        self.fence = EpochFence()
+        # Why the last registration ended, for where the next goes: ("redirect", leader or None) after a
+        # standby's NOT_LEADER, ("unreachable", None) after a lost link with other coordinators to try.
+        self._hop: tuple[str, str | None] | None = None
         self.name = name or "%s:%d" % (socket.gethostname(), os.getpid())
         self.drain = drain
         self.logger = logger or logging.getLogger("opqueue.worker")
@@ -183,6 +197,21 @@ class Worker:
     @property
     def kinds(self) -> list[str]:
         return list(self._ops)
+
+    @property
+    def endpoint(self) -> str:
+        """The coordinator in use: one of the list, or the leader a standby named."""
+        return self.endpoints.current
+
+    @property
+    def fenced(self) -> int:
+        """Messages of a replaced leader (a lower epoch) that were ignored."""
+        return self.fence.fenced
+
+    @property
+    def epoch(self) -> int:
+        """The highest leadership epoch seen (0: none, a coordinator without --ha)."""
+        return self.fence.highest
 
     # -- running
 
@@ -243,14 +272,16 @@ class Worker:
                     welcome = await self._await_welcome(sock, watch, 3.0)
                     if welcome is None:
                         if not self._stop_requests:
-                            self.logger.info("no WELCOME from %s, retrying in %.1f s", self.endpoint, backoff)
-                            await self._pause(backoff)
+                            was = self.endpoint
+                            wait = self._next_endpoint(backoff)
+                            self.logger.info("no WELCOME from %s, retrying %s in %.1f s", was, self.endpoint, wait)
+                            await self._pause(wait)
                         backoff = min(backoff * 2, 5.0)
                         continue
                     backoff = 0.1
                     if await self._session(sock, watch, welcome):
                         return
-                    await self._pause(backoff)
+                    await self._pause(self._next_endpoint(backoff))
                 finally:
                     self._sock = None
                     watch.close()
@@ -259,6 +290,36 @@ class Worker:
             self._abandon("worker shutting down")
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._ctx.term()
+
+    def _next_endpoint(self, wait: float) -> float:
+        """Where the next registration goes, and how long to wait first: to the leader a standby named (at
+        once), else, with several coordinators, the next of the list (at most 0.2 s later: one is being
+        elected)."""
+        hop, self._hop = self._hop, None
+        if hop is None and not self.endpoints.several:
+            return wait
+        was = self.endpoint
+        if hop is not None and hop[0] == "redirect":
+            moved = self.endpoints.redirect(hop[1])
+        else:
+            moved = self.endpoints.unreachable()
+        if moved:
+            self.logger.info("next coordinator: %s (was %s)", self.endpoint, was)
+            return 0.0
+        return min(wait, 2 * NOT_LEADER_PAUSE)
+
+    def _admit(self, name: str, msg: Any) -> bool:
+        """(1.9) Fencing: a message with an epoch below the highest seen is a replaced leader's, ignored."""
+        if self.fence.admit(msg):
+            return True
+        self.logger.warning("ignored %s of epoch %d: a newer leader was seen (epoch %d)", name, epoch_of(msg),
+                            self.fence.highest)
+        return False
+
+    def _link_down(self, watch: keyfiles.HandshakeWatch) -> bool:
+        """With several coordinators: the link has been down for NEXT_ENDPOINT_AFTER (never made, or lost)."""
+        down = watch.down_since
+        return self.endpoints.several and down is not None and time.monotonic() - down >= NEXT_ENDPOINT_AFTER
 
     def _request_stop(self) -> None:
         self._stop_requests += 1
@@ -343,6 +404,10 @@ class Worker:
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
+            if self._link_down(watch):
+                self._hop = ("unreachable", None)
+                self.logger.info("cannot reach %s", self.endpoint)
+                return None
             # Short polls: the handshake monitor and stop() are looked at between them.
             if not await sock.poll(int(min(left, 0.1) * 1000) + 1):
                 continue
@@ -351,10 +416,17 @@ class Worker:
             except WireError as e:
                 self.logger.warning("dropping a bad message: %s", e)
                 continue
+            if not self._admit(name, msg):
+                continue
             if name == "WELCOME":
+                self.endpoints.reached()
                 return msg
             if name == "REJECT":
                 raise WorkerRefused("rejected by the coordinator: %s %s" % (pb.ErrorCode.Name(msg.code), msg.reason))
+            if name == "ERROR" and msg.code == pb.ERROR_CODE_NOT_LEADER:
+                self.logger.info("%s is a standby: %s", self.endpoint, msg.message)
+                self._hop = ("redirect", not_leader(msg.message))
+                return None
             if name == "ERROR":
                 self.logger.warning("error from the coordinator: %s %s", pb.ErrorCode.Name(msg.code), msg.message)
         return None
@@ -398,6 +470,9 @@ class Worker:
                     await asyncio.wait([reader, woken], timeout=interval / 2, return_when=asyncio.FIRST_COMPLETED)
                 self._check_handshake(watch)
                 now = time.monotonic()
+                if not self._session_end and self._link_down(watch):
+                    self._session_end = "the connection to %s closed; trying the next coordinator" % self.endpoint
+                    self._hop = ("unreachable", None)
                 if reader.done() and not self._session_end:
                     exc = reader.exception()
                     self._session_end = "reading the socket failed: %r" % exc
@@ -472,12 +547,15 @@ class Worker:
     async def _read(self, sock: zmq.asyncio.Socket) -> None:
         while True:
             frames = await sock.recv_multipart()
-            self._last_heard = time.monotonic()
             try:
                 name, _, msg = decode(frames)
             except WireError as e:
+                self._last_heard = time.monotonic()
                 self.logger.warning("dropping a bad message: %s", e)
                 continue
+            if not self._admit(name, msg):
+                continue  # a replaced leader's: not even heard
+            self._last_heard = time.monotonic()
             if name == "DISPATCH":
                 for rec in msg.records:
                     self._dispatched(rec)
@@ -490,6 +568,13 @@ class Worker:
                             self._cancel(p, c.reason or "cancelled")
             elif name == "DISCONNECT":
                 self._session_end = "the coordinator disconnected this worker: %s" % msg.reason
+                if msg.reason.startswith(NOT_LEADER_PREFIX):  # a standby now: go to the leader it names
+                    self._hop = ("redirect", not_leader(msg.reason))
+                self._wakeup.set()
+                return
+            elif name == "ERROR" and msg.code == pb.ERROR_CODE_NOT_LEADER:
+                self._session_end = "the coordinator is a standby: %s" % msg.message
+                self._hop = ("redirect", not_leader(msg.message))
                 self._wakeup.set()
                 return
             elif name == "ERROR":

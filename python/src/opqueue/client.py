@@ -9,12 +9,18 @@
 
 One DEALER socket per client; requests carry ids and their replies are matched by id, so many may be
 outstanding (from many threads with `Client`, many tasks with `AsyncClient`).
+
+High availability (docs/PROTOCOL.md §14): the endpoint may list several coordinators of an `--ha` group
+(`tcp://a:7600,tcp://b:7600`); a standby's ERROR NOT_LEADER sends the request to the leader it names, one
+that cannot be reached to the next of the list; replies and events of a replaced leader (a lower epoch)
+are ignored.
 """
 from __future__ import annotations
 
 import asyncio
 import itertools
 import json
+import logging
 import os
 import secrets
 import socket
@@ -29,6 +35,7 @@ import zmq.asyncio
 from . import codec
 from . import keys as keyfiles
 from . import opqueue_pb2 as pb
+from ._leadership import NEXT_ENDPOINT_AFTER, NOT_LEADER_PAUSE, Endpoints, EpochFence, epoch_of, not_leader
 from .errors import (AuthenticationFailed, OperationCancelled, OperationFailed, OpqueueError, RequestRefused,
                      SubmitRejected, Timeout, Unauthorized, UnknownOperation)
 from .wire import WireError, decode, encode
@@ -43,6 +50,7 @@ STATES = {pb.OP_STATE_PENDING: "pending", pb.OP_STATE_READY: "ready", pb.OP_STAT
           pb.OP_STATE_EXECUTING: "executing", pb.OP_STATE_FINISHED: "finished", pb.OP_STATE_UNSPECIFIED: "unknown"}
 SUBMIT_BATCH = 4096
 T = TypeVar("T")
+logger = logging.getLogger("opqueue.client")
 
 
 def priority_value(p: int | str) -> int:
@@ -368,22 +376,45 @@ class AsyncOp:
 
 
 class AsyncClient:
-    """An asyncio client. `key`/`coordinator_key`: CURVE key files (else $OPQ_KEY/$OPQ_COORDINATOR_KEY,
-    else none). `timeout`: seconds to wait for each reply (waits add their own). `resend_after`: a
+    """An asyncio client. `endpoint`: the coordinator, or several of an `--ha` group separated by commas
+    (None: $OPCOORD, else tcp://127.0.0.1:7600). `key`/`coordinator_key`: CURVE key files (else
+    $OPQ_KEY/$OPQ_COORDINATOR_KEY, else none). `timeout`: seconds to wait for each reply (waits add their
+    own); a standby's redirect and a move to the next coordinator happen within it. `resend_after`: a
     SUBMIT (always keyed) not answered this long is sent again, as opctl does after a lost reply: the
     coordinator applies a key once."""
 
-    def __init__(self, endpoint: str, *, key: str | None = None, coordinator_key: str | None = None,
+    def __init__(self, endpoint: str | None = None, *, key: str | None = None, coordinator_key: str | None = None,
                  timeout: float = 30.0, resend_after: float = 5.0, submitter: str | None = None) -> None:
-        self.endpoint, self.timeout, self.resend_after = endpoint, timeout, resend_after
+        self.endpoints = Endpoints(endpoint)  # ValueError for a bad list, before anything connects
+        self.timeout, self.resend_after = timeout, resend_after
         self.submitter = submitter or "%s@%s" % (os.environ.get("USER", "?"), socket.gethostname())
         self._keys = keyfiles.resolve(key, coordinator_key)  # KeyFileError now, not at the first request
+        self._ctx: zmq.asyncio.Context | None = None
         self._sock: zmq.asyncio.Socket | None = None
+        # (1.9) The highest leadership epoch seen, over every connection of this client: replies and events
+        # with a lower one come from a replaced leader and are ignored (`fenced` counts them).
+        self.fence = EpochFence()
+        self._generation = 0  # connections made: a request sent on an earlier one is sent again
         self._ids = itertools.count(1)
         self._replies: dict[int, asyncio.Future[tuple[str, Any]]] = {}
         self._streams: dict[int, asyncio.Queue[tuple[str, Any]]] = {}
         self._reader: asyncio.Task[None] | None = None
         self.duplicates = 0  # SUBMITs the coordinator had applied already (a re-send after a lost reply)
+
+    @property
+    def endpoint(self) -> str:
+        """The coordinator in use: one of the list, or the leader a standby named."""
+        return self.endpoints.current
+
+    @property
+    def fenced(self) -> int:
+        """Replies and events ignored because they came from a replaced leader (a lower epoch)."""
+        return self.fence.fenced
+
+    @property
+    def epoch(self) -> int:
+        """The highest leadership epoch seen (0: none, a coordinator without --ha)."""
+        return self.fence.highest
 
     async def __aenter__(self) -> "AsyncClient":
         self._open()
@@ -394,31 +425,85 @@ class AsyncClient:
 
     def _open(self) -> zmq.asyncio.Socket:
         if self._sock is None:
-            self._ctx = zmq.asyncio.Context()
-            self._sock = self._ctx.socket(zmq.DEALER)
-            self._sock.setsockopt(zmq.LINGER, 0)
-            self._watch = keyfiles.prepare(self._sock, self._keys, who="client")
-            self._sock.connect(self.endpoint)
-            self._reader = asyncio.ensure_future(self._read())
+            if self._ctx is None:
+                self._ctx = zmq.asyncio.Context()
+            sock = self._sock = self._ctx.socket(zmq.DEALER)
+            sock.setsockopt(zmq.LINGER, 0)
+            self._watch = keyfiles.prepare(sock, self._keys, who="client")
+            sock.connect(self.endpoint)
+            self._reader = asyncio.ensure_future(self._read(sock))
         return self._sock
 
-    async def close(self) -> None:
+    def _drop_socket(self) -> None:
         if self._sock is None:
             return
         if self._reader is not None:
             self._reader.cancel()
+            self._reader = None
         self._watch.close()
         self._sock.close(linger=0)
-        self._ctx.term()
         self._sock = None
 
-    async def _read(self) -> None:
-        assert self._sock is not None
+    async def close(self) -> None:
+        if self._sock is None:
+            return
+        self._drop_socket()
+        assert self._ctx is not None
+        self._ctx.term()
+        self._ctx = None
+
+    def _move(self, was: str, why: str) -> None:
+        """Connects to `endpoints.current` anew (a fresh link): requests waiting for a reply are sent again
+        there (`_exchange`), watches subscribe again."""
+        logger.info("next coordinator: %s (was %s: %s)", self.endpoint, was, why)
+        self._drop_socket()
+        self._generation += 1
+        for q in self._streams.values():
+            q.put_nowait(("MOVED", None))
+        self._open()
+
+    def _coordinator_gone(self) -> bool:
+        """With several coordinators: the link to this one has been down for NEXT_ENDPOINT_AFTER (never made,
+        or lost: most likely a leader that died) — go on at the next one. True when the client moved."""
+        if not self.endpoints.several or self._sock is None:
+            return False
+        down = self._watch.down_since
+        if down is None or time.monotonic() - down < NEXT_ENDPOINT_AFTER:
+            return False
+        was = self.endpoint
+        if not self.endpoints.unreachable():
+            return False
+        self._move(was, "cannot reach it")
+        return True
+
+    async def _not_leader(self, text: str, generation: int, deadline: float) -> None:
+        """ERROR NOT_LEADER (`text`) to a request sent on connection `generation`: go to the leader it names
+        (one more round trip); naming none (or one that failed), ask this standby again shortly. A refusal
+        from a connection left since needs nothing: the request is sent again on the current one."""
+        if generation != self._generation:
+            return
+        was = self.endpoint
+        if self.endpoints.redirect(not_leader(text)):
+            self._move(was, text)
+        else:
+            await asyncio.sleep(max(0.0, min(NOT_LEADER_PAUSE, deadline - time.monotonic())))
+
+    def _admit(self, name: str, msg: Any) -> bool:
+        """(1.9) Fencing: a reply or event with an epoch below the highest seen is a replaced leader's."""
+        if self.fence.admit(msg):
+            return True
+        logger.warning("ignored %s of epoch %d from %s: a newer leader was seen (epoch %d)", name, epoch_of(msg),
+                       self.endpoint, self.fence.highest)
+        return False
+
+    async def _read(self, sock: zmq.asyncio.Socket) -> None:
         while True:
-            frames = await self._sock.recv_multipart()
+            frames = await sock.recv_multipart()
             try:
                 name, rid, msg = decode(frames)
             except WireError:
+                continue
+            if not self._admit(name, msg):
                 continue
             stream = self._streams.get(rid)
             if stream is not None:
@@ -435,35 +520,75 @@ class AsyncClient:
 
     async def request(self, name: str, body: Any, reply: str, extra: float = 0.0, resend: bool = False) -> Any:
         """Sends `name` and returns the body of its `reply`; ERROR becomes RequestRefused (or a subclass).
-        `resend`: send the same bytes again every `resend_after` s until answered (keyed SUBMIT only)."""
-        sock = self._open()
+        `resend`: send the same bytes again every `resend_after` s until answered (keyed SUBMIT only).
+        Told NOT_LEADER, or with several coordinators one unreachable, the request goes to the leader
+        named, or to the next coordinator, within the same timeout."""
         rid = next(self._ids) & 0xFFFFFFFF
         frames = encode(name, body, rid)
-        future: asyncio.Future[tuple[str, Any]] = asyncio.get_running_loop().create_future()
-        self._replies[rid] = future
-        deadline = time.monotonic() + self.timeout + extra
-        sent_at = time.monotonic()
-        handshakes = self._watch.handshakes
+        limit = self.timeout + extra
+        deadline = time.monotonic() + limit
+        fenced = self.fence.fenced
+        refused: Any = None  # the last NOT_LEADER: what the caller hears if no leader answers in time
         try:
-            await sock.send_multipart(frames)
-            while not future.done():
-                self._refused(name)
-                now = time.monotonic()
-                if now >= deadline:
-                    raise Timeout("no reply to %s from %s within %g s" % (name, self.endpoint, self.timeout + extra))
-                # A reconnection (a new handshake) or a quiet while may mean the reply was lost.
-                if resend and (now - sent_at >= self.resend_after + extra or self._watch.handshakes > handshakes > 0):
-                    await sock.send_multipart(frames)
-                    sent_at, handshakes = now, self._watch.handshakes
-                await asyncio.wait([future], timeout=min(0.1, deadline - now))
+            while True:
+                try:
+                    got, msg, generation = await self._exchange(name, rid, frames, deadline, limit, resend, fenced)
+                except Timeout:
+                    if refused is None:
+                        raise
+                    got, msg = "ERROR", refused
+                    break
+                if got == "ERROR" and msg.code == pb.ERROR_CODE_NOT_LEADER and time.monotonic() < deadline:
+                    refused = msg
+                    await self._not_leader(msg.message, generation, deadline)
+                    continue
+                break
         finally:
             self._replies.pop(rid, None)
-        got, msg = future.result()
+        if got != "ERROR" and generation == self._generation:
+            self.endpoints.reached()  # answered: forget the coordinators that failed
         if got == "ERROR":
             raise _refusal(name, msg)
         if got != reply:
             raise OpqueueError("%s: expected %s, got %s" % (name, reply, got))
         return msg
+
+    async def _exchange(self, name: str, rid: int, frames: list[bytes], deadline: float, limit: float, resend: bool,
+                        fenced: int) -> tuple[str, Any, int]:
+        """Sends request `rid` and waits for its reply: (reply, body, the connection it came on). Sent again
+        on a new connection when the client moved meanwhile (another request's redirect, or this one's
+        coordinator unreachable)."""
+        future: asyncio.Future[tuple[str, Any]] = asyncio.get_running_loop().create_future()
+        self._replies[rid] = future
+        generation = -1
+        while not future.done():
+            if generation != self._generation:  # the first send, or on the connection the client moved to
+                sock = self._open()
+                generation = self._generation
+                await sock.send_multipart(frames)
+                sent_at, handshakes = time.monotonic(), self._watch.handshakes
+                continue
+            self._refused(name)
+            now = time.monotonic()
+            if now >= deadline:
+                raise Timeout(self._no_reply(name, limit, fenced))
+            if self._coordinator_gone():
+                continue
+            # A reconnection (a new handshake) or a quiet while may mean the reply was lost.
+            if resend and (now - sent_at >= self.resend_after + (limit - self.timeout)
+                           or self._watch.handshakes > handshakes > 0):
+                await sock.send_multipart(frames)
+                sent_at, handshakes = now, self._watch.handshakes
+            await asyncio.wait([future], timeout=min(0.1, deadline - now))
+        got, msg = future.result()
+        return got, msg, generation
+
+    def _no_reply(self, name: str, limit: float, fenced: int) -> str:
+        text = "no reply to %s from %s within %g s" % (name, self.endpoint, limit)
+        if self.fence.fenced > fenced:
+            text += " (meanwhile %d message(s) of a replaced leader were ignored: epoch below %d)" % (
+                self.fence.fenced - fenced, self.fence.highest)
+        return text
 
     # -- runs and operations
 
@@ -571,7 +696,8 @@ class AsyncClient:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             self._refused(name)
-            wait = 0.25 if deadline is None else min(0.25, deadline - time.monotonic())
+            self._coordinator_gone()  # a move puts MOVED in every stream: the watch subscribes again
+            wait = 0.1 if deadline is None else min(0.1, deadline - time.monotonic())
             if wait <= 0:
                 raise Timeout("no reply to %s from %s within %g s" % (name, self.endpoint, timeout or 0))
             try:
@@ -586,21 +712,30 @@ class WatchStream:
     def __init__(self, client: AsyncClient, request: Any) -> None:
         self.client, self.request = client, request
         self.rid = 0
-        self.restarts = 0  # subscriptions made again after ERROR BUSY
+        self.restarts = 0  # subscriptions made again after ERROR BUSY or on another coordinator
         self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._ready: list[Event] = []
 
     async def _subscribe(self) -> None:
         c = self.client
-        sock = c._open()
-        self.client._streams.pop(self.rid, None)
-        self.rid = next(c._ids) & 0xFFFFFFFF
-        self._queue = asyncio.Queue()
-        c._streams[self.rid] = self._queue
-        await sock.send_multipart(encode("WATCH", self.request, self.rid))
-        name, msg = await c._next(self._queue, c.timeout, "WATCH")
-        if name == "ERROR":
-            raise _refusal("WATCH", msg)
+        deadline = time.monotonic() + c.timeout
+        while True:
+            sock = c._open()
+            c._streams.pop(self.rid, None)
+            self.rid = next(c._ids) & 0xFFFFFFFF
+            self._queue = asyncio.Queue()
+            c._streams[self.rid] = self._queue
+            generation = c._generation
+            await sock.send_multipart(encode("WATCH", self.request, self.rid))
+            name, msg = await c._next(self._queue, max(0.001, deadline - time.monotonic()), "WATCH")
+            if name == "MOVED":
+                continue  # on another coordinator now: subscribe there
+            if name == "ERROR" and msg.code == pb.ERROR_CODE_NOT_LEADER and time.monotonic() < deadline:
+                await c._not_leader(msg.message, generation, deadline)
+                continue
+            if name == "ERROR":
+                raise _refusal("WATCH", msg)
+            return
 
     def __aiter__(self) -> "WatchStream":
         return self
@@ -616,9 +751,13 @@ class WatchStream:
                 raise StopAsyncIteration
             if name == "EVENT":
                 self._ready = [Event.of(e) for e in msg.events]
-            elif name == "ERROR" and msg.code == pb.ERROR_CODE_BUSY:
+            elif (name == "ERROR" and msg.code == pb.ERROR_CODE_BUSY) or name == "MOVED":
                 self.restarts += 1
-                await self._subscribe()  # too slow: subscribe again
+                await self._subscribe()  # too slow, or another coordinator: subscribe again
+            elif name == "ERROR" and msg.code == pb.ERROR_CODE_NOT_LEADER:
+                self.restarts += 1
+                await self.client._not_leader(msg.message, self.client._generation, time.monotonic() + 1)
+                await self._subscribe()
             elif name == "ERROR":
                 raise _refusal("WATCH", msg)
         return self._ready.pop(0)
@@ -723,7 +862,7 @@ class Op:
 class Client:
     """The blocking client: `AsyncClient`'s methods, each waiting for its reply. Thread-safe."""
 
-    def __init__(self, endpoint: str, **options: Any) -> None:
+    def __init__(self, endpoint: str | None = None, **options: Any) -> None:
         self._inner = AsyncClient(endpoint, **options)
         self._thread = _LoopThread()
 
@@ -743,6 +882,20 @@ class Client:
     @property
     def duplicates(self) -> int:
         return self._inner.duplicates
+
+    @property
+    def endpoint(self) -> str:
+        """The coordinator in use (see AsyncClient.endpoint)."""
+        return self._inner.endpoint
+
+    @property
+    def fenced(self) -> int:
+        """Replies and events of a replaced leader that were ignored (see AsyncClient.fenced)."""
+        return self._inner.fenced
+
+    @property
+    def epoch(self) -> int:
+        return self._inner.epoch
 
     def run(self, name: str | None = None, queues: Sequence[dict[str, Any]] = ()) -> Run:
         return Run(self, self._inner.run(name, queues))

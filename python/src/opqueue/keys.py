@@ -16,6 +16,7 @@ import argparse
 import itertools
 import os
 import stat
+import time
 from typing import Mapping
 
 import zmq
@@ -152,6 +153,9 @@ class HandshakeWatch:
         self.socket.connect(address)
         self.closes = 0  # connections closed during the handshake, in a row
         self.up = False
+        # Since when the link has been down (never made, or lost); None while up. With several
+        # coordinators, one down this long is left for the next (PROTOCOL.md §14).
+        self.down_since: float | None = time.monotonic()
         self.handshakes = 0  # handshakes that succeeded: a new one after the first is a reconnection
 
     def refusal(self) -> str | None:
@@ -160,7 +164,7 @@ class HandshakeWatch:
             ev = recv_monitor_message(self.socket)
             kind, value = ev["event"], ev["value"]
             if kind == zmq.EVENT_HANDSHAKE_SUCCEEDED:
-                self.up, self.closes = True, 0
+                self.up, self.closes, self.down_since = True, 0, None
                 self.handshakes += 1
             elif kind == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
                 return "authentication failed: " + (
@@ -175,7 +179,7 @@ class HandshakeWatch:
                     "ITS-PUBLIC-KEY (or $OPQ_KEY, $OPQ_COORDINATOR_KEY)")
             elif kind == zmq.EVENT_DISCONNECTED:
                 if self.up:
-                    self.up = False
+                    self.up, self.down_since = False, time.monotonic()
                 elif self.keyed:
                     # A CURVE server that cannot open our HELLO (not the key we were given) just closes;
                     # a restarting coordinator may too, but not three times in a row.

@@ -34,6 +34,7 @@ COMMANDS: dict[int, tuple[str, Any]] = {
     0x35: ("STORY", pb.Story), 0x36: ("STORY-REPLY", pb.StoryReply),
     0x37: ("FOLLOW", pb.Follow), 0x38: ("JOURNAL", pb.JournalChunk), 0x39: ("SNAPSHOT", pb.SnapshotChunk),
     0x3A: ("REPLICA-ACK", pb.ReplicaAck), 0x3B: ("PROMOTE", pb.Promote),
+    0x40: ("HA", pb.HighAvailability), 0x41: ("HA-REPLY", pb.HighAvailabilityReply),
 }
 CODE = {name: code for code, (name, _) in COMMANDS.items()}
 
