@@ -221,6 +221,14 @@ def run_checks(page, opctl, a):
                    "const r = [e.textContent, e.className, e.title]; renderSummary(summary); return r")
     check(late[0].endswith(", 685 late worker reports ignored") and "fenced" not in late[0] and late[1] == "muted" and late[2],
           f"685 stale reports read '685 late worker reports ignored' in the muted header line: {late}")
+    # An --ha leader with a hot standby says so in the header (issue 29); this lone coordinator shows no badge.
+    role = page.js("const e = document.getElementById('role'); const alone = [e.hidden, e.textContent];"
+                   "renderSummary(Object.assign({}, summary, {status: Object.assign({}, summary.status, {epoch: '7', replication: 'sync',"
+                   " standbys: [{name: 'head-b', state: 'sync', lag_records: '3', lag_us: '1500'}]})}));"
+                   "const r = [e.hidden, e.textContent, e.dataset.epoch]; renderSummary(summary); return alone.concat(r, [e.hidden])")
+    check(role[0] is True and role[2] is False
+          and role[3] == "leader, epoch 7 · standby head-b: sync (sync), lag 3 records, 1.5 ms" and role[4] == "7" and role[5] is True,
+          f"the role badge: hidden alone, 'leader, epoch 7 · standby head-b: …' with a standby: {role}")
     first = page.seq()
     check(poll("more live summaries", 10, lambda: page.seq() >= first + 2), "live summaries keep coming (about one a second)")
 

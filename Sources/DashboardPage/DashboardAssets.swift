@@ -39,6 +39,7 @@ header .muted { color: #aab3c0; }
 .badge { padding: 2px 8px; border-radius: 10px; background: #3a4456; font-size: 12px; }
 .badge.sec-insecure { background: var(--failed); }
 .badge.sec-curve { background: #2f6f4f; }
+.badge.role { background: #2f4f6f; }
 .badge.suspended { background: var(--cancelled); color: #fff; }
 .totals { display: flex; gap: 14px; margin: 0; }
 .totals div { text-align: center; }
@@ -426,9 +427,26 @@ function renderTotals(status, queues, workers) {
   badge.className = `badge sec-${sec || "unknown"}`;
   badge.textContent = sec === "curve" ? `keys (CURVE), ${fmtCount(status.auth_failures)} refused`
     : sec === "insecure" ? "INSECURE: no keys off loopback" : sec ? sec : "security: ?";
+  renderRole(status);
   const stats = $("coordinator-stats");
   stats.textContent = coordinatorStatsText(status);
   stats.title = num(status.fenced) ? LATE_REPORTS_HINT : "";
+}
+
+/** The coordinator's place in an --ha group (its epoch while it leads) and the hot standbys that
+ *  follow its journal, with their lag (issue 29); hidden for a coordinator with neither. A standby's
+ *  own page shows its NOT_LEADER refusal instead. */
+function renderRole(status) {
+  const e = $("role");
+  const epoch = num(status.epoch);
+  const parts = epoch ? [`leader, epoch ${epoch}`] : [];
+  for (const s of status.standbys || []) {
+    const ms = (num(s.lag_us) / 1000).toFixed(1);
+    parts.push(`standby ${str(s.name)}: ${str(s.state) || "?"} (${str(status.replication) || "?"}), lag ${fmtCount(s.lag_records)} records, ${ms} ms`);
+  }
+  e.hidden = parts.length === 0;
+  e.textContent = parts.join(" · ");
+  e.dataset.epoch = String(epoch);
 }
 
 const LATE_REPORTS_HINT = "Reports from workers about attempts the coordinator no longer waits for " +
@@ -1209,6 +1227,7 @@ private let file_index_html = #"""
   <h1>opqueue</h1>
   <span id="conn" class="conn" data-state="connecting" title="live updates from /api/live">connecting…</span>
   <span id="security" class="badge" data-security="">security: ?</span>
+  <span id="role" class="badge role" data-epoch="0" hidden title="--ha leadership and hot standbys (opctl ha status)"></span>
   <dl id="totals" class="totals">
     <div><dt>operations</dt><dd id="total-operations" data-value="0">0</dd></div>
     <div><dt>pending</dt><dd id="total-pending" data-value="0">0</dd></div>

@@ -289,9 +289,26 @@ function renderTotals(status, queues, workers) {
   badge.className = `badge sec-${sec || "unknown"}`;
   badge.textContent = sec === "curve" ? `keys (CURVE), ${fmtCount(status.auth_failures)} refused`
     : sec === "insecure" ? "INSECURE: no keys off loopback" : sec ? sec : "security: ?";
+  renderRole(status);
   const stats = $("coordinator-stats");
   stats.textContent = coordinatorStatsText(status);
   stats.title = num(status.fenced) ? LATE_REPORTS_HINT : "";
+}
+
+/** The coordinator's place in an --ha group (its epoch while it leads) and the hot standbys that
+ *  follow its journal, with their lag (issue 29); hidden for a coordinator with neither. A standby's
+ *  own page shows its NOT_LEADER refusal instead. */
+function renderRole(status) {
+  const e = $("role");
+  const epoch = num(status.epoch);
+  const parts = epoch ? [`leader, epoch ${epoch}`] : [];
+  for (const s of status.standbys || []) {
+    const ms = (num(s.lag_us) / 1000).toFixed(1);
+    parts.push(`standby ${str(s.name)}: ${str(s.state) || "?"} (${str(status.replication) || "?"}), lag ${fmtCount(s.lag_records)} records, ${ms} ms`);
+  }
+  e.hidden = parts.length === 0;
+  e.textContent = parts.join(" · ");
+  e.dataset.epoch = String(epoch);
 }
 
 const LATE_REPORTS_HINT = "Reports from workers about attempts the coordinator no longer waits for " +
