@@ -3519,11 +3519,11 @@ nonisolated extension WireQueueSettings: SwiftProtobuf.Message, SwiftProtobuf._M
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{3}max_concurrent\0\u{1}qos\0\u{1}suspended\0\u{1}fairness\0")
 
   fileprivate class _StorageClass {
-    var _name: String = String()
-    var _maxConcurrent: Int32? = nil
-    var _qos: WireQoS = .unspecified
-    var _suspended: Bool? = nil
-    var _fairness: WireQueueFairness? = nil
+    @exclusivity(unchecked) var _name: String = String()
+    @exclusivity(unchecked) var _maxConcurrent: Int32? = nil
+    @exclusivity(unchecked) var _qos: WireQoS = .unspecified
+    @exclusivity(unchecked) var _suspended: Bool? = nil
+    @exclusivity(unchecked) var _fairness: WireQueueFairness? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -3746,25 +3746,25 @@ nonisolated extension WireOperation: SwiftProtobuf.Message, SwiftProtobuf._Messa
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}queue\0\u{1}kind\0\u{1}payload\0\u{1}after\0\u{1}priority\0\u{1}qos\0\u{1}parts\0\u{1}policy\0\u{1}retries\0\u{3}loss_retries\0\u{3}timeout_us\0\u{1}requires\0\u{1}barrier\0\u{3}retry_delay_us\0\u{3}retry_delay_max_us\0\u{1}share\0\u{3}concurrency_key\0")
 
   fileprivate class _StorageClass {
-    var _id: String = String()
-    var _name: String = String()
-    var _queue: String = String()
-    var _kind: String = String()
-    var _payload: Data = Data()
-    var _after: [String] = []
-    var _priority: Int32 = 0
-    var _qos: WireQoS = .unspecified
-    var _parts: UInt32 = 0
-    var _policy: WireDependencyPolicy = .finished
-    var _retries: UInt32 = 0
-    var _lossRetries: UInt32? = nil
-    var _timeoutUs: Int64 = 0
-    var _requires: [String] = []
-    var _barrier: Bool = false
-    var _retryDelayUs: Int64? = nil
-    var _retryDelayMaxUs: Int64? = nil
-    var _share: String = String()
-    var _concurrencyKey: String = String()
+    @exclusivity(unchecked) var _id: String = String()
+    @exclusivity(unchecked) var _name: String = String()
+    @exclusivity(unchecked) var _queue: String = String()
+    @exclusivity(unchecked) var _kind: String = String()
+    @exclusivity(unchecked) var _payload: Data = Data()
+    @exclusivity(unchecked) var _after: [String] = []
+    @exclusivity(unchecked) var _priority: Int32 = 0
+    @exclusivity(unchecked) var _qos: WireQoS = .unspecified
+    @exclusivity(unchecked) var _parts: UInt32 = 0
+    @exclusivity(unchecked) var _policy: WireDependencyPolicy = .finished
+    @exclusivity(unchecked) var _retries: UInt32 = 0
+    @exclusivity(unchecked) var _lossRetries: UInt32? = nil
+    @exclusivity(unchecked) var _timeoutUs: Int64 = 0
+    @exclusivity(unchecked) var _requires: [String] = []
+    @exclusivity(unchecked) var _barrier: Bool = false
+    @exclusivity(unchecked) var _retryDelayUs: Int64? = nil
+    @exclusivity(unchecked) var _retryDelayMaxUs: Int64? = nil
+    @exclusivity(unchecked) var _share: String = String()
+    @exclusivity(unchecked) var _concurrencyKey: String = String()
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -4416,23 +4416,23 @@ nonisolated extension WireQueueCounts: SwiftProtobuf.Message, SwiftProtobuf._Mes
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}pending\0\u{1}ready\0\u{1}executing\0\u{1}finished\0\u{1}cancelled\0\u{1}failed\0\u{1}suspended\0\u{3}max_concurrent\0\u{1}qos\0\u{1}dispatched\0\u{1}fairness\0\u{1}shares\0\u{1}keys\0\u{3}shares_omitted\0\u{3}keys_omitted\0\u{3}next_token_us\0")
 
   fileprivate class _StorageClass {
-    var _name: String = String()
-    var _pending: UInt64 = 0
-    var _ready: UInt64 = 0
-    var _executing: UInt64 = 0
-    var _finished: UInt64 = 0
-    var _cancelled: UInt64 = 0
-    var _failed: UInt64 = 0
-    var _suspended: Bool = false
-    var _maxConcurrent: Int32 = 0
-    var _qos: WireQoS = .unspecified
-    var _dispatched: UInt64 = 0
-    var _fairness: WireQueueFairness? = nil
-    var _shares: [WireShareCounts] = []
-    var _keys: [WireConcurrencyKeyCounts] = []
-    var _sharesOmitted: UInt32 = 0
-    var _keysOmitted: UInt32 = 0
-    var _nextTokenUs: Int64 = 0
+    @exclusivity(unchecked) var _name: String = String()
+    @exclusivity(unchecked) var _pending: UInt64 = 0
+    @exclusivity(unchecked) var _ready: UInt64 = 0
+    @exclusivity(unchecked) var _executing: UInt64 = 0
+    @exclusivity(unchecked) var _finished: UInt64 = 0
+    @exclusivity(unchecked) var _cancelled: UInt64 = 0
+    @exclusivity(unchecked) var _failed: UInt64 = 0
+    @exclusivity(unchecked) var _suspended: Bool = false
+    @exclusivity(unchecked) var _maxConcurrent: Int32 = 0
+    @exclusivity(unchecked) var _qos: WireQoS = .unspecified
+    @exclusivity(unchecked) var _dispatched: UInt64 = 0
+    @exclusivity(unchecked) var _fairness: WireQueueFairness? = nil
+    @exclusivity(unchecked) var _shares: [WireShareCounts] = []
+    @exclusivity(unchecked) var _keys: [WireConcurrencyKeyCounts] = []
+    @exclusivity(unchecked) var _sharesOmitted: UInt32 = 0
+    @exclusivity(unchecked) var _keysOmitted: UInt32 = 0
+    @exclusivity(unchecked) var _nextTokenUs: Int64 = 0
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -4688,31 +4688,31 @@ nonisolated extension WireOpStatus: SwiftProtobuf.Message, SwiftProtobuf._Messag
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}queue\0\u{1}state\0\u{1}cancelled\0\u{1}outcome\0\u{3}worker_id\0\u{1}attempts\0\u{3}result_size\0\u{1}error\0\u{3}submitted_us\0\u{3}ready_us\0\u{3}started_us\0\u{3}finished_us\0\u{1}priority\0\u{1}parts\0\u{3}parts_done\0\u{3}dispatched_us\0\u{3}attempt_errors\0\u{3}worker_session\0\u{1}run\0\u{3}worker_key\0\u{1}kind\0\u{1}after\0\u{3}result_evicted\0")
 
   fileprivate class _StorageClass {
-    var _id: String = String()
-    var _name: String = String()
-    var _queue: String = String()
-    var _state: WireOpState = .unspecified
-    var _cancelled: Bool = false
-    var _outcome: WireOutcome? = nil
-    var _workerID: String = String()
-    var _attempts: UInt32 = 0
-    var _resultSize: UInt64 = 0
-    var _error: String = String()
-    var _submittedUs: Int64 = 0
-    var _readyUs: Int64 = 0
-    var _startedUs: Int64 = 0
-    var _finishedUs: Int64 = 0
-    var _priority: Int32 = 0
-    var _parts: UInt32 = 0
-    var _partsDone: UInt32 = 0
-    var _dispatchedUs: Int64 = 0
-    var _attemptErrors: [String] = []
-    var _workerSession: UInt32 = 0
-    var _run: String = String()
-    var _workerKey: String = String()
-    var _kind: String = String()
-    var _after: [String] = []
-    var _resultEvicted: Bool = false
+    @exclusivity(unchecked) var _id: String = String()
+    @exclusivity(unchecked) var _name: String = String()
+    @exclusivity(unchecked) var _queue: String = String()
+    @exclusivity(unchecked) var _state: WireOpState = .unspecified
+    @exclusivity(unchecked) var _cancelled: Bool = false
+    @exclusivity(unchecked) var _outcome: WireOutcome? = nil
+    @exclusivity(unchecked) var _workerID: String = String()
+    @exclusivity(unchecked) var _attempts: UInt32 = 0
+    @exclusivity(unchecked) var _resultSize: UInt64 = 0
+    @exclusivity(unchecked) var _error: String = String()
+    @exclusivity(unchecked) var _submittedUs: Int64 = 0
+    @exclusivity(unchecked) var _readyUs: Int64 = 0
+    @exclusivity(unchecked) var _startedUs: Int64 = 0
+    @exclusivity(unchecked) var _finishedUs: Int64 = 0
+    @exclusivity(unchecked) var _priority: Int32 = 0
+    @exclusivity(unchecked) var _parts: UInt32 = 0
+    @exclusivity(unchecked) var _partsDone: UInt32 = 0
+    @exclusivity(unchecked) var _dispatchedUs: Int64 = 0
+    @exclusivity(unchecked) var _attemptErrors: [String] = []
+    @exclusivity(unchecked) var _workerSession: UInt32 = 0
+    @exclusivity(unchecked) var _run: String = String()
+    @exclusivity(unchecked) var _workerKey: String = String()
+    @exclusivity(unchecked) var _kind: String = String()
+    @exclusivity(unchecked) var _after: [String] = []
+    @exclusivity(unchecked) var _resultEvicted: Bool = false
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -4926,23 +4926,23 @@ nonisolated extension WireStatusReply: SwiftProtobuf.Message, SwiftProtobuf._Mes
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}queues\0\u{1}ops\0\u{3}next_after\0\u{3}not_found\0\u{3}now_us\0\u{1}fenced\0\u{3}total_operations\0\u{3}coordinator_rss_bytes\0\u{3}coordinator_cpu_us\0\u{1}unplaceable\0\u{1}omitted\0\u{1}matched\0\u{1}security\0\u{3}auth_failures\0\u{2}\u{1a}standbys\0\u{1}replication\0\u{2}1epoch\0")
 
   fileprivate class _StorageClass {
-    var _queues: [WireQueueCounts] = []
-    var _ops: [WireOpStatus] = []
-    var _nextAfter: String = String()
-    var _notFound: [String] = []
-    var _nowUs: Int64 = 0
-    var _fenced: UInt64 = 0
-    var _totalOperations: UInt64 = 0
-    var _coordinatorRssBytes: UInt64 = 0
-    var _coordinatorCpuUs: UInt64 = 0
-    var _unplaceable: [WireUnplaceable] = []
-    var _omitted: [String] = []
-    var _matched: UInt64 = 0
-    var _security: String = String()
-    var _authFailures: UInt64 = 0
-    var _epoch: UInt64 = 0
-    var _standbys: [WireStandbyInfo] = []
-    var _replication: String = String()
+    @exclusivity(unchecked) var _queues: [WireQueueCounts] = []
+    @exclusivity(unchecked) var _ops: [WireOpStatus] = []
+    @exclusivity(unchecked) var _nextAfter: String = String()
+    @exclusivity(unchecked) var _notFound: [String] = []
+    @exclusivity(unchecked) var _nowUs: Int64 = 0
+    @exclusivity(unchecked) var _fenced: UInt64 = 0
+    @exclusivity(unchecked) var _totalOperations: UInt64 = 0
+    @exclusivity(unchecked) var _coordinatorRssBytes: UInt64 = 0
+    @exclusivity(unchecked) var _coordinatorCpuUs: UInt64 = 0
+    @exclusivity(unchecked) var _unplaceable: [WireUnplaceable] = []
+    @exclusivity(unchecked) var _omitted: [String] = []
+    @exclusivity(unchecked) var _matched: UInt64 = 0
+    @exclusivity(unchecked) var _security: String = String()
+    @exclusivity(unchecked) var _authFailures: UInt64 = 0
+    @exclusivity(unchecked) var _epoch: UInt64 = 0
+    @exclusivity(unchecked) var _standbys: [WireStandbyInfo] = []
+    @exclusivity(unchecked) var _replication: String = String()
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
