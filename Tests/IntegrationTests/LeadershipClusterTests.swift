@@ -147,10 +147,19 @@ struct LeadershipClusterTests {
         let first = try g.waitForLeader()
         let opctl = Binaries.path("opctl")
         let both = g.endpoints.joined(separator: ",")
+        // The other follows the leader's journal (a hot standby): `ha status` lists it under the leader.
+        try waitUntil("the standby in sync", timeout: 30, logs: g.logs) {
+            guard case .statusReply(let s)? = g.ask(first) else { return false }
+            return s.standbys.first?.state == "sync"
+        }
         var status = try CommandLineTests.run(opctl, ["ha", "status"], env: ["OPCOORD": both], timeout: 30)
         #expect(status.status == 0, "\(status.stderr)")
-        let lines = status.stdout.split(separator: "\n")
+        let tables = status.stdout.components(separatedBy: "\n\n")
+        let lines = tables[0].split(separator: "\n")
         #expect(lines.count == 3, "\(status.stdout)")
+        let standbys = tables.count == 2 ? tables[1].split(separator: "\n") : []
+        #expect(standbys.count == 2 && standbys[1].hasPrefix(g.endpoints[first]) && standbys[1].contains(g.endpoints[1 - first])
+                && standbys[1].contains("sync (sync)"), "the standby and its lag under the leader: \(status.stdout)")
         #expect(lines.contains { $0.hasPrefix(g.endpoints[first]) && $0.contains(" leader ") }, "\(status.stdout)")
         #expect(lines.contains { $0.hasPrefix(g.endpoints[1 - first]) && $0.contains(" standby ") && $0.contains(g.endpoints[first]) },
                 "\(status.stdout)")
