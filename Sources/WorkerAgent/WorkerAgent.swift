@@ -35,8 +35,9 @@ public final class WorkerAgent: Sendable {
         self.waker = waker
         let events = self.events
         queue = LocalOperationQueue(slots: config.slots, registry: registry, logger: logger) { event in
-            events.append(event)
-            waker.wake()
+            // One eventfd write per batch the socket thread takes, not per event (two per part): a
+            // non-empty inbox already has its wake pending, or is between the drain and the take.
+            if events.append(event) { waker.wake() }
         }
     }
 
@@ -117,15 +118,20 @@ final class EventInbox: Sendable {
     }
     private let inbox = Mutex(Inbox())
 
-    func append(_ event: WorkerEvent) {
+    /// Appends `event`; true when the inbox was empty, so the socket thread must be woken. The socket
+    /// thread drains its wake before it takes (`WorkerSession.run`), so an event appended to a non-empty
+    /// inbox is taken with those before it.
+    @discardableResult
+    func append(_ event: WorkerEvent) -> Bool {
         inbox.withLock { box in
             let at = max(WorkerSession.now(), box.lastStamp + 1)
             box.lastStamp = at
             box.events.append((event, at))
+            return box.events.count == 1
         }
     }
 
-    /// Everything appended since the last call, in order.
+    /// Everything appended since the last call, in order. (Drain the waker first: see `append`.)
     func take() -> [(event: WorkerEvent, at: Int64)] {
         inbox.withLock { box in
             let taken = box.events
