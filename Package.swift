@@ -67,6 +67,7 @@ var targets: [Target] = [
     .target(name: "Coordinator", dependencies: [
         "SchedulerCore", "WireProtocol", "ZeroMQ", "Journal",
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "HeapModule", package: "swift-collections"),
     ]),
     .target(name: "WorkerAgent", dependencies: [
         "Lifecycle", "WorkerRuntime", "WireProtocol", "ZeroMQ", "OpSpec", "OpClient",

@@ -149,7 +149,7 @@ final class CoordinatorLoop {
         while !stopRequested() {
             now = CoordinatorClock.nowMicros()
             if ha != nil, !leadershipServes() { try notLeaderPass(); continue }
-            let waitUntil = min(nextTick, clientBook.nextDeadline ?? .max, workerLinks.nextSweep, now + 1_000_000,
+            let waitUntil = min(nextTick, clientBook.nextDeadline ?? .max, workerLinks.nextHeartbeat, now + 1_000_000,
                                 backlog.isEmpty ? .max : nextBacklogTry, eventStreams.isEmpty ? .max : nextEventFlush,
                                 ha?.deadline ?? .max, replicationDeadline ?? .max)
             try pass(waitUntil: waitUntil)

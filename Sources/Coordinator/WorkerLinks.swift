@@ -1,3 +1,5 @@
+import HeapModule
+
 /// What the loop keeps per worker session beside its routing (`PeerTable`): when we last sent it
 /// something (idle ones get a HEARTBEAT so they do not take our silence for a dead coordinator), its
 /// clock offset, what its HELLO said, and which sessions the core declared lost but may still talk
@@ -12,21 +14,35 @@ struct WorkerLinks {
         var connectedAt: Int64
     }
 
-    /// µs between HEARTBEATs to an idle worker; the sweep runs twice per interval.
+    /// A session's next heartbeat, due an interval after the last thing sent to it. Entries are not
+    /// moved when something else is sent: a popped entry whose session was sent to since is pushed back
+    /// at its new due time (one entry per live session; a lost or closed one is dropped when popped).
+    private struct Due: Comparable {
+        var at: Int64
+        var session: UInt64
+        static func < (a: Due, b: Due) -> Bool { a.at < b.at }
+    }
+
+    /// µs between HEARTBEATs to an idle worker: each hears one an interval after the last message it
+    /// got (not at a sweep, so a late heartbeat measures a stalled loop: `scripts/bench loop`).
     let heartbeatInterval: Int64
+    /// Heartbeats due within this much of the first due one go together (one wake-up, not one per
+    /// session): early by at most 1/16 of the interval, never late.
+    var heartbeatSlack: Int64 { heartbeatInterval / 16 }
     /// Live sessions only: a lost or departed one gets no heartbeat.
     private var lastSent: [UInt64: Int64] = [:]
+    private var dues = Heap<Due>()
     private var lost: Set<UInt64> = []
     private(set) var clocks: [UInt64: WorkerClock] = [:]
     private(set) var info: [UInt64: Info] = [:]
-    /// When the next idle sweep is due (the loop wakes up by then).
-    private(set) var nextSweep: Int64 = 0
+    /// When the next heartbeat is due (the loop wakes up by then; `.max`: no live session).
+    var nextHeartbeat: Int64 { dues.min?.at ?? .max }
 
     init(heartbeatInterval: Int64) { self.heartbeatInterval = heartbeatInterval }
 
     /// A session began (HELLO): it counts as just sent to (the WELCOME is on its way).
     mutating func opened(_ id: UInt64, info i: Info, clock: WorkerClock, now: Int64) {
-        lastSent[id] = now
+        if lastSent.updateValue(now, forKey: id) == nil { dues.insert(Due(at: now + heartbeatInterval, session: id)) }
         clocks[id] = clock
         info[id] = i
     }
@@ -71,13 +87,23 @@ struct WorkerLinks {
         return out
     }
 
-    /// At a sweep (`now` ≥ `nextSweep`): the live workers sent nothing for an interval, which the loop
-    /// sends HEARTBEAT; none between sweeps. O(workers) twice per interval.
+    /// The live sessions whose heartbeat is due by `now` + the slack (sent nothing for an interval,
+    /// or nearly): the loop sends each a HEARTBEAT (and so `sent(to:)`). O(log sessions) per entry
+    /// popped; an entry whose session was sent to since goes back at its new due time.
     mutating func idleWorkers(now: Int64) -> [UInt64] {
-        guard now >= nextSweep else { return [] }
-        nextSweep = now + heartbeatInterval / 2
         var out: [UInt64] = []
-        for (w, last) in lastSent where now - last >= heartbeatInterval { out.append(w) }
+        let horizon = now + heartbeatSlack
+        while let first = dues.min, first.at <= horizon {
+            _ = dues.popMin()
+            guard let last = lastSent[first.session] else { continue }    // lost or closed: dropped
+            let due = last + heartbeatInterval
+            if due <= horizon {
+                out.append(first.session)
+                dues.insert(Due(at: now + heartbeatInterval, session: first.session))
+            } else {
+                dues.insert(Due(at: due, session: first.session))
+            }
+        }
         return out
     }
 }

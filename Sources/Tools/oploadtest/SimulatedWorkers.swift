@@ -114,7 +114,7 @@ final class SimulatedWorkers {
         for _ in 0..<1024 {
             guard let frames = try w.socket.receiveMultipart(flags: .dontWait) else { return }
             guard case .success(let envelope) = WireCodec.decode(frames) else { continue }
-            if w.isRegistered { gaps.record(now - w.lastReceived) }
+            if w.isRegistered { gaps.record(silence: now - w.lastReceived, interval: w.heartbeatMicros) }
             switch w.handle(envelope.message, now: now) {
             case .none: break
             case .start(let parts): start(i, parts, now: now)
