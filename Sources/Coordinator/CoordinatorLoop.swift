@@ -461,7 +461,7 @@ final class CoordinatorLoop {
             clock?.observe(sent: s.sentUs, receivedAt: now)
             for p in s.parts {
                 let at = clock?.convert(p.atUs, now: now)
-                feed(.partStarted(WireCoreMapping.partRef(worker: w, p.opID, part: p.part, attempt: p.attempt, at: at)))
+                feed(.partStarted(WireCoreMapping.partRef(worker: w, p.opID, part: p.part, attempt: p.attempt, token: p.token, at: at)))
             }
             if let clock { workerLinks.update(clock, of: w) }
         case .progress(let p):
@@ -479,12 +479,12 @@ final class CoordinatorLoop {
                 if r.startedAtUs > 0 {
                     // Started and finished between two reports: its start rides on the record.
                     let started = clock?.convert(r.startedAtUs, now: now)
-                    feed(.partStarted(WireCoreMapping.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt, at: started)))
+                    feed(.partStarted(WireCoreMapping.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt, token: r.token, at: started)))
                 }
                 let at = clock?.convert(r.atUs, now: now)
                 // (1.5) Output tails, when the record has any (a noop's has none: nothing is done for it).
                 if r.carriesOutput { keepOutput(r, worker: w, at: at ?? now) }
-                feed(.partFinished(WireCoreMapping.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt, at: at),
+                feed(.partFinished(WireCoreMapping.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt, token: r.token, at: at),
                                    Outcome(wire: r), grant: grant))
             }
             if let clock { workerLinks.update(clock, of: w) }

@@ -95,8 +95,10 @@ enum WireCoreMapping {
                   suspended: w.hasSuspended ? w.suspended : false)
     }
 
-    static func partRef(worker: UInt64, _ opID: String, part: UInt32, attempt: UInt32, at: Int64? = nil) -> PartRef {
-        PartRef(worker: worker, op: opID, part: Int(part), attempt: Int(attempt), at: at)
+    /// `token`: the wire's (1.10), the DISPATCH's echoed: the core's row + 1, so 0 (a 1.9 worker) is none.
+    static func partRef(worker: UInt64, _ opID: String, part: UInt32, attempt: UInt32, token: UInt64 = 0,
+                        at: Int64? = nil) -> PartRef {
+        PartRef(worker: worker, op: opID, part: Int(part), attempt: Int(attempt), token: token == 0 ? nil : token &- 1, at: at)
     }
 
     static func unplaceable(_ u: Unplaceable) -> WireUnplaceable {
@@ -128,6 +130,7 @@ enum WireCoreMapping {
         r.priority = Int32(d.priority)
         r.qos = d.qos.wire
         if let name = d.name { r.name = name }
+        r.token = d.token &+ 1    // 0 on the wire is "none" (partRef)
         return r
     }
 

@@ -15,11 +15,15 @@ public struct Dispatch: Sendable, Equatable {
     public var inputs: [(String, [UInt8])]
     public var priority: Int
     public var qos: OperationQoS
+    /// The op's row: the worker echoes it in STARTED and FINISHED (PROTOCOL.md 1.10) and the shell hands it
+    /// back in `PartRef.token`, so a report finds its op without an id lookup (checked against the id).
+    public var token: UInt64
 
     public init(worker: UInt64, op: String, name: String? = nil, part: Int, parts: Int, attempt: Int, kind: String,
-                payload: [UInt8], inputs: [(String, [UInt8])], priority: Int, qos: OperationQoS) {
+                payload: [UInt8], inputs: [(String, [UInt8])], priority: Int, qos: OperationQoS, token: UInt64 = 0) {
         self.worker = worker; self.op = op; self.name = name; self.part = part; self.parts = parts; self.attempt = attempt
         self.kind = kind; self.payload = payload; self.inputs = inputs; self.priority = priority; self.qos = qos
+        self.token = token
     }
 
     public static func == (a: Dispatch, b: Dispatch) -> Bool {

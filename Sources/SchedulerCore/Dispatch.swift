@@ -137,7 +137,7 @@ extension Scheduler {
         out.append(.dispatch(Dispatch(worker: wid, op: ops.ids[i], name: names.isEmpty ? nil : names[op], part: part, parts: Int(ops.hot[i].parts),
                                       attempt: Int(attempt), kind: kindNames[Int(classes[Int(cls)].kind)],
                                       payload: ops.payloads[i], inputs: inputs, priority: Int(ops.hot[i].priority),
-                                      qos: OperationQoS(rank: Int(laneQoS))!)))
+                                      qos: OperationQoS(rank: Int(laneQoS))!, token: UInt64(i))))
         if !watchers.isEmpty {
             publish(op, .dispatched(part: part, attempt: Int(attempt), worker: wid), &out)
         }

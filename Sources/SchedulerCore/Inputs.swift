@@ -13,9 +13,9 @@ public struct PartRef: Sendable, Hashable {
     public var op: String
     public var part: Int
     public var attempt: Int
-    /// The op's row, when the core itself knows it (recovery replays its own records); reports from
-    /// workers name the op by id only (the wire has no token: the id lookup is the production path, and
-    /// the core benchmark takes it too). Checked against `op`, so a stale row only costs the lookup.
+    /// The op's row (`Dispatch.token`), when known: a worker echoes the DISPATCH's token in its reports
+    /// (PROTOCOL.md 1.10), and recovery replays its own records. Checked against `op`, so a stale row (a
+    /// restarted coordinator, a compaction since) or none (a 1.9 worker) only costs the id lookup.
     public var token: UInt64?
     /// When the worker says it happened (STARTED, FINISHED), already on the coordinator's timeline;
     /// nil = when the shell received it. The core keeps it between the part's dispatch and now.

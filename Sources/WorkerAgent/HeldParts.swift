@@ -48,6 +48,8 @@ struct HeldParts {
 
     private struct Part {
         var seq: Int
+        /// The DISPATCH's token (1.10), echoed in STARTED and FINISHED; 0 = none.
+        var token: UInt64 = 0
         /// When its handler started; 0 = waiting for a slot.
         var startedAt: Int64 = 0
         /// A coordinator knows it started (STARTED, or `at_us` in a HELLO).
@@ -102,13 +104,17 @@ struct HeldParts {
 
     // MARK: inputs
 
-    /// DISPATCH: the parts are held from now on (a key held already is a duplicate, ignored).
-    mutating func dispatched(_ keys: some Sequence<PartKey>) {
-        for key in keys where parts[key] == nil {
-            parts[key] = Part(seq: nextSeq)
+    /// DISPATCH: the parts are held from now on (a key held already is a duplicate, ignored), each with
+    /// the token its reports echo.
+    mutating func dispatched(_ records: some Sequence<(key: PartKey, token: UInt64)>) {
+        for (key, token) in records where parts[key] == nil {
+            parts[key] = Part(seq: nextSeq, token: token)
             nextSeq += 1
         }
     }
+
+    /// The token a held part's reports echo (0: not held, or dispatched without one).
+    func token(of key: PartKey) -> UInt64 { parts[key]?.token ?? 0 }
 
     /// Its handler started. True: send STARTED now.
     mutating func started(_ key: PartKey, at: Int64) -> Bool {

@@ -289,7 +289,7 @@ struct SessionMachine {
 
     private mutating func received(dispatch d: WireDispatch) -> [Action] {
         let parts = d.records.map(DispatchedPart.init(wire:))
-        held.dispatched(parts.lazy.map(\.key))
+        held.dispatched(zip(parts, d.records).lazy.map { (key: $0.key, token: $1.token) })
         return [.submit(parts)]
     }
 

@@ -26,7 +26,9 @@ extension SessionMachine {
             case .started(let key):
                 guard held.started(key, at: at) else { continue }
                 startedIndex[key] = started.count
-                started.append(WirePartRef(key: key, at: at))
+                var ref = WirePartRef(key: key, at: at)
+                ref.token = held.token(of: key)
+                started.append(ref)
             case .progress(let key, let fraction, let message):
                 guard held.registered && held.holds(key) else { continue }
                 var r = WireProgressRecord()
@@ -38,6 +40,7 @@ extension SessionMachine {
                 progress.append(r)
             case .finished(let key, let outcome, let output):
                 var record = WireFinishedRecord(key: key, outcome: Self.bounded(outcome), at: at)
+                record.token = held.token(of: key)    // before `finished` lets the part go
                 if let output { record.setOutput(output) }
                 guard case .report(let grant) = held.finished(key, record: record, at: at) else { continue }
                 credit += grant

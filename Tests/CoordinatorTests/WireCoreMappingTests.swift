@@ -26,4 +26,14 @@ struct WireCoreMappingTests {
         #expect(spec.givenName == "a" && spec.timeoutMicros == 5 && spec.qos == .utility && spec.policy == .succeeded)
         #expect(spec.retryDelayMicros == nil && spec.retryDelayMaxMicros == 7, "a default given is kept as nil, as the journal gives it back")
     }
+
+    /// (1.10) The core's row goes on the wire as row + 1 (0 is "none"), and comes back from a report as
+    /// the row; a report without one (a 1.9 worker) is looked up by id.
+    @Test func theDispatchTokenIsTheRowPlusOneOnTheWire() {
+        let d = Dispatch(worker: 1, op: "r/a", part: 0, parts: 1, attempt: 1, kind: "noop", payload: [], inputs: [],
+                         priority: 0, qos: .default, token: 0)
+        #expect(WireCoreMapping.dispatchRecord(d).token == 1)
+        #expect(WireCoreMapping.partRef(worker: 1, "r/a", part: 0, attempt: 1, token: 1).token == 0)
+        #expect(WireCoreMapping.partRef(worker: 1, "r/a", part: 0, attempt: 1, token: 0).token == nil)
+    }
 }

@@ -4,6 +4,11 @@ import WireProtocol
 @testable import WorkerAgent
 import WorkerRuntime
 
+extension HeldParts {
+    /// Parts dispatched without a token (as by a 1.9 coordinator).
+    mutating func dispatched(_ keys: [PartKey]) { dispatched(keys.map { (key: $0, token: UInt64(0)) }) }
+}
+
 /// What a worker holds across sessions (PROTOCOL.md §7.4), as a pure state machine: no sockets, no
 /// clocks. Times are µs on the worker's monotonic clock.
 struct HeldPartsTests {

@@ -33,13 +33,14 @@ struct SessionMachineTests {
         return .welcome(w)
     }
 
-    func dispatch(_ ids: String...) -> Message {
+    func dispatch(_ ids: String..., tokens: [UInt64] = []) -> Message {
         var d = WireDispatch()
-        d.records = ids.map { id in
+        d.records = ids.enumerated().map { i, id in
             var r = WireDispatchRecord()
             r.opID = id
             r.attempt = 1
             r.kind = "sleep"
+            if i < tokens.count { r.token = tokens[i] }
             return r
         }
         return .dispatch(d)
@@ -193,6 +194,22 @@ struct SessionMachineTests {
         let onWelcome = sent(m.received(welcome("w1"), now: limit + 201 * Self.ms))
         guard case .credit(let c)? = onWelcome.first else { Issue.record("\(onWelcome)"); return }
         #expect(c.credit == 1)
+    }
+
+    /// (1.10) Each report echoes its DISPATCH's token, so the coordinator finds the op without an id lookup;
+    /// a part dispatched without one reports none.
+    @Test func reportsEchoTheDispatchToken() {
+        var m = machine()
+        registered(&m, at: 0)
+        _ = m.received(dispatch("a", "b", "c", tokens: [7, 9]), now: 10 * Self.ms)
+        let started = sent(m.events([(.started(key("a")), 20 * Self.ms), (.started(key("c")), 20 * Self.ms)], now: 20 * Self.ms))
+        guard case .started(let s)? = started.first else { Issue.record("\(started)"); return }
+        #expect(s.parts.map(\.token) == [7, 0])
+        let finished = sent(m.events([(.started(key("b")), 30 * Self.ms), (.finished(key("b"), .succeeded([]), nil), 31 * Self.ms),
+                                      (.finished(key("a"), .failed("no"), nil), 32 * Self.ms)], now: 32 * Self.ms))
+        guard case .finished(let f)? = finished.first else { Issue.record("\(finished)"); return }
+        #expect(f.records.map(\.opID) == ["b", "a"] && f.records.map(\.token) == [9, 7],
+                "started and finished between reports rides on FINISHED with its token")
     }
 
     @Test func noWelcomeDoublesTheBackoffUpToTheCapAndAWelcomeResetsIt() {

@@ -139,6 +139,31 @@ def finished_ops(fake: FakeCoordinator) -> list[str]:
     return [r.op_id for m in fake.got("FINISHED") for r in m.records]
 
 
+# -- (1.10) the dispatch token (PROTOCOL.md §5.6-5.9): not leadership, but this file has the fake coordinator
+
+
+def test_a_worker_echoes_the_dispatch_token_in_started_and_finished(fakes: Callable[..., FakeCoordinator]) -> None:
+    fake = fakes(lambda name, rid, msg: [("WELCOME", welcome(0), 0)] if name == "HELLO" else [])
+    w = RunningWorker(fake.endpoint)
+    try:
+        wait_until("the worker's CREDIT after WELCOME", lambda: fake.got("CREDIT"), timeout=10)
+        w.hold.clear()   # "held" runs until released, so its STARTED goes out alone
+        d = dispatch("held", epoch=0)
+        d.records[0].token = 42
+        plain = dispatch("plain", epoch=0)   # a 1.9 coordinator's: no token
+        fake.send("DISPATCH", d)
+        wait_until("the STARTED of r/held", lambda: any(p.op_id == "r/held" for m in fake.got("STARTED") for p in m.parts),
+                   timeout=10)
+        assert [p.token for m in fake.got("STARTED") for p in m.parts if p.op_id == "r/held"] == [42]
+        w.hold.set()
+        fake.send("DISPATCH", plain)
+        wait_until("both finished", lambda: {"r/held", "r/plain"} <= set(finished_ops(fake)), timeout=10)
+        tokens = {r.op_id: r.token for m in fake.got("FINISHED") for r in m.records}
+        assert tokens == {"r/held": 42, "r/plain": 0}
+    finally:
+        w.stop()
+
+
 # -- (a) the worker fences a replaced leader
 
 

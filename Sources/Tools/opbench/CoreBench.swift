@@ -172,7 +172,7 @@ struct CoreWorkload {
                 next += n
                 feed(.submit(ClientRef(client: 1, request: UInt64(next)), ops: specs, queues: next == n ? queues : []))
             } else if let d = fifo.popFirst() {
-                feed(.partFinished(PartRef(worker: d.worker, op: d.op, part: d.part, attempt: d.attempt), .succeeded([]), grant: 1))
+                feed(.partFinished(PartRef(worker: d.worker, op: d.op, part: d.part, attempt: d.attempt, token: d.token), .succeeded([]), grant: 1))
             } else {
                 break
             }

@@ -655,6 +655,10 @@ public nonisolated struct WireDispatchRecord: Sendable {
   /// display name; empty means "same as op_id"
   public var name: String = String()
 
+  /// (1.10) The coordinator's handle for this attempt, echoed unchanged in STARTED and FINISHED so it
+  /// finds the op without looking its id up (0 = none; a report without one is looked up by op_id).
+  public var token: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -693,6 +697,9 @@ public nonisolated struct WirePartRef: Sendable {
 
   /// STARTED: when its handler began, on the worker's monotonic clock; 0 = unknown
   public var atUs: Int64 = 0
+
+  /// (1.10) STARTED: the DispatchRecord's token, unchanged (0 = none)
+  public var token: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -815,6 +822,9 @@ public nonisolated struct WireFinishedRecord: Sendable {
   public var stdoutDropped: UInt64 = 0
 
   public var stderrDropped: UInt64 = 0
+
+  /// (1.10) the DispatchRecord's token, unchanged (0 = none)
+  public var token: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2958,7 +2968,7 @@ nonisolated extension WireInput: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
 
 nonisolated extension WireDispatchRecord: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".DispatchRecord"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}part\0\u{1}attempt\0\u{1}kind\0\u{1}payload\0\u{1}inputs\0\u{1}priority\0\u{1}qos\0\u{1}name\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}part\0\u{1}attempt\0\u{1}kind\0\u{1}payload\0\u{1}inputs\0\u{1}priority\0\u{1}qos\0\u{1}name\0\u{1}token\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2975,6 +2985,7 @@ nonisolated extension WireDispatchRecord: SwiftProtobuf.Message, SwiftProtobuf._
       case 7: try { try decoder.decodeSingularSInt32Field(value: &self.priority) }()
       case 8: try { try decoder.decodeSingularEnumField(value: &self.qos) }()
       case 9: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 10: try { try decoder.decodeSingularUInt64Field(value: &self.token) }()
       default: break
       }
     }
@@ -3008,6 +3019,9 @@ nonisolated extension WireDispatchRecord: SwiftProtobuf.Message, SwiftProtobuf._
     if !self.name.isEmpty {
       try visitor.visitSingularStringField(value: self.name, fieldNumber: 9)
     }
+    if self.token != 0 {
+      try visitor.visitSingularUInt64Field(value: self.token, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3021,6 +3035,7 @@ nonisolated extension WireDispatchRecord: SwiftProtobuf.Message, SwiftProtobuf._
     if lhs.priority != rhs.priority {return false}
     if lhs.qos != rhs.qos {return false}
     if lhs.name != rhs.name {return false}
+    if lhs.token != rhs.token {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3063,7 +3078,7 @@ nonisolated extension WireDispatch: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension WirePartRef: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PartRef"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}part\0\u{1}attempt\0\u{3}at_us\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}part\0\u{1}attempt\0\u{3}at_us\0\u{1}token\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3075,6 +3090,7 @@ nonisolated extension WirePartRef: SwiftProtobuf.Message, SwiftProtobuf._Message
       case 2: try { try decoder.decodeSingularUInt32Field(value: &self.part) }()
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
       case 4: try { try decoder.decodeSingularInt64Field(value: &self.atUs) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.token) }()
       default: break
       }
     }
@@ -3093,6 +3109,9 @@ nonisolated extension WirePartRef: SwiftProtobuf.Message, SwiftProtobuf._Message
     if self.atUs != 0 {
       try visitor.visitSingularInt64Field(value: self.atUs, fieldNumber: 4)
     }
+    if self.token != 0 {
+      try visitor.visitSingularUInt64Field(value: self.token, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3101,6 +3120,7 @@ nonisolated extension WirePartRef: SwiftProtobuf.Message, SwiftProtobuf._Message
     if lhs.part != rhs.part {return false}
     if lhs.attempt != rhs.attempt {return false}
     if lhs.atUs != rhs.atUs {return false}
+    if lhs.token != rhs.token {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3233,7 +3253,7 @@ nonisolated extension WireProgress: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension WireFinishedRecord: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".FinishedRecord"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}part\0\u{1}attempt\0\u{1}succeeded\0\u{1}failed\0\u{1}cancelled\0\u{3}at_us\0\u{3}started_at_us\0\u{3}stdout_tail\0\u{3}stderr_tail\0\u{3}stdout_dropped\0\u{3}stderr_dropped\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}op_id\0\u{1}part\0\u{1}attempt\0\u{1}succeeded\0\u{1}failed\0\u{1}cancelled\0\u{3}at_us\0\u{3}started_at_us\0\u{3}stdout_tail\0\u{3}stderr_tail\0\u{3}stdout_dropped\0\u{3}stderr_dropped\0\u{1}token\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3274,6 +3294,7 @@ nonisolated extension WireFinishedRecord: SwiftProtobuf.Message, SwiftProtobuf._
       case 10: try { try decoder.decodeSingularBytesField(value: &self.stderrTail) }()
       case 11: try { try decoder.decodeSingularUInt64Field(value: &self.stdoutDropped) }()
       case 12: try { try decoder.decodeSingularUInt64Field(value: &self.stderrDropped) }()
+      case 13: try { try decoder.decodeSingularUInt64Field(value: &self.token) }()
       default: break
       }
     }
@@ -3326,6 +3347,9 @@ nonisolated extension WireFinishedRecord: SwiftProtobuf.Message, SwiftProtobuf._
     if self.stderrDropped != 0 {
       try visitor.visitSingularUInt64Field(value: self.stderrDropped, fieldNumber: 12)
     }
+    if self.token != 0 {
+      try visitor.visitSingularUInt64Field(value: self.token, fieldNumber: 13)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3340,6 +3364,7 @@ nonisolated extension WireFinishedRecord: SwiftProtobuf.Message, SwiftProtobuf._
     if lhs.stderrTail != rhs.stderrTail {return false}
     if lhs.stdoutDropped != rhs.stdoutDropped {return false}
     if lhs.stderrDropped != rhs.stderrDropped {return false}
+    if lhs.token != rhs.token {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -2,7 +2,7 @@
 
     from opqueue import Client, Worker
 
-The wire protocol is docs/PROTOCOL.md (version 1.9); `opqueue.wire` and `opqueue.opqueue_pb2` are its
+The wire protocol is docs/PROTOCOL.md (version 1.10); `opqueue.wire` and `opqueue.opqueue_pb2` are its
 framing and schema for those who speak it directly.
 """
 from .client import AsyncClient, AsyncOp, AsyncRun, Client, Event, Op, OpStatus, Outcome, Run, WaitResult
@@ -11,8 +11,8 @@ from .errors import (AuthenticationFailed, Cancelled, OperationCancelled, Operat
 from .keys import KeyFileError
 from ._worker import Context, Worker, WorkerRefused
 
-__version__ = "1.9.0"
-PROTOCOL_VERSION = "1.9"
+__version__ = "1.10.0"
+PROTOCOL_VERSION = "1.10"
 
 __all__ = ["AsyncClient", "AsyncOp", "AsyncRun", "AuthenticationFailed", "Cancelled", "Client", "Context", "Event",
            "KeyFileError", "Op", "OpStatus", "OperationCancelled", "OperationFailed", "OpqueueError", "Outcome",

@@ -702,10 +702,17 @@ class Worker:
                              % (name, op.kind, len(data), MAX_RESULT))
         return data
 
+    def _token(self, key: tuple[str, int, int]) -> int:
+        """(1.10) The token a held part's DISPATCH carried (0: none, or no longer held)."""
+        held = self._held.get(key)
+        return held.rec.token if held is not None else 0
+
     def _finish(self, p: _Part, outcome: str, value: Any) -> None:
         if p.abandoned or self._held.pop(p.key, None) is None:
             return  # handed back: the coordinator has re-queued it
-        rec = pb.FinishedRecord(op_id=p.rec.op_id, part=p.rec.part, attempt=p.rec.attempt, at_us=now_us())
+        # (1.10) The DISPATCH's token, echoed: the coordinator finds the op without looking its id up.
+        rec = pb.FinishedRecord(op_id=p.rec.op_id, part=p.rec.part, attempt=p.rec.attempt, at_us=now_us(),
+                                token=p.rec.token)
         setattr(rec, outcome, value)
         began = self._started.pop(p.key, None)
         self._progress.pop(p.key, None)
@@ -757,7 +764,8 @@ class Worker:
             items = list(self._started.items())
             self._started.clear()
             for i in range(0, len(items), BATCH_RECORDS):
-                refs = [pb.PartRef(op_id=k[0], part=k[1], attempt=k[2], at_us=at) for k, at in items[i:i + BATCH_RECORDS]]
+                refs = [pb.PartRef(op_id=k[0], part=k[1], attempt=k[2], at_us=at, token=self._token(k))
+                        for k, at in items[i:i + BATCH_RECORDS]]
                 self._send("STARTED", pb.Started(parts=refs, sent_us=sent))
         if self._progress:
             records = list(self._progress.values())

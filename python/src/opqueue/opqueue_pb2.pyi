@@ -148,7 +148,7 @@ class Dispatch(_message.Message):
     def __init__(self, records: _Optional[_Iterable[_Union[DispatchRecord, _Mapping]]] = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class DispatchRecord(_message.Message):
-    __slots__ = ["attempt", "inputs", "kind", "name", "op_id", "part", "payload", "priority", "qos"]
+    __slots__ = ["attempt", "inputs", "kind", "name", "op_id", "part", "payload", "priority", "qos", "token"]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     INPUTS_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -158,6 +158,7 @@ class DispatchRecord(_message.Message):
     PAYLOAD_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
     QOS_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
     attempt: int
     inputs: _containers.RepeatedCompositeFieldContainer[Input]
     kind: str
@@ -167,7 +168,8 @@ class DispatchRecord(_message.Message):
     payload: bytes
     priority: int
     qos: QoS
-    def __init__(self, op_id: _Optional[str] = ..., part: _Optional[int] = ..., attempt: _Optional[int] = ..., kind: _Optional[str] = ..., payload: _Optional[bytes] = ..., inputs: _Optional[_Iterable[_Union[Input, _Mapping]]] = ..., priority: _Optional[int] = ..., qos: _Optional[_Union[QoS, str]] = ..., name: _Optional[str] = ...) -> None: ...
+    token: int
+    def __init__(self, op_id: _Optional[str] = ..., part: _Optional[int] = ..., attempt: _Optional[int] = ..., kind: _Optional[str] = ..., payload: _Optional[bytes] = ..., inputs: _Optional[_Iterable[_Union[Input, _Mapping]]] = ..., priority: _Optional[int] = ..., qos: _Optional[_Union[QoS, str]] = ..., name: _Optional[str] = ..., token: _Optional[int] = ...) -> None: ...
 
 class ErrorReply(_message.Message):
     __slots__ = ["code", "command", "epoch", "message", "op_id"]
@@ -228,7 +230,7 @@ class Finished(_message.Message):
     def __init__(self, records: _Optional[_Iterable[_Union[FinishedRecord, _Mapping]]] = ..., credit: _Optional[int] = ..., sent_us: _Optional[int] = ...) -> None: ...
 
 class FinishedRecord(_message.Message):
-    __slots__ = ["at_us", "attempt", "cancelled", "failed", "op_id", "part", "started_at_us", "stderr_dropped", "stderr_tail", "stdout_dropped", "stdout_tail", "succeeded"]
+    __slots__ = ["at_us", "attempt", "cancelled", "failed", "op_id", "part", "started_at_us", "stderr_dropped", "stderr_tail", "stdout_dropped", "stdout_tail", "succeeded", "token"]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     AT_US_FIELD_NUMBER: _ClassVar[int]
     CANCELLED_FIELD_NUMBER: _ClassVar[int]
@@ -241,6 +243,7 @@ class FinishedRecord(_message.Message):
     STDOUT_DROPPED_FIELD_NUMBER: _ClassVar[int]
     STDOUT_TAIL_FIELD_NUMBER: _ClassVar[int]
     SUCCEEDED_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
     at_us: int
     attempt: int
     cancelled: str
@@ -253,7 +256,8 @@ class FinishedRecord(_message.Message):
     stdout_dropped: int
     stdout_tail: bytes
     succeeded: bytes
-    def __init__(self, op_id: _Optional[str] = ..., part: _Optional[int] = ..., attempt: _Optional[int] = ..., succeeded: _Optional[bytes] = ..., failed: _Optional[str] = ..., cancelled: _Optional[str] = ..., at_us: _Optional[int] = ..., started_at_us: _Optional[int] = ..., stdout_tail: _Optional[bytes] = ..., stderr_tail: _Optional[bytes] = ..., stdout_dropped: _Optional[int] = ..., stderr_dropped: _Optional[int] = ...) -> None: ...
+    token: int
+    def __init__(self, op_id: _Optional[str] = ..., part: _Optional[int] = ..., attempt: _Optional[int] = ..., succeeded: _Optional[bytes] = ..., failed: _Optional[str] = ..., cancelled: _Optional[str] = ..., at_us: _Optional[int] = ..., started_at_us: _Optional[int] = ..., stdout_tail: _Optional[bytes] = ..., stderr_tail: _Optional[bytes] = ..., stdout_dropped: _Optional[int] = ..., stderr_dropped: _Optional[int] = ..., token: _Optional[int] = ...) -> None: ...
 
 class Follow(_message.Message):
     __slots__ = ["from_record", "last_crc", "name"]
@@ -486,16 +490,18 @@ class Outcome(_message.Message):
     def __init__(self, succeeded: _Optional[bytes] = ..., failed: _Optional[str] = ..., cancelled: _Optional[str] = ...) -> None: ...
 
 class PartRef(_message.Message):
-    __slots__ = ["at_us", "attempt", "op_id", "part"]
+    __slots__ = ["at_us", "attempt", "op_id", "part", "token"]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     AT_US_FIELD_NUMBER: _ClassVar[int]
     OP_ID_FIELD_NUMBER: _ClassVar[int]
     PART_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
     at_us: int
     attempt: int
     op_id: str
     part: int
-    def __init__(self, op_id: _Optional[str] = ..., part: _Optional[int] = ..., attempt: _Optional[int] = ..., at_us: _Optional[int] = ...) -> None: ...
+    token: int
+    def __init__(self, op_id: _Optional[str] = ..., part: _Optional[int] = ..., attempt: _Optional[int] = ..., at_us: _Optional[int] = ..., token: _Optional[int] = ...) -> None: ...
 
 class Progress(_message.Message):
     __slots__ = ["records"]
