@@ -113,20 +113,22 @@ struct HeldParts {
         }
     }
 
-    /// The token a held part's reports echo (0: not held, or dispatched without one).
-    func token(of key: PartKey) -> UInt64 { parts[key]?.token ?? 0 }
-
-    /// Its handler started. True: send STARTED now.
-    mutating func started(_ key: PartKey, at: Int64) -> Bool {
-        guard let i = parts.index(forKey: key) else { return false }
+    /// Its handler started: the STARTED record to send now, with the DISPATCH's token (nil: not held, or
+    /// no session to send it to — a HELLO will tell).
+    mutating func started(_ key: PartKey, at: Int64) -> WirePartRef? {
+        guard let i = parts.index(forKey: key) else { return nil }
         parts.values[i].startedAt = at
         parts.values[i].startConveyed = registered
-        return registered
+        guard registered else { return nil }
+        var ref = WirePartRef(key: key, at: at)
+        ref.token = parts.values[i].token
+        return ref
     }
 
-    /// It finished: `record` is its FINISHED record (`at_us` = `at`).
-    mutating func finished(_ key: PartKey, record: WireFinishedRecord, at: Int64) -> Disposition {
+    /// It finished: `record` is its FINISHED record (`at_us` = `at`), given the DISPATCH's token here.
+    mutating func finished(_ key: PartKey, record: inout WireFinishedRecord, at: Int64) -> Disposition {
         guard let part = parts.removeValue(forKey: key) else { return .ignored }
+        record.token = part.token
         var kept = record
         if part.startedAt > 0 { kept.startedAtUs = part.startedAt }   // a HELLO tells when it started
         let entry = Finished(record: kept, size: kept.wireSizeBound, at: at)

@@ -24,10 +24,8 @@ extension SessionMachine {
         for (event, at) in events {
             switch event {
             case .started(let key):
-                guard held.started(key, at: at) else { continue }
+                guard let ref = held.started(key, at: at) else { continue }
                 startedIndex[key] = started.count
-                var ref = WirePartRef(key: key, at: at)
-                ref.token = held.token(of: key)
                 started.append(ref)
             case .progress(let key, let fraction, let message):
                 guard held.registered && held.holds(key) else { continue }
@@ -40,9 +38,8 @@ extension SessionMachine {
                 progress.append(r)
             case .finished(let key, let outcome, let output):
                 var record = WireFinishedRecord(key: key, outcome: Self.bounded(outcome), at: at)
-                record.token = held.token(of: key)    // before `finished` lets the part go
                 if let output { record.setOutput(output) }
-                guard case .report(let grant) = held.finished(key, record: record, at: at) else { continue }
+                guard case .report(let grant) = held.finished(key, record: &record, at: at) else { continue }
                 credit += grant
                 if let i = startedIndex.removeValue(forKey: key) {
                     record.startedAtUs = started[i].atUs

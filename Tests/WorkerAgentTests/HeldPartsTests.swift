@@ -7,6 +7,8 @@ import WorkerRuntime
 extension HeldParts {
     /// Parts dispatched without a token (as by a 1.9 coordinator).
     mutating func dispatched(_ keys: [PartKey]) { dispatched(keys.map { (key: $0, token: UInt64(0)) }) }
+    /// Its handler started. True: a STARTED goes out now.
+    mutating func startedSends(_ key: PartKey, at: Int64) -> Bool { started(key, at: at) != nil }
 }
 
 /// What a worker holds across sessions (PROTOCOL.md §7.4), as a pure state machine: no sockets, no
@@ -24,7 +26,8 @@ struct HeldPartsTests {
     @discardableResult
     func finish(_ held: inout HeldParts, _ key: PartKey, _ outcome: OperationOutcome = .succeeded(Array("ok".utf8)),
                 at: Int64) -> HeldParts.Disposition {
-        let d = held.finished(key, record: record(key, outcome, at: at), at: at)
+        var r = record(key, outcome, at: at)
+        let d = held.finished(key, record: &r, at: at)
         if case .report = d { held.reportedFinished([key], at: at) }
         return d
     }
@@ -64,9 +67,9 @@ struct HeldPartsTests {
         _ = held.helloSnapshot()
         _ = held.welcomed(at: 1, livenessBound: 3 * Self.second)
         held.dispatched([key("a"), key("b"), key("c")])
-        let sendsB = held.started(key("b"), at: 100)
+        let sendsB = held.startedSends(key("b"), at: 100)
         #expect(sendsB, "registered: STARTED goes out")
-        let sendsA = held.started(key("a"), at: 200)
+        let sendsA = held.startedSends(key("a"), at: 200)
         #expect(sendsA)
         held.sessionEnded(at: 1_000)
         #expect(held.count == 3, "a lost session keeps its parts")
@@ -92,11 +95,11 @@ struct HeldPartsTests {
         _ = held.welcomed(at: 1, livenessBound: Self.second)
         held.dispatched([key("a"), key("b")])
         held.sessionEnded(at: 10)
-        let sendsA = held.started(key("a"), at: 20)
+        let sendsA = held.startedSends(key("a"), at: 20)
         #expect(!sendsA, "no session: nothing is sent")
         let finishedA = finish(&held, key("a"), .failed("boom"), at: 30)
         #expect(finishedA == .buffered)
-        let sendsB = held.started(key("b"), at: 40)
+        let sendsB = held.startedSends(key("b"), at: 40)
         #expect(!sendsB)
 
         let (running, finished) = held.helloSnapshot()
@@ -120,7 +123,7 @@ struct HeldPartsTests {
         let (running, _) = held.helloSnapshot()
         #expect(running.map(\.atUs) == [0, 0, 0])
         // After the HELLO went out, before WELCOME: a starts, b finishes.
-        let sendsA = held.started(key("a"), at: 20)
+        let sendsA = held.startedSends(key("a"), at: 20)
         #expect(!sendsA)
         let finishedB = finish(&held, key("b"), at: 30)
         #expect(finishedB == .buffered)
@@ -129,7 +132,7 @@ struct HeldPartsTests {
         #expect(ids(w.finished) == ["b"], "finished after the HELLO: sent as FINISHED")
         #expect(ids(w.started) == ["a"] && w.started[0].atUs == 20, "started after the HELLO: sent as STARTED")
         // c starts now: reported as usual.
-        let sendsC = held.started(key("c"), at: 50)
+        let sendsC = held.startedSends(key("c"), at: 50)
         #expect(sendsC)
     }
 
@@ -271,7 +274,7 @@ struct HeldPartsTests {
         held.dispatched([key("a")])
         held.dispatched([key("a")])
         #expect(held.count == 1)
-        let sendsUnknown = held.started(key("zzz"), at: 5)
+        let sendsUnknown = held.startedSends(key("zzz"), at: 5)
         #expect(!sendsUnknown)
         let unknownDone = finish(&held, key("zzz"), at: 6)
         #expect(unknownDone == .ignored)
