@@ -12,6 +12,8 @@ final class SimWorker {
         var opID: String
         var part: UInt32
         var attempt: UInt32
+        /// The DISPATCH's token (1.10), echoed in STARTED and FINISHED as opworker does.
+        var token: UInt64 = 0
     }
 
     struct QueuedPart {
@@ -98,7 +100,7 @@ final class SimWorker {
         case .dispatch(let d):
             for r in d.records {
                 sequence += 1
-                let part = QueuedPart(key: PartKey(opID: r.opID, part: r.part, attempt: r.attempt), kind: r.kind,
+                let part = QueuedPart(key: PartKey(opID: r.opID, part: r.part, attempt: r.attempt, token: r.token), kind: r.kind,
                                       payload: Array(r.payload), priority: r.priority, sequence: sequence)
                 let at = queued.firstIndex { $0.priority < part.priority } ?? queued.endIndex
                 queued.insert(part, at: at)
@@ -142,6 +144,7 @@ final class SimWorker {
             r.part = p.key.part
             r.attempt = p.key.attempt
             r.atUs = now
+            r.token = p.key.token
             started.append(r)
         }
         return out
@@ -161,6 +164,7 @@ final class SimWorker {
         r.attempt = key.attempt
         r.outcome = outcome
         r.atUs = now
+        r.token = key.token
         finished.append(r)
         partsFinished += 1
     }
@@ -171,12 +175,12 @@ final class SimWorker {
     func flush(now: Int64) {
         if !started.isEmpty && !finished.isEmpty {
             var startedAt: [PartKey: Int64] = [:]
-            for r in started { startedAt[PartKey(opID: r.opID, part: r.part, attempt: r.attempt)] = r.atUs }
+            for r in started { startedAt[PartKey(opID: r.opID, part: r.part, attempt: r.attempt, token: r.token)] = r.atUs }
             for i in finished.indices {
-                let key = PartKey(opID: finished[i].opID, part: finished[i].part, attempt: finished[i].attempt)
+                let key = PartKey(opID: finished[i].opID, part: finished[i].part, attempt: finished[i].attempt, token: finished[i].token)
                 if let at = startedAt.removeValue(forKey: key) { finished[i].startedAtUs = at }
             }
-            started.removeAll { startedAt[PartKey(opID: $0.opID, part: $0.part, attempt: $0.attempt)] == nil }
+            started.removeAll { startedAt[PartKey(opID: $0.opID, part: $0.part, attempt: $0.attempt, token: $0.token)] == nil }
         }
         while let m = Batcher.message(draining: &finished, sentUs: now) { send(m, now: now) }
         while let m = Batcher.message(draining: &started, sentUs: now) { send(m, now: now) }
