@@ -124,3 +124,26 @@ class EpochFence:
             return False
         self.highest = e
         return True
+
+
+class Leadership:
+    """What a client or a worker shows of the coordinators it talks to: the endpoint in use, the highest
+    epoch seen and what it fenced. Mixed into AsyncClient and Worker, which set `endpoints` and `fence`."""
+
+    endpoints: Endpoints
+    fence: EpochFence
+
+    @property
+    def endpoint(self) -> str:
+        """The coordinator in use: one of the list, or the leader a standby named."""
+        return self.endpoints.current
+
+    @property
+    def fenced(self) -> int:
+        """Messages of a replaced leader (a lower epoch: replies, events, dispatches) that were ignored."""
+        return self.fence.fenced
+
+    @property
+    def epoch(self) -> int:
+        """The highest leadership epoch seen (0: none, a coordinator without --ha)."""
+        return self.fence.highest

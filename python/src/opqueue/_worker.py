@@ -44,7 +44,7 @@ import zmq.asyncio
 from . import codec
 from . import keys as keyfiles
 from . import opqueue_pb2 as pb
-from ._leadership import NEXT_ENDPOINT_AFTER, NOT_LEADER_PAUSE, NOT_LEADER_PREFIX, Endpoints, EpochFence, epoch_of, not_leader
+from ._leadership import NEXT_ENDPOINT_AFTER, NOT_LEADER_PAUSE, NOT_LEADER_PREFIX, Endpoints, EpochFence, Leadership, epoch_of, not_leader
 from .errors import Cancelled, OpqueueError, TypedFailure
 from .wire import WireError, decode, encode
 
@@ -137,7 +137,7 @@ class _Part:
         return (self.rec.op_id, self.rec.part, self.rec.attempt)
 
 
-class Worker:
+class Worker(Leadership):
     """Registers with the coordinator at `endpoint` (several of an `--ha` group separated by commas; None:
     $OPCOORD, else tcp://127.0.0.1:7600), offers the kinds given to `operation`, runs up to
     `slots` parts at once. `key`/`coordinator_key`: CURVE key files (`opctl keys new`); without them,
@@ -197,21 +197,6 @@ class Worker:
     @property
     def kinds(self) -> list[str]:
         return list(self._ops)
-
-    @property
-    def endpoint(self) -> str:
-        """The coordinator in use: one of the list, or the leader a standby named."""
-        return self.endpoints.current
-
-    @property
-    def fenced(self) -> int:
-        """Messages of a replaced leader (a lower epoch) that were ignored."""
-        return self.fence.fenced
-
-    @property
-    def epoch(self) -> int:
-        """The highest leadership epoch seen (0: none, a coordinator without --ha)."""
-        return self.fence.highest
 
     # -- running
 

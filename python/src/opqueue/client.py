@@ -35,7 +35,7 @@ import zmq.asyncio
 from . import codec
 from . import keys as keyfiles
 from . import opqueue_pb2 as pb
-from ._leadership import NEXT_ENDPOINT_AFTER, NOT_LEADER_PAUSE, Endpoints, EpochFence, epoch_of, not_leader
+from ._leadership import NEXT_ENDPOINT_AFTER, NOT_LEADER_PAUSE, Endpoints, EpochFence, Leadership, epoch_of, not_leader
 from .errors import (AuthenticationFailed, OperationCancelled, OperationFailed, OpqueueError, RequestRefused,
                      SubmitRejected, Timeout, Unauthorized, UnknownOperation)
 from .wire import WireError, decode, encode
@@ -375,7 +375,7 @@ class AsyncOp:
         return (await self.run.client.status([self.id], run=self.run.id))[0]
 
 
-class AsyncClient:
+class AsyncClient(Leadership):
     """An asyncio client. `endpoint`: the coordinator, or several of an `--ha` group separated by commas
     (None: $OPCOORD, else tcp://127.0.0.1:7600). `key`/`coordinator_key`: CURVE key files (else
     $OPQ_KEY/$OPQ_COORDINATOR_KEY, else none). `timeout`: seconds to wait for each reply (waits add their
@@ -400,21 +400,6 @@ class AsyncClient:
         self._streams: dict[int, asyncio.Queue[tuple[str, Any]]] = {}
         self._reader: asyncio.Task[None] | None = None
         self.duplicates = 0  # SUBMITs the coordinator had applied already (a re-send after a lost reply)
-
-    @property
-    def endpoint(self) -> str:
-        """The coordinator in use: one of the list, or the leader a standby named."""
-        return self.endpoints.current
-
-    @property
-    def fenced(self) -> int:
-        """Replies and events ignored because they came from a replaced leader (a lower epoch)."""
-        return self.fence.fenced
-
-    @property
-    def epoch(self) -> int:
-        """The highest leadership epoch seen (0: none, a coordinator without --ha)."""
-        return self.fence.highest
 
     async def __aenter__(self) -> "AsyncClient":
         self._open()
