@@ -362,32 +362,34 @@ struct FieldChecks {
         if f.hasKeyLimit, f.keyLimit > UInt32(Int32.max) {
             throw .fieldOutOfRange(command, field: "\(prefix()).key_limit", detail: "\(f.keyLimit) > \(Int32.max)")
         }
-        if f.hasRatePerSecond, !(f.ratePerSecond > 0 && f.ratePerSecond <= WireLimits.maxRatePerSecond) {
-            throw .fieldOutOfRange(command, field: "\(prefix()).rate_per_second",
-                                   detail: "\(f.ratePerSecond) is not > 0 and ≤ \(Int(WireLimits.maxRatePerSecond))")
-        }
-        if f.hasBurst, f.burst < 1 || f.burst > UInt32(WireLimits.maxRatePerSecond) {
-            throw .fieldOutOfRange(command, field: "\(prefix()).burst", detail: "\(f.burst) is not in 1...\(Int(WireLimits.maxRatePerSecond))")
-        }
-        if f.noRate, f.hasRatePerSecond || f.hasBurst {
-            throw .fieldOutOfRange(command, field: "\(prefix()).no_rate", detail: "no_rate removes the rate limit: give no rate_per_second or burst with it")
-        }
-        if f.hasKeyRatePerSecond, !(f.keyRatePerSecond > 0 && f.keyRatePerSecond <= WireLimits.maxRatePerSecond) {
-            throw .fieldOutOfRange(command, field: "\(prefix()).key_rate_per_second",
-                                   detail: "\(f.keyRatePerSecond) is not > 0 and ≤ \(Int(WireLimits.maxRatePerSecond))")
-        }
-        if f.hasKeyBurst, f.keyBurst < 1 || f.keyBurst > UInt32(WireLimits.maxRatePerSecond) {
-            throw .fieldOutOfRange(command, field: "\(prefix()).key_burst", detail: "\(f.keyBurst) is not in 1...\(Int(WireLimits.maxRatePerSecond))")
-        }
-        if f.noKeyRate, f.hasKeyRatePerSecond || f.hasKeyBurst {
-            throw .fieldOutOfRange(command, field: "\(prefix()).no_key_rate", detail: "no_key_rate removes the per-key rate: give no key_rate_per_second or key_burst with it")
-        }
+        try tokenBucket(rate: f.hasRatePerSecond ? f.ratePerSecond : nil, burst: f.hasBurst ? f.burst : nil, removed: f.noRate,
+                        names: ("rate_per_second", "burst", "no_rate", "the rate limit"), prefix())
+        try tokenBucket(rate: f.hasKeyRatePerSecond ? f.keyRatePerSecond : nil, burst: f.hasKeyBurst ? f.keyBurst : nil,
+                        removed: f.noKeyRate, names: ("key_rate_per_second", "key_burst", "no_key_rate", "the per-key rate"), prefix())
         let ageing = QueueFairness.ageingRange
         if f.hasAgeingUs, f.ageingUs < UInt64(ageing.lowerBound) || f.ageingUs > UInt64(ageing.upperBound) {
             throw .fieldOutOfRange(command, field: "\(prefix()).ageing_us", detail: "\(f.ageingUs) is not in \(ageing.lowerBound)...\(ageing.upperBound) (1ms...24h)")
         }
         if f.noAgeing, f.hasAgeingUs {
             throw .fieldOutOfRange(command, field: "\(prefix()).no_ageing", detail: "no_ageing turns ageing off: give no ageing_us with it")
+        }
+    }
+
+    /// A rate limit's fields (the queue's, or each concurrency key's): a rate in (0, max], a burst in
+    /// 1...max, and the field that removes the limit given alone. `names`: the three fields, then what they set.
+    private func tokenBucket(rate: Double?, burst: UInt32?, removed: Bool,
+                             names: (rate: String, burst: String, removed: String, limit: String),
+                             _ prefix: String) throws(WireError) {
+        let max = WireLimits.maxRatePerSecond
+        if let rate, !(rate > 0 && rate <= max) {
+            throw .fieldOutOfRange(command, field: "\(prefix).\(names.rate)", detail: "\(rate) is not > 0 and ≤ \(Int(max))")
+        }
+        if let burst, burst < 1 || burst > UInt32(max) {
+            throw .fieldOutOfRange(command, field: "\(prefix).\(names.burst)", detail: "\(burst) is not in 1...\(Int(max))")
+        }
+        if removed, rate != nil || burst != nil {
+            throw .fieldOutOfRange(command, field: "\(prefix).\(names.removed)",
+                                   detail: "\(names.removed) removes \(names.limit): give no \(names.rate) or \(names.burst) with it")
         }
     }
 
