@@ -9,6 +9,7 @@ extension CoordinatorLoop {
     static let defaultStatusLimit = 1000
 
     func statusReply(_ s: WireStatus) -> Result<WireStatusReply, LookupFailure> {
+        let core = self.core    // one copy for the reply, not one per query (see waitReply)
         var r = WireStatusReply()
         let run = s.run.isEmpty ? nil : s.run
         r.nowUs = now
@@ -53,19 +54,27 @@ extension CoordinatorLoop {
         }
         // Every reply stays within the frame limit it imposes on others (PROTOCOL.md §10): at the budget
         // a listing stops (next_after says where to go on) and named ids are left out (`omitted`).
+        // Built in local arrays and set once: StatusReply keeps its fields in a shared storage object whose
+        // generated accessors are get/set only, so `r.ops.append` copied the whole list every time
+        // (quadratic: 0.4 s of loop for one 8,192-op page; BENCHMARKS.md "Instructions per op").
+        var ops: [WireOpStatus] = []
+        ops.reserveCapacity(ids.count)
+        var notFound: [String] = []
         var used = 0
         for (k, id) in ids.enumerated() {
-            guard let key = keys[k], let st = core.status(key) else { r.notFound.append(id); continue }
+            guard let key = keys[k], let st = core.status(key) else { notFound.append(id); continue }
             var o = opStatus(st, withResult: s.withResults)
             if s.withSpec { addSpec(&o, key: key, kind: st.kind) }
             let size = Self.sizeBound(o)
-            if used + size > WireLimits.replyBudget && !r.ops.isEmpty {
+            if used + size > WireLimits.replyBudget && !ops.isEmpty {
                 if s.opIds.isEmpty { r.nextAfter = keys[k - 1] ?? "" } else { r.omitted = Array(ids[k...]) }
                 break
             }
             used += size
-            r.ops.append(o)
+            ops.append(o)
         }
+        r.ops = ops
+        r.notFound += notFound
         return .success(r)
     }
 
@@ -126,6 +135,20 @@ extension CoordinatorLoop {
         return n
     }
 
+    /// A finished op's outcome (the result's bytes only `withResult`): what WAIT lists per op, without
+    /// the rest of an OpStatus (worker names, keys, times), which cost a WAIT naming every op of a
+    /// large run more than running them (docs/BENCHMARKS.md, "Instructions per op").
+    func outcome(_ st: OpStatus, withResult: Bool) -> WireOutcome {
+        var o = WireOutcome()
+        switch st.outcome {
+        case .succeeded: o.succeeded = withResult ? Data(core.result(st.id) ?? []) : Data()
+        case .failed: o.failed = st.errorText ?? ""
+        case .cancelled: o.cancelled = st.errorText ?? ""
+        case .none: break
+        }
+        return o
+    }
+
     func opStatus(_ st: OpStatus, withResult: Bool) -> WireOpStatus {
         var o = WireOpStatus()
         (o.run, o.id) = core.runAndOp(of: st.id)
@@ -133,14 +156,7 @@ extension CoordinatorLoop {
         o.queue = st.queue
         o.state = st.state.wire
         o.cancelled = st.isCancelled
-        if st.state == .finished {
-            switch st.outcome {
-            case .succeeded: o.outcome.succeeded = withResult ? Data(core.result(st.id) ?? []) : Data()
-            case .failed: o.outcome.failed = st.errorText ?? ""
-            case .cancelled: o.outcome.cancelled = st.errorText ?? ""
-            case .none: break
-            }
-        }
+        if st.state == .finished { o.outcome = outcome(st, withResult: withResult) }
         if let w = st.workers.first ?? st.lastWorker {
             o.workerID = WorkerName.text(w)
             o.workerSession = WorkerName.session(w)
@@ -277,6 +293,9 @@ extension CoordinatorLoop {
     }
 
     func waitReply(_ w: WaitRequest, timedOut: Bool) -> WireWaitReply {
+        // One copy of the core for the whole reply: called on `self.core` in this loop, each query copied
+        // the whole Scheduler (≈ 1,900 instructions, twice per op named: callgrind, BENCHMARKS.md).
+        let core = self.core
         var r = WireWaitReply()
         r.timedOut = timedOut
         var allFinished = true
@@ -290,7 +309,7 @@ extension CoordinatorLoop {
             guard st.state == .finished else { r.pending.append(id); allFinished = false; continue }
             var o = WireOpOutcome()
             (o.run, o.opID) = core.runAndOp(of: id)
-            o.outcome = opStatus(st, withResult: w.withResults).outcome
+            o.outcome = outcome(st, withResult: w.withResults)
             // Results past the reply budget are left out (and named): fetch them with STATUS.
             if case .succeeded(let d)? = o.outcome.result, !d.isEmpty {
                 if used + d.count > WireLimits.replyBudget {
