@@ -124,9 +124,9 @@ public enum WireCodec {
             case .reject: return .reject(try p(body))
             case .credit: return .credit(try p(body))
             case .dispatch: return .dispatch(try p(body))
-            case .started: return .started(try p(body))
+            case .started: return .started(try ReportDecoding.started(body) ?? p(body))
             case .progress: return .progress(try p(body))
-            case .finished: return .finished(try p(body))
+            case .finished: return .finished(try ReportDecoding.finished(body) ?? p(body))
             case .cancel: return .cancel(try p(body))
             case .heartbeat: _ = try p(body) as WireHeartbeat; return .heartbeat
             case .disconnect: return .disconnect(try p(body))

@@ -1,0 +1,125 @@
+import Foundation
+import SwiftProtobuf
+import Testing
+@testable import WireProtocol
+
+/// The direct decoders of STARTED and FINISHED (`ReportDecoding`) against SwiftProtobuf's: equal messages
+/// for every report the fast path takes, and nothing taken that SwiftProtobuf refuses.
+struct ReportDecodingTests {
+    /// SplitMix64: seeded, so a failure names its case.
+    struct Seeded: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static func general<M: SwiftProtobuf.Message>(_ bytes: [UInt8]) -> M? {
+        try? M(serializedBytes: bytes, partial: true, options: WireCodec.decodingOptions)
+    }
+
+    func text(_ rng: inout Seeded) -> String {
+        let pool = ["", "r/o1", "run-7/op-42", "é", "日本語の操作", "a\u{0}b", String(repeating: "x", count: 300)]
+        return pool.randomElement(using: &rng)!
+    }
+
+    func number(_ rng: inout Seeded) -> UInt64 {
+        [0, 1, 127, 128, 300, UInt64(UInt32.max), UInt64(UInt32.max) + 5, UInt64.max, rng.next()].randomElement(using: &rng)!
+    }
+
+    func finished(_ rng: inout Seeded) -> WireFinished {
+        var m = WireFinished()
+        for _ in 0..<Int.random(in: 0...4, using: &rng) {
+            var r = WireFinishedRecord()
+            if Bool.random(using: &rng) { r.opID = text(&rng) }
+            if Bool.random(using: &rng) { r.part = UInt32(truncatingIfNeeded: number(&rng)) }
+            r.attempt = UInt32(truncatingIfNeeded: number(&rng))
+            switch Int.random(in: 0...3, using: &rng) {
+            case 0: r.outcome = .succeeded(Data(text(&rng).utf8))
+            case 1: r.outcome = .failed(text(&rng))
+            case 2: r.outcome = .cancelled(text(&rng))
+            default: break
+            }
+            if Bool.random(using: &rng) { r.atUs = Int64(bitPattern: number(&rng)) }
+            if Bool.random(using: &rng) { r.startedAtUs = Int64(bitPattern: number(&rng)) }
+            if Bool.random(using: &rng) { r.stdoutTail = Data(text(&rng).utf8); r.stdoutDropped = number(&rng) }
+            if Bool.random(using: &rng) { r.stderrTail = Data(text(&rng).utf8); r.stderrDropped = number(&rng) }
+            if Bool.random(using: &rng) { r.token = number(&rng) }
+            m.records.append(r)
+        }
+        if Bool.random(using: &rng) { m.credit = UInt32(truncatingIfNeeded: number(&rng)) }
+        if Bool.random(using: &rng) { m.sentUs = Int64(bitPattern: number(&rng)) }
+        return m
+    }
+
+    func started(_ rng: inout Seeded) -> WireStarted {
+        var m = WireStarted()
+        for _ in 0..<Int.random(in: 0...4, using: &rng) {
+            var p = WirePartRef()
+            p.opID = text(&rng)
+            p.part = UInt32(truncatingIfNeeded: number(&rng))
+            p.attempt = UInt32(truncatingIfNeeded: number(&rng))
+            if Bool.random(using: &rng) { p.atUs = Int64(bitPattern: number(&rng)) }
+            if Bool.random(using: &rng) { p.token = number(&rng) }
+            m.parts.append(p)
+        }
+        if Bool.random(using: &rng) { m.sentUs = Int64(bitPattern: number(&rng)) }
+        return m
+    }
+
+    /// Byte-level damage: a flipped byte, a cut, an inserted byte, two messages glued together.
+    func mutated(_ bytes: [UInt8], _ rng: inout Seeded) -> [UInt8] {
+        var b = bytes
+        switch Int.random(in: 0...3, using: &rng) {
+        case 0 where !b.isEmpty: b[Int.random(in: 0..<b.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
+        case 1 where !b.isEmpty: b.removeLast(Int.random(in: 1...b.count, using: &rng))
+        case 2: b.insert(UInt8.random(in: 0...255, using: &rng), at: Int.random(in: 0...b.count, using: &rng))
+        default: b += bytes
+        }
+        return b
+    }
+
+    @Test func wellFormedReportsDecodeAsSwiftProtobufDecodesThem() throws {
+        var rng = Seeded(state: 1)
+        for i in 0..<3_000 {
+            let f = finished(&rng)
+            let fb = try [UInt8](f.serializedBytes() as [UInt8])
+            #expect(ReportDecoding.finished(fb) == f, "case \(i): \(f)")
+            let s = started(&rng)
+            let sb = try [UInt8](s.serializedBytes() as [UInt8])
+            #expect(ReportDecoding.started(sb) == s, "case \(i): \(s)")
+        }
+    }
+
+    @Test func damagedReportsAreEitherDecodedAlikeOrLeftToSwiftProtobuf() throws {
+        var rng = Seeded(state: 2)
+        var taken = 0, left = 0
+        for i in 0..<20_000 {
+            let f = try mutated(finished(&rng).serializedBytes(), &rng)
+            if let fast = ReportDecoding.finished(f) {
+                taken += 1
+                #expect(fast == Self.general(f) as WireFinished?, "case \(i): \(f)")
+            } else { left += 1 }
+            let s = try mutated(started(&rng).serializedBytes(), &rng)
+            if let fast = ReportDecoding.started(s) {
+                #expect(fast == Self.general(s) as WireStarted?, "case \(i): \(s)")
+            }
+        }
+        #expect(taken > 1_000 && left > 1_000, "the mutations exercise both paths: \(taken) taken, \(left) left")
+    }
+
+    @Test func whatTheFastPathLeavesIsNamed() {
+        // An unknown field (a later version's), a known field with the wrong wire type, invalid UTF-8,
+        // a varint of 11 bytes, a length past the end: all left to SwiftProtobuf.
+        #expect(ReportDecoding.finished([0xA0, 0x06, 0x01]) == nil)                  // field 100, varint
+        #expect(ReportDecoding.finished([0x10 | 2, 0x00]) == nil)                     // credit as bytes
+        #expect(ReportDecoding.finished([0x0A, 0x03, 0x0A, 0x01, 0xFF]) == nil)       // op_id 0xFF
+        #expect(ReportDecoding.finished([0x10] + [UInt8](repeating: 0x80, count: 10) + [0x01]) == nil)
+        #expect(ReportDecoding.started([0x0A, 0x05, 0x0A]) == nil)
+        #expect(ReportDecoding.finished([]) == WireFinished(), "an empty body is an empty message")
+    }
+}
