@@ -143,10 +143,13 @@ enum ReportDecoding {
             lengthDelimited().map { Data(buffer: $0) }
         }
 
-        /// Valid UTF-8 only (what SwiftProtobuf requires of a string field).
+        /// Valid UTF-8 only (what SwiftProtobuf requires of a string field). Ids are ASCII: checked byte by
+        /// byte, they take String's fast initializer (the generic validating one cost ≈ 950 instructions
+        /// for a 20-byte id); other text is validated in full.
         mutating func string() -> String? {
             guard let raw = lengthDelimited() else { return nil }
-            return String(validating: raw, as: UTF8.self)
+            for byte in raw where byte >= 0x80 { return String(validating: raw, as: UTF8.self) }
+            return String(decoding: raw, as: UTF8.self)
         }
     }
 }
