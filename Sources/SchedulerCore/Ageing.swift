@@ -1,7 +1,7 @@
 // Ageing (A11, docs/SEMANTICS.md): a queue's optional rule that raises a ready op one priority level
 // once it has waited `QueueFairness.ageingMicros`, and again after each further period, up to veryHigh.
 //
-// One timer per queue with ageing (`ageingWakes`, target = queue). A sweep passes over the queue's
+// One timer per queue with ageing (`Timers.queueAgeing`). A sweep passes over the queue's
 // members once: it raises the ready ops whose wait reached the period and arms the next sweep for the
 // earliest time another op reaches its next step — but not sooner than an eighth of a period, so a
 // steady stream of arrivals costs at most eight passes a period (a raise is at most period/8 late).
@@ -21,17 +21,16 @@ extension Scheduler {
         guard queues[qi].fairness.ageingMicros != nil else { queues[qi].ageingDue = .max; return }
         if queues[qi].ageingDue != .max { return }
         queues[qi].ageingDue = now
-        ageingWakes.insert(TimerEntry(at: now, target: q))
+        timers.queueAgeing.insert(TargetDeadline(at: now, target: QueueIndex(raw: q)))
     }
 
     mutating func fireAgeing(_ out: inout [Action]) {
-        while let top = ageingWakes.min, top.at <= now {
-            _ = ageingWakes.popMin()
-            let q = Int(top.target)
+        while let top = timers.queueAgeing.popDue(now) {
+            let q = top.target
             // A stale wake: ageing was turned off or its period changed and a new sweep was armed.
             guard top.at == queues[q].ageingDue else { continue }
             queues[q].ageingDue = .max
-            age(top.target, &out)
+            age(q.raw, &out)
         }
     }
 
@@ -58,6 +57,6 @@ extension Scheduler {
         }
         let at = max(next, now + max(1, period / 8))
         queues[qi].ageingDue = at
-        ageingWakes.insert(TimerEntry(at: at, target: q))
+        timers.queueAgeing.insert(TargetDeadline(at: at, target: QueueIndex(raw: q)))
     }
 }

@@ -32,10 +32,12 @@ extension Scheduler {
         while let v = work.popLast() {
             var e = ops.hot[Int(v)].firstOut
             while e >= 0 {
-                let t = edgeTarget[Int(e)]
-                e = edgeNext[Int(e)]
-                // Implicit barrier edges (negative) order, they do not cascade (drainReleases).
-                guard t >= 0, ops.hot[Int(t)].state != .finished, seen.insert(t).inserted else { continue }
+                let edge = dependents.edges[Int(e)]
+                e = dependents.next[Int(e)]
+                // Implicit barrier edges order, they do not cascade (drainReleases).
+                guard !edge.isBarrierOrder else { continue }
+                let t = edge.dependent
+                guard ops.hot[Int(t)].state != .finished, seen.insert(t).inserted else { continue }
                 guard scope.allows(queue: queueName(of: t)) else { leftAlone += 1; continue }
                 reached.append((t, v))
                 work.append(t)
@@ -113,13 +115,7 @@ extension Scheduler {
 
     /// Asks for a tick at the earliest deadline when it is earlier than the one already asked for.
     mutating func armTick(_ out: inout [Action]) {
-        var due = Int64.max
-        if let t = timeoutHeap.min { due = t.at }
-        if let t = retryHeap.min, t.at < due { due = t.at }
-        if let t = livenessHeap.min, t.at < due { due = t.at }
-        if let t = rateWakes.min, t.at < due { due = t.at }
-        if let t = keyRateWakes.min, t.at < due { due = t.at }
-        if let t = ageingWakes.min, t.at < due { due = t.at }
+        var due = timers.earliestDue
         if let t = nextEviction, t < due { due = t }
         if let h = hold, h.until < due { due = h.until }
         if due < requestedTick {

@@ -55,7 +55,7 @@ extension Scheduler {
         }
         // A timeout bounds each attempt from its start (A4).
         if !timeouts.isEmpty, let t = timeouts[op] {
-            timeoutHeap.insert(TimerEntry(at: at &+ t, target: op, part: UInt16(ref.part), attempt: UInt16(truncatingIfNeeded: ref.attempt)))
+            timers.attemptTimeouts.insert(AttemptDeadline(at: at &+ t, op: OpIndex(raw: op), part: UInt16(ref.part), attempt: UInt16(truncatingIfNeeded: ref.attempt)))
         }
         if !watchers.isEmpty {
             publish(op, .executing(part: ref.part, attempt: ref.attempt, worker: ref.worker), at: at, &out)
@@ -206,9 +206,10 @@ extension Scheduler {
             let cascade = ops.hot[i].flags & Flag.cascade != 0
             var e = ops.hot[i].firstOut
             while e >= 0 {
-                let t = edgeTarget[Int(e)]
-                e = edgeNext[Int(e)]
-                if t < 0 { releaseOne(~t, &out); continue }   // implicit barrier edge: ordering only
+                let edge = dependents.edges[Int(e)]
+                e = dependents.next[Int(e)]
+                if edge.isBarrierOrder { releaseOne(edge.dependent, &out); continue }   // ordering only
+                let t = edge.dependent
                 let di = Int(t)
                 if ops.hot[di].state == .finished { continue }
                 if ops.hot[di].state == .pending { ops.hot[di].unfinishedDeps -= 1 }

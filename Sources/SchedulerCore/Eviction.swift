@@ -103,24 +103,18 @@ extension Scheduler {
         var t = OpTable()
         t.reserve(live)
         var deps: [Int32] = []
-        var targets: [Int32] = [], nexts: [Int32] = []
+        var lists = DependentLists()
         deps.reserveCapacity(live)
         for i in 0..<n where remap[i] >= 0 {
             var h = ops.hot[i]
-            // Dependents lists: kept in order; barrier edges (~target) stay marked.
+            // Dependents lists: kept in order, each edge of its kind.
             var e = h.firstOut
             var head: Int32 = -1, tail: Int32 = -1
             while e >= 0 {
-                let target = edgeTarget[Int(e)]
-                let to = target < 0 ? m(~target) : m(target)
-                if to >= 0 {
-                    let ne = Int32(targets.count)
-                    targets.append(target < 0 ? ~to : to)
-                    nexts.append(-1)
-                    if tail >= 0 { nexts[Int(tail)] = ne } else { head = ne }
-                    tail = ne
-                }
-                e = edgeNext[Int(e)]
+                let edge = dependents.edges[Int(e)]
+                let to = m(edge.dependent)
+                if to >= 0 { lists.append(edge.to(to), head: &head, tail: &tail) }
+                e = dependents.next[Int(e)]
             }
             h.firstOut = head
             t.hot.append(h)
@@ -135,8 +129,7 @@ extension Scheduler {
         }
         ops = t
         depList = deps
-        edgeTarget = targets
-        edgeNext = nexts
+        dependents = lists
 
         // Side tables keyed by op.
         func rekey<V>(_ d: [Int32: V]) -> [Int32: V] {
@@ -206,17 +199,7 @@ extension Scheduler {
                 return op >= 0 ? partKey(op, Int(key & 0xFFFF)) : nil
             }
         }
-        func retarget(_ h: Heap<TimerEntry>) -> Heap<TimerEntry> {
-            Heap(h.unordered.compactMap { e in
-                let op = remap[Int(e.target)]
-                guard op >= 0 else { return nil }
-                var e = e
-                e.target = op
-                return e
-            })
-        }
-        timeoutHeap = retarget(timeoutHeap)
-        retryHeap = retarget(retryHeap)
+        timers.renumberOps(remap)
         for r in runs.indices where runs[r] != nil {
             runs[r]!.ops = runs[r]!.ops.map { remap[Int($0)] }
         }

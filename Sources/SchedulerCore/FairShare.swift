@@ -28,7 +28,7 @@ import DequeModule
 // Key rate. A queue's `keyRate` is a GCRA per concurrency key (`ConcurrencyKey.rateTheoreticalAt`), checked
 // after the key's limit when a keyed op's turn comes. An op without a token waits in the key's FIFO like a
 // limit-held one, whatever the key strategy (the cancel strategies are about the limit only), and the key's
-// wake (`keyRateWakes`, one current entry per key: `rateWakeAt`) puts its first waiter back on its heap when
+// wake (`Timers.keyRates`, one current entry per key: `rateWakeAt`) puts its first waiter back on its heap when
 // the next token is due; it goes through dispatch again (limit, rate, charge). While waiters remain and the
 // key is under its limit a wake stays armed, so a released op that is not dispatched (no credit, cancelled)
 // leaves none stranded. Ops without a key never come here.
@@ -122,7 +122,7 @@ struct ConcurrencyKey {
     var waiting = Deque<Int32>()
     /// Per-key rate (GCRA, `QueueFairness.keyRate`): the theoretical time of the key's next dispatch, µs.
     var rateTheoreticalAt: Double = 0
-    /// When the key's current `keyRateWakes` entry is due; .max = none.
+    /// When the key's current `Timers.keyRates` entry is due; .max = none.
     var rateWakeAt: Int64 = .max
 }
 
@@ -419,7 +419,7 @@ extension Scheduler {
     mutating func armKeyRateWake(_ k: Int, at: Int64) {
         guard at < concurrencyKeys[k].rateWakeAt else { return }
         concurrencyKeys[k].rateWakeAt = at
-        keyRateWakes.insert(TimerEntry(at: at, target: Int32(k)))
+        timers.keyRates.insert(TargetDeadline(at: at, target: ConcurrencyKeyIndex(k)))
     }
 
     /// Whether key `k` has a waiter still held (its FIFO may keep entries of ops that left).
@@ -461,9 +461,8 @@ extension Scheduler {
 
     /// Keys' wakes that are due: each releases its key's next waiter (`releaseWaiters`).
     mutating func fireKeyRateWakes() {
-        while let top = keyRateWakes.min, top.at <= now {
-            _ = keyRateWakes.popMin()
-            let k = Int(top.target)
+        while let top = timers.keyRates.popDue(now) {
+            let k = top.target.index
             guard k < concurrencyKeys.count, concurrencyKeys[k].rateWakeAt == top.at else { continue }
             concurrencyKeys[k].rateWakeAt = .max
             releaseWaiters(k)
@@ -516,7 +515,7 @@ extension Scheduler {
         let t = Double(now)
         let due = queues[q].rateTheoreticalAt - Double(rate.burst - 1) * rate.intervalMicros
         if t >= due { return true }
-        rateWakes.insert(TimerEntry(at: Int64(due.rounded(.up)), target: Int32(q)))
+        timers.queueRates.insert(TargetDeadline(at: Int64(due.rounded(.up)), target: QueueIndex(q)))
         return false
     }
 
@@ -533,9 +532,8 @@ extension Scheduler {
     }
 
     mutating func fireRateWakes() {
-        while let top = rateWakes.min, top.at <= now {
-            _ = rateWakes.popMin()
-            activateAll(top.target)
+        while let top = timers.queueRates.popDue(now) {
+            activateAll(top.target.raw)
         }
     }
 

@@ -64,8 +64,8 @@ extension Scheduler {
         for (k, key) in kept.enumerated() { concurrencyKeyIndex[QueueScopedName(queue: key.queue, name: key.name)] = Int32(k) }
         // A dropped key has no waiters, so no wake to keep; the kept keys' current wakes are retargeted
         // (stale entries go).
-        keyRateWakes = Heap(kept.enumerated().compactMap { k, key in
-            key.rateWakeAt == .max ? nil : TimerEntry(at: key.rateWakeAt, target: Int32(k))
+        timers.keyRates = Heap(kept.enumerated().compactMap { k, key in
+            key.rateWakeAt == .max ? nil : TargetDeadline(at: key.rateWakeAt, target: ConcurrencyKeyIndex(k))
         })
     }
 }

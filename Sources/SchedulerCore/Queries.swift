@@ -241,7 +241,7 @@ extension Scheduler {
             return .finished(ops.hot[i].outcome)
         case .pending:
             if ops.hot[i].flags & Flag.retryWait != 0 {
-                let until = retryHeap.unordered.filter { $0.target == op && $0.attempt == ops.hot[i].attempt }.map(\.at).min()
+                let until = timers.retryDelays.unordered.filter { $0.op.raw == op && $0.attempt == ops.hot[i].attempt }.map(\.at).min()
                 return .retrying(failedAttempts: Int(ops.hot[i].failures), until: until ?? now,
                                  lastError: attemptErrors[op]?.last)
             }

@@ -43,7 +43,7 @@ extension Scheduler {
         let attempt = ops.hot[i].attempt
         let failedAttempt = Int(attempt) - 1
         if delay > 0 {
-            retryHeap.insert(TimerEntry(at: now &+ delay, target: op, part: UInt16(part), attempt: attempt))
+            timers.retryDelays.insert(AttemptDeadline(at: now &+ delay, op: OpIndex(raw: op), part: UInt16(part), attempt: attempt))
         }
         let ms = Int32(clamping: delay / 1000)
         if ops.hot[i].parts == 1 {
@@ -92,9 +92,8 @@ extension Scheduler {
 
     /// Retry delays that are over: the part can be dispatched again.
     mutating func fireRetries(_ out: inout [Action]) {
-        while let top = retryHeap.min, top.at <= now {
-            _ = retryHeap.popMin()
-            let op = top.target
+        while let top = timers.retryDelays.popDue(now) {
+            let op = top.op.raw
             let i = Int(op)
             if ops.hot[i].parts == 1 {
                 guard ops.hot[i].state == .pending, ops.hot[i].flags & Flag.retryWait != 0,
@@ -116,9 +115,8 @@ extension Scheduler {
     /// Attempts that ran past their op's timeout: the worker is told to stop the part, and the
     /// attempt counts as failed (A4).
     mutating func fireTimeouts(_ out: inout [Action]) {
-        while let top = timeoutHeap.min, top.at <= now {
-            _ = timeoutHeap.popMin()
-            let op = top.target
+        while let top = timers.attemptTimeouts.popDue(now) {
+            let op = top.op.raw
             let i = Int(op)
             let part = Int(top.part)
             guard ops.hot[i].state == .executing, let f = inflightGet(op, part), f.attempt == top.attempt,

@@ -29,8 +29,8 @@ public struct Scheduler: Sendable {
     var retryDelays: [Int32: RetryDelay] = [:]  // ops with retries and non-default delays
     var multi: [Int32: MultiPart] = [:]
     var depList: [Int32] = []
-    var edgeTarget: [Int32] = []
-    var edgeNext: [Int32] = []
+    /// Each op's dependents (Dependents.swift), a list from `OpHot.firstOut`.
+    var dependents = DependentLists()
 
     var queues: [QueueState] = []
     var queueIndex: [String: Int32] = [:]
@@ -50,16 +50,8 @@ public struct Scheduler: Sendable {
     var totalCredit = 0
     var liveWorkers = 0
 
-    var timeoutHeap = Heap<TimerEntry>()
-    var retryHeap = Heap<TimerEntry>()
-    var livenessHeap = Heap<TimerEntry>()
-    /// Rate-limited queues (target: queue index) and when they may dispatch again (FairShare.swift).
-    var rateWakes = Heap<TimerEntry>()
-    /// Concurrency keys under a per-key rate with ops waiting for a token (target: key index) and when the
-    /// next is due (FairShare.swift); an entry whose time is not its key's `rateWakeAt` is stale.
-    var keyRateWakes = Heap<TimerEntry>()
-    /// Queues with ageing (target: queue index) and when they are swept next (Ageing.swift).
-    var ageingWakes = Heap<TimerEntry>()
+    /// Every deadline, one heap per kind of target (Timers.swift).
+    var timers = Timers()
     /// Ready ops' latest priority change in a queue with ageing: where their wait restarts (Ageing.swift).
     var agedAt: [Int32: Int64] = [:]
     /// Each queue's share keys, by queue index (FairShare.swift); kept apart from `queues` because the

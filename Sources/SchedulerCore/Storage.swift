@@ -165,7 +165,7 @@ struct QueueState {
     var fairness = QueueFairness.default
     /// Rate limit (GCRA): the theoretical time of the next dispatch, µs; see `RateLimit`.
     var rateTheoreticalAt: Double = 0
-    /// When this queue's next ageing sweep is due (`ageingWakes`); .max = none armed (Ageing.swift).
+    /// When this queue's next ageing sweep is due (`Timers.queueAgeing`); .max = none armed (Ageing.swift).
     var ageingDue: Int64 = .max
     var pending: Int32 = 0
     var ready: Int32 = 0
@@ -273,16 +273,6 @@ struct WaitRecord {
     var run: Int32 = -1               // a whole-run wait: that run's slot
     var remaining: Int32
     var summary = WaitSummary(succeeded: 0, failed: 0, cancelled: 0)
-}
-
-/// A deadline: a worker's liveness (target = worker), or an attempt's timeout or retry delay
-/// (target = op; part and attempt name the attempt, so a stale entry is recognised and skipped).
-struct TimerEntry: Comparable {
-    var at: Int64
-    var target: Int32
-    var part: UInt16 = 0
-    var attempt: UInt16 = 0
-    static func < (a: TimerEntry, b: TimerEntry) -> Bool { a.at < b.at }
 }
 
 /// Retry delay settings of an op whose settings differ from the defaults.

@@ -286,7 +286,7 @@ extension Scheduler {
             let b = queues[qi].barrier
             if b >= 0 && ops.hot[Int(b)].state != .finished {
                 unfinished += 1
-                addEdge(from: b, to: ~op)
+                addEdge(from: b, .barrierOrder(op))
             }
         }
         h.unfinishedDeps = unfinished
@@ -307,7 +307,7 @@ extension Scheduler {
             if ops.hot[Int(di)].run != ops.hot[Int(op)].run { pinDependencyRun(of: op, di) }
             if ops.hot[Int(di)].state != .finished {
                 unfinished += 1
-                addEdge(from: di, to: op)
+                addEdge(from: di, .dependency(op))
             } else if specs[i].policy == .succeeded && ops.hot[Int(di)].outcome != .succeeded {
                 let what = ops.hot[Int(di)].outcome == .failed ? "failed" : "was cancelled"
                 cancelNow.append((op, "dependency \(inputName(di, of: op)) \(what)"))
@@ -318,12 +318,10 @@ extension Scheduler {
         if unfinished == 0 { makeReady(op, &out) }
     }
 
-    /// `to` < 0 marks an implicit barrier edge (~target).
-    mutating func addEdge(from: Int32, to: Int32) {
-        let e = Int32(edgeTarget.count)
-        edgeTarget.append(to)
-        edgeNext.append(ops.hot[Int(from)].firstOut)
-        ops.hot[Int(from)].firstOut = e
+    /// Adds `edge` to the dependents of `from`. (Not inlined: `wire` stays small enough to be inlined
+    /// into the submit loop, which matters to batches without dependencies.)
+    mutating func addEdge(from: Int32, _ edge: DependentEdge) {
+        dependents.push(edge, onto: &ops.hot[Int(from)].firstOut)
     }
 }
 

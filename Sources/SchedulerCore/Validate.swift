@@ -20,9 +20,8 @@ extension Scheduler {
         for i in 0..<n where !dead(i) {
             var e = ops.hot[i].firstOut
             while e >= 0 {
-                let t = edgeTarget[Int(e)]
-                if ops.hot[i].state != .finished { implicitIn[Int(t < 0 ? ~t : t)] += 1 }
-                e = edgeNext[Int(e)]
+                if ops.hot[i].state != .finished { implicitIn[Int(dependents.edges[Int(e)].dependent)] += 1 }
+                e = dependents.next[Int(e)]
             }
         }
         for c in epochs where c.closer >= 0 { implicitIn[Int(c.closer)] += 1 }
@@ -71,7 +70,7 @@ extension Scheduler {
             }
             // Under a key rate, waiters of a key below its limit have a wake (or they would wait for ever).
             if key.rateWakeAt != .max {
-                check(keyRateWakes.unordered.contains { $0.target == Int32(k) && $0.at == key.rateWakeAt }, "key \(key.name): its wake is not armed")
+                check(timers.keyRates.unordered.contains { $0.target == ConcurrencyKeyIndex(k) && $0.at == key.rateWakeAt }, "key \(key.name): its wake is not armed")
             }
             if queues[Int(key.queue)].fairness.keyRate != nil && (limit <= 0 || key.holders.count < limit) && hasLiveWaiter(k) {
                 check(key.rateWakeAt != .max, "key \(key.name): ops wait for a token, none is due")

@@ -29,7 +29,7 @@ extension Scheduler {
             classes[c].capable.append(w)
             workers[Int(w)].classes.append(Int32(c))
         }
-        livenessHeap.insert(TimerEntry(at: now &+ config.livenessBoundMicros, target: w))
+        timers.workerLiveness.insert(TargetDeadline(at: now &+ config.livenessBoundMicros, target: WorkerIndex(raw: w)))
         if journaling {
             out.append(.journal(.workerSession(id: h.worker, name: h.name, owner: h.owner)))
             out.append(.journal(.workerJoined(name: h.name)))
@@ -133,9 +133,8 @@ extension Scheduler {
 
     mutating func checkLiveness(_ out: inout [Action]) {
         let bound = config.livenessBoundMicros
-        while let top = livenessHeap.min, top.at <= now {
-            _ = livenessHeap.popMin()
-            let w = top.target
+        while let top = timers.workerLiveness.popDue(now) {
+            let w = top.target.raw
             guard workers[Int(w)].alive else { continue }
             let due = workers[Int(w)].lastSeen &+ bound
             if due <= now {
@@ -145,7 +144,7 @@ extension Scheduler {
                 out.append(.disconnectWorker(worker: id, reason: "missed \(config.missedHeartbeats) heartbeats"))
             } else {
                 takeBackUnstarted(w, &out)
-                livenessHeap.insert(TimerEntry(at: min(due, now &+ bound), target: w))
+                timers.workerLiveness.insert(TargetDeadline(at: min(due, now &+ bound), target: top.target))
             }
         }
     }

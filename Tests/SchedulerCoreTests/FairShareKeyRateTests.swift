@@ -47,7 +47,7 @@ extension FairShareTests {
         let later = Self.tickUntil(&h, out, until: start + 3_000_000).filter { $0.0.hasPrefix("k") && !["k0", "k1"].contains($0.0) }
         #expect(later.map(\.0) == (2..<20).map { "k\($0)" })
         #expect(later.map { $0.1 - start } == (1..<19).map { Int64($0) * 100_000 }, "\(later.map { $0.1 - start })")
-        #expect(h.s.keyRateWakes.isEmpty || h.s.concurrencyKeys.allSatisfy { $0.rateWakeAt == .max || $0.waiting.isEmpty })
+        #expect(h.s.timers.keyRates.isEmpty || h.s.concurrencyKeys.allSatisfy { $0.rateWakeAt == .max || $0.waiting.isEmpty })
     }
 
     @Test func aKeyRateAndAKeyLimitBothHold() {

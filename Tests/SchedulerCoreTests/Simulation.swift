@@ -191,11 +191,11 @@ struct Simulation {
             if s.compactions != compactionsBefore {
                 compactionsSeen += s.compactions - compactionsBefore
                 if ProcessInfo.processInfo.environment["SIM_DEBUG"] != nil {
-                    print("compaction at step \(steps): live \(s.totalOperations) submitted \(submitted)/\(specs.count) finished \(finishedCount) inflight \(s.workers.map(\.inflightCount).reduce(0, +)) retry \(s.retryHeap.count) event \(e)".prefix(220))
+                    print("compaction at step \(steps): live \(s.totalOperations) submitted \(submitted)/\(specs.count) finished \(finishedCount) inflight \(s.workers.map(\.inflightCount).reduce(0, +)) retry \(s.timers.retryDelays.count) event \(e)".prefix(220))
                 }
                 if s.workers.contains(where: { $0.inflightCount > 0 }) { compactionsInFlight += 1 }
-                if !s.retryHeap.isEmpty { compactionsRetrying += 1 }
-                if !s.timeoutHeap.isEmpty { compactionsTimed += 1 }
+                if !s.timers.retryDelays.isEmpty { compactionsRetrying += 1 }
+                if !s.timers.attemptTimeouts.isEmpty { compactionsTimed += 1 }
                 if !s.multi.isEmpty { compactionsMultiPart += 1 }
             }
             checkRuns()
