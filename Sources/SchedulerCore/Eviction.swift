@@ -14,7 +14,7 @@ extension Scheduler {
     /// original evict (a tick's time, the order pins came and went) is not in the journal.
     mutating func evictRuns(_ out: inout [Action]) {
         while let f = finishedRuns.first {
-            guard let r = runs[Int(f.slot)], r.number == f.number, r.finishedAt == f.at else {
+            guard let r = runs.retained(f.slot), r.number == f.number, r.finishedAt == f.at else {
                 finishedRuns.removeFirst()   // stale: evicted already, or reopened
                 continue
             }
@@ -32,7 +32,7 @@ extension Scheduler {
     /// Replay of a journalled eviction: the run goes now if it is here and finished (as it was then);
     /// a name only (a snapshot's, or a run this replay never had) is remembered.
     mutating func replayEviction(_ name: String, finishedAt: Int64, evictedAt: Int64) {
-        guard let slot = runIndex[name], let r = runs[Int(slot)], r.finishedAt != 0 else {
+        guard let slot = runs.slot(named: name), runs[slot].finishedAt != 0 else {
             return rememberEvicted(name, finishedAt: finishedAt, evictedAt: evictedAt)
         }
         evictRun(slot)
@@ -49,8 +49,8 @@ extension Scheduler {
         return f.at &+ config.retainMicros
     }
 
-    mutating func evictRun(_ slot: Int32) {
-        let r = runs[Int(slot)]!
+    mutating func evictRun(_ slot: RunSlot) {
+        let r = runs[slot]
         let keys = IdKeys(ids: ops.ids, batch: nil, base: 0)
         for op in r.ops {
             let i = Int(op)
@@ -73,11 +73,9 @@ extension Scheduler {
         retainedBytes -= r.bytes
         finishedRunCount -= 1
         rememberEvicted(r.name, finishedAt: r.finishedAt, evictedAt: now)
-        runIndex[r.name] = nil
         for k in r.submissionKeys { submissionKeys[k] = nil }
-        for g in watchers.indices where watchers[g].run == slot { watchers[g].run = -2 }   // matches nothing now
-        runs[Int(slot)] = nil
-        freeRunSlots.append(slot)
+        for g in watchers.indices where watchers[g].run == slot.raw { watchers[g].run = -2 }   // matches nothing now
+        runs.remove(slot)
     }
 
     /// An evicted run's name is remembered (to say "evicted", not "unknown"), the oldest forgotten first.
@@ -200,9 +198,7 @@ extension Scheduler {
             }
         }
         timers.renumberOps(remap)
-        for r in runs.indices where runs[r] != nil {
-            runs[r]!.ops = runs[r]!.ops.map { remap[Int($0)] }
-        }
+        runs.renumberOps(remap)
         for i in story.indices { story[i].op = m(story[i].op) }
         deadOps = 0
         compactions += 1

@@ -133,12 +133,12 @@ extension Scheduler {
     // MARK: Share keys
 
     /// The share key op `spec` of `run` has in queue `q` under the queue's mode.
-    func shareName(_ spec: OperationSpec, run: Int32, queue q: Int32) -> String {
+    func shareName(_ spec: OperationSpec, run: RunSlot, queue q: Int32) -> String {
         switch queues[Int(q)].fairness.share {
         case .fifo: return ""
-        case .submitter: return runs[Int(run)]?.submitter ?? ""
-        case .run: return runs[Int(run)]?.name ?? ""
-        case .key: return spec.share ?? runs[Int(run)]?.submitter ?? ""
+        case .submitter: return runs[run].submitter
+        case .run: return runs[run].name
+        case .key: return spec.share ?? runs[run].submitter
         }
     }
 

@@ -162,13 +162,13 @@ extension Scheduler {
     /// starting after the key `after`. `next` is the cursor for the following page (nil at the end);
     /// `matched` counts every match (all pages). O(ops of the runs in scope).
     public func operationIDs(after: String? = nil, limit: Int, filter: OpFilter = OpFilter()) -> Result<OpPage, LookupFailure> {
-        var slots: [Int32]
+        var slots: [RunSlot]
         if let run = filter.run {
-            guard let s = runIndex[run] else { return .failure(runFailure(run)) }
+            guard let s = runs.slot(named: run) else { return .failure(runFailure(run)) }
             slots = [s]
         } else {
-            slots = runs.indices.compactMap { runs[$0] == nil ? nil : Int32($0) }
-            slots.sort { runs[Int($0)]!.number > runs[Int($1)]!.number }
+            slots = runs.all.map(\.slot)
+            slots.sort { runs[$0].number > runs[$1].number }
         }
         var q: Int32?
         if let queue = filter.queue {
@@ -184,12 +184,12 @@ extension Scheduler {
             let r = ops.hot[Int(a)].run
             if let k = slots.firstIndex(of: r) {
                 startSlot = k
-                startPos = (runs[Int(r)]!.ops.firstIndex(of: a) ?? -1) + 1
+                startPos = (runs[r].ops.firstIndex(of: a) ?? -1) + 1
             }
         }
         var page = OpPage()
         for (k, s) in slots.enumerated() {
-            let list = runs[Int(s)]!.ops
+            let list = runs[s].ops
             for (pos, op) in list.enumerated() {
                 let i = Int(op)
                 if let q, lanes[Int(ops.hot[i].lane)].queue != q { continue }

@@ -62,7 +62,7 @@ extension Scheduler {
                 holdBytes(op)
             }
         case .resultsEvicted(let run):
-            if let slot = runIndex[run] { evictResults(slot) }
+            if let slot = runs.slot(named: run) { evictResults(slot) }
         case .workerSession(let id, let name, let owner):
             restoreWorkerSession(id: id, name: name, owner: owner)
         case .workerJoined(let name):
@@ -74,9 +74,9 @@ extension Scheduler {
         case .evictedRun(let name, let finishedAt, let evictedAt):
             replayEviction(name, finishedAt: finishedAt, evictedAt: evictedAt)
         case .submissionKey(let run, let key, let count):
-            guard let slot = runIndex[run] else { return }
+            guard let slot = runs.slot(named: run) else { return }
             submissionKeys[key.key] = AppliedSubmission(digest: key.digest, slot: slot, count: count)
-            runs[Int(slot)]!.submissionKeys.append(key.key)
+            runs[slot].submissionKeys.append(key.key)
         }
     }
 

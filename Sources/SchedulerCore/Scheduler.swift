@@ -75,20 +75,19 @@ public struct Scheduler: Sendable {
     /// The last `WatchGroup.stream` given (streams are never reused: a stale one names nothing).
     var nextWatchStream: UInt64 = 0
 
-    var runs: [RunState?] = []
-    var runIndex: [String: Int32] = [:]
-    var freeRunSlots: [Int32] = []
+    /// Retained runs by slot and by name (RunTable.swift).
+    var runs = RunTable()
     var runCounter: Int64 = 1
     var nextRunNumber = 1                  // for generated names r-1, r-2, …
     var finishedRunCount = 0               // retained named runs with no unfinished op
-    var finishedRuns = Deque<(slot: Int32, number: Int64, at: Int64)>()   // eviction order
+    var finishedRuns = Deque<(slot: RunSlot, number: Int64, at: Int64)>()   // eviction order
     var evictedRuns: [String: EvictedRun] = [:]
     var evictedOrder = Deque<String>()
     var evictedTotal = 0
     var deadOps = 0
     /// Bytes finished ops of retained runs hold (RetainBytes.swift), against `config.retainBytes`.
     public internal(set) var retainedBytes = 0
-    var crossRunDeps: [Int32: [Int32]] = [:]   // op → slots of other runs it depends on (pins)
+    var crossRunDeps: [Int32: [RunSlot]] = [:]   // op → other runs it depends on (pins)
     public internal(set) var compactions = 0
     /// Submission keys of retained runs' batches (A5).
     var submissionKeys: [String: AppliedSubmission] = [:]

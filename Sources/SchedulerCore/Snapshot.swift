@@ -33,10 +33,10 @@ extension Scheduler {
         var tagNames = [String](repeating: "", count: 64)
         for (t, b) in tagBits { tagNames[b] = t }
         var batch: [OperationSpec] = []
-        var batchRun: Int32 = -1
+        var batchRun: RunSlot?
         var batchAt: Int64 = 0
         func flush(_ out: inout [(at: Int64, record: JournalRecord)]) {
-            guard !batch.isEmpty, let r = runs[Int(batchRun)] else { return }
+            guard !batch.isEmpty, let r = batchRun.map({ runs[$0] }) else { return }
             out.append((batchAt, .submitted(run: r.name, submitter: r.submitter, ops: batch, queues: [], key: nil)))
             batch.removeAll(keepingCapacity: true)
         }
@@ -63,7 +63,7 @@ extension Scheduler {
             out.append((ops.cold[Int(op)].finishedAt, .finished(id: ops.ids[Int(op)], outcome: outcome(of: op)!, at: ops.cold[Int(op)].finishedAt,
                                                            history: history(of: op))))
         }
-        for r in runs where r?.resultsEvicted == true { out.append((now, .resultsEvicted(run: r!.name))) }
+        for (_, r) in runs.all where r.resultsEvicted { out.append((now, .resultsEvicted(run: r.name))) }
         for op in cancelling {
             let cascade = ops.hot[Int(op)].flags & Flag.cascade != 0
             out.append((now, .cancelRequested(ids: [ops.ids[Int(op)]], cascade: cascade, reason: reasons[op] ?? "cancelled")))
@@ -73,7 +73,7 @@ extension Scheduler {
             out.append((at, .priorityChanged(id: ops.ids[Int(op)], priority: Int(ops.hot[Int(op)].priority), inherit: false)))
         }
         for (key, applied) in submissionKeys.sorted(by: { $0.key < $1.key }) {
-            guard let r = runs[Int(applied.slot)] else { continue }
+            guard let r = runs.retained(applied.slot) else { continue }
             out.append((now, .submissionKey(run: r.name, key: SubmissionKey(key: key, digest: applied.digest), count: applied.count)))
         }
         for w in workers where w.alive { out.append((now, .workerJoined(name: w.name))) }

@@ -55,7 +55,7 @@ struct OpHot {
     var epoch: Int32 = 0
     var storyHead: Int32 = -1
     var holder: Int32 = -1             // worker holding the (single) part, -1 none
-    var run: Int32 = 0                 // slot of its run (Runs.swift)
+    var run = RunSlot(raw: 0)          // its run (RunTable.swift)
     var parts: UInt16
     var partsLeft: UInt16              // parts not finished
     var waitingParts: UInt16           // parts waiting for dispatch
@@ -270,7 +270,7 @@ struct MultiPart {
 struct WaitRecord {
     var ref: ClientRef
     var queue: Int32 = -1
-    var run: Int32 = -1               // a whole-run wait: that run's slot
+    var run: RunSlot?                 // a whole-run wait: that run
     var remaining: Int32
     var summary = WaitSummary(succeeded: 0, failed: 0, cancelled: 0)
 }

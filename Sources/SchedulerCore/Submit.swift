@@ -25,20 +25,20 @@ extension Scheduler {
                          key: SubmissionKey? = nil, unknownPriorities: [Int: Int] = [:], _ out: inout [Action]) {
         if let key, let applied = submissionKeys[key.key] {
             // A retry (A5): the same content is acknowledged again, other content refused; nothing applied.
-            if applied.digest == key.digest, let r = runs[Int(applied.slot)] {
+            if applied.digest == key.digest, let r = runs.retained(applied.slot) {
                 out.append(.reply(ref, .acceptedBefore(count: applied.count, run: r.name)))
             } else {
                 out.append(.reply(ref, .rejected([.submissionKeyReused(key.key)])))
             }
             return
         }
-        let existed = run.name.map { runIndex[$0] != nil } ?? false
-        let slot: Int32
+        let existed = run.name.map { runs.slot(named: $0) != nil } ?? false
+        let slot: RunSlot
         switch openRun(run) {
         case .success(let s): slot = s
         case .failure(let p): out.append(.reply(ref, .rejected([p]))); return
         }
-        let runName = runs[Int(slot)]!.name
+        let runName = runs[slot].name
         // The core's keys: "RUN/OP" (bare ids in the unnamed run).
         let keys = runName.isEmpty ? specArray.map(\.id) : specArray.map { RunNames.key(run: runName, op: $0.id) }
         // Borrow elements in place (array subscripts here would copy whole specs).
@@ -48,26 +48,24 @@ extension Scheduler {
         if !accepted && !existed { dropRun(slot) }
         if accepted, let key {
             submissionKeys[key.key] = AppliedSubmission(digest: key.digest, slot: slot, count: specArray.count)
-            runs[Int(slot)]!.submissionKeys.append(key.key)
+            runs[slot].submissionKeys.append(key.key)
         }
     }
 
     /// Takes back a run created for a batch that was rejected.
-    private mutating func dropRun(_ slot: Int32) {
-        guard let r = runs[Int(slot)], r.ops.isEmpty else { return }
-        runIndex[r.name] = nil
-        runs[Int(slot)] = nil
-        freeRunSlots.append(slot)
+    private mutating func dropRun(_ slot: RunSlot) {
+        guard runs[slot].ops.isEmpty else { return }
+        runs.remove(slot)
     }
 
     /// False when the batch was rejected.
     mutating func submit(_ ref: ClientRef, _ specArray: [OperationSpec], _ specs: UnsafeBufferPointer<OperationSpec>,
-                         _ batchKeys: UnsafeBufferPointer<String>, _ qspecs: [QueueSpec], _ run: Int32,
+                         _ batchKeys: UnsafeBufferPointer<String>, _ qspecs: [QueueSpec], _ run: RunSlot,
                          _ key: SubmissionKey?, _ unknownPriorities: [Int: Int], _ out: inout [Action]) -> Bool {
         var problems = validateQueues(qspecs)
         let base = Int32(ops.count)
         let n = specs.count
-        let runName = runs[Int(run)]!.name
+        let runName = runs[run].name
         var mine = [Bool](repeating: false, count: n)
         var newTags = Set<String>()
         var resolved: [Int32] = []
@@ -99,7 +97,7 @@ extension Scheduler {
                     if let j = idTable.find(qualified ? d : RunNames.key(run: runName, op: d), keys) {
                         if j >= base + Int32(i) { ordered = false }
                         resolved.append(j)
-                    } else if qualified, let (r, _) = RunNames.split(d), runIndex[String(r)] == nil {
+                    } else if qualified, let (r, _) = RunNames.split(d), runs.slot(named: String(r)) == nil {
                         problems.append(.unavailableDependency(op: specs[i].id, dependency: d, reason: "\(runFailure(String(r)))"))
                     } else {
                         problems.append(.unknownDependency(op: specs[i].id, dependency: d))
@@ -117,7 +115,7 @@ extension Scheduler {
         starts[n] = Int32(resolved.count)
         reopenRun(run)
         if journaling {
-            out.append(.journal(.submitted(run: runName, submitter: runs[Int(run)]!.submitter, ops: specArray, queues: qspecs, key: key)))
+            out.append(.journal(.submitted(run: runName, submitter: runs[run].submitter, ops: specArray, queues: qspecs, key: key)))
         }
         for qs in qspecs { applyQueueSettings(qs) }
         var cancelNow: [(Int32, String)] = []
@@ -128,9 +126,9 @@ extension Scheduler {
             // (Replay has no workers and no one to warn: every op would be noted.)
             if !unplaceable.isPlaceable(cache.cls) && !replaying { unplaceable.note(base + Int32(i), cache.cls, self) }
         }
-        // The batch joins its run in one step (two `runs[run]!` writes per op cost ~80 instructions).
-        runs[Int(run)]!.ops.append(contentsOf: base..<base + Int32(n))
-        runs[Int(run)]!.unfinished += Int32(n)
+        // The batch joins its run in one step (two `runs[run]` writes per op cost ~80 instructions).
+        runs[run].ops.append(contentsOf: base..<base + Int32(n))
+        runs[run].unfinished += Int32(n)
         metrics.submitted &+= UInt64(n)
         for i in 0..<n {
             wire(base + Int32(i), specs, i, resolved[Int(starts[i])..<Int(starts[i + 1])], &cancelNow, &out)
@@ -211,7 +209,7 @@ extension Scheduler {
     }
 
     mutating func insert(_ specs: UnsafeBufferPointer<OperationSpec>, _ keys: UnsafeBufferPointer<String>, _ i: Int,
-                         _ run: Int32, _ c: inout InsertCache) {
+                         _ run: RunSlot, _ c: inout InsertCache) {
         let op = Int32(ops.count)
         let qname = specs[i].queue
         if qname != c.queueName || c.queue < 0 {
@@ -236,7 +234,7 @@ extension Scheduler {
                         flags: (barrier ? Flag.barrier : 0) | (specs[i].policy == .succeeded ? Flag.policySucceeded : 0))
         h.run = run
         if c.shareMode == .key {
-            let name = specs[i].share ?? runs[Int(run)]?.submitter ?? ""
+            let name = specs[i].share ?? runs[run].submitter
             if c.shareQueue != q || c.shareName != name { c.shareQueue = q; c.shareName = name; c.share = shareSlot(name, queue: q) }
             h.share = c.share
         } else if c.shareMode != .fifo {

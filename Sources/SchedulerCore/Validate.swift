@@ -167,15 +167,14 @@ extension Scheduler {
         // Runs: every live op is in exactly one retained run, whose counts agree.
         var inRuns = [Int32](repeating: 0, count: n)
         var finishedRetained = 0
-        for (slot, r) in runs.enumerated() {
-            guard let r else { continue }
-            check(runIndex[r.name] == Int32(slot), "run \(r.name): not indexed at slot \(slot)")
+        for (slot, r) in runs.all {
+            check(runs.slot(named: r.name) == slot, "run \(r.name): not indexed at slot \(slot)")
             var open: Int32 = 0, succ: Int32 = 0, fail: Int32 = 0, canc: Int32 = 0
             var last: Int32 = -1
             for op in r.ops {
                 let i = Int(op)
                 check(!dead(i), "run \(r.name): evicted op \(ops.ids[i]) still listed")
-                check(ops.hot[i].run == Int32(slot), "\(ops.ids[i]): run slot \(ops.hot[i].run) ≠ \(slot)")
+                check(ops.hot[i].run == slot, "\(ops.ids[i]): run slot \(ops.hot[i].run) ≠ \(slot)")
                 check(op > last, "run \(r.name): ops not in submission order")
                 last = op
                 inRuns[i] += 1
@@ -194,19 +193,20 @@ extension Scheduler {
         check(finishedRetained == finishedRunCount, "finished runs \(finishedRunCount) ≠ \(finishedRetained)")
         // Retention by bytes (RetainBytes.swift): each run's count is what its finished ops hold.
         var totalBytes = 0
-        for r in runs where r != nil {
-            let held = r!.ops.reduce(0) { ops.hot[Int($1)].state == .finished ? $0 + heldBytes($1) : $0 }
-            check(r!.bytes == held, "run \(r!.name): bytes \(r!.bytes) ≠ \(held) held")
-            totalBytes += r!.bytes
+        for (_, r) in runs.all {
+            let held = r.ops.reduce(0) { ops.hot[Int($1)].state == .finished ? $0 + heldBytes($1) : $0 }
+            check(r.bytes == held, "run \(r.name): bytes \(r.bytes) ≠ \(held) held")
+            totalBytes += r.bytes
         }
+        check(runs.slotsByName.count == runs.all.reduce(0) { n, _ in n + 1 }, "run names index \(runs.slotsByName.count) runs, not the retained ones")
         check(totalBytes == retainedBytes, "retained bytes \(retainedBytes) ≠ \(totalBytes)")
-        var pins = [Int32: Int32]()
+        var pins = [RunSlot: Int32]()
         for (op, rs) in crossRunDeps {
             check(ops.hot[Int(op)].state != .finished, "\(ops.ids[Int(op)]): finished but still pins runs")
             for r in rs { pins[r, default: 0] += 1 }
         }
-        for (slot, r) in runs.enumerated() where r != nil {
-            check(r!.pins == pins[Int32(slot), default: 0], "run \(r!.name): pins \(r!.pins) ≠ \(pins[Int32(slot), default: 0])")
+        for (slot, r) in runs.all {
+            check(r.pins == pins[slot, default: 0], "run \(r.name): pins \(r.pins) ≠ \(pins[slot, default: 0])")
         }
         var deadCount = 0
         for i in 0..<n {

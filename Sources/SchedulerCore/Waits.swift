@@ -71,7 +71,7 @@ extension Scheduler {
         if rec.queue >= 0 {
             let q = queues[Int(rec.queue)]
             rec.summary = WaitSummary(succeeded: Int(q.succeeded), failed: Int(q.failed), cancelled: Int(q.cancelled))
-        } else if rec.run >= 0, let r = runs[Int(rec.run)] {
+        } else if let slot = rec.run, let r = runs.retained(slot) {
             rec.summary = WaitSummary(succeeded: Int(r.succeeded), failed: Int(r.failed), cancelled: Int(r.cancelled))
         }
         out.append(.reply(rec.ref, .waitDone(rec.summary)))
@@ -85,8 +85,8 @@ extension Scheduler {
             filter = q
         }
         if let runName {
-            guard let r = runIndex[runName] else { out.append(.reply(ref, .error(.notFound("\(runFailure(runName))")))); return }
-            runFilter = r
+            guard let r = runs.slot(named: runName) else { out.append(.reply(ref, .error(.notFound("\(runFailure(runName))")))); return }
+            runFilter = r.raw
         }
         unwatch(ref.client)
         let form = WatchGroup.Form(withResults: withResults, progress: progress)
@@ -116,7 +116,7 @@ extension Scheduler {
         let r = ops.hot[Int(op)].run
         let isProgress = if case .progress = t { true } else { false }
         // run -1: any run; -2: an evicted run's (matches nothing).
-        for g in watchers where (g.queue < 0 || g.queue == q) && (g.run == -1 || g.run == r) && (g.form.progress || !isProgress) {
+        for g in watchers where (g.queue < 0 || g.queue == q) && (g.run == -1 || g.run == r.raw) && (g.form.progress || !isProgress) {
             out.append(.publish(PublishedEvent(stream: g.stream, watchers: g.clients, withResult: g.form.withResults, event: ev)))
         }
     }
