@@ -93,7 +93,7 @@ extension Scheduler {
             if ops.hot[i].inflightParts == 0 { finishOp(op, .cancelled(reason), &out); return }
             for part in 0..<Int(ops.hot[i].parts) {
                 if let f = inflightGet(op, part) {
-                    out.append(.cancelOnWorker(worker: workers[Int(f.worker)].id, op: ops.ids[i], part: part,
+                    out.append(.cancelOnWorker(worker: workers[f.worker].id, op: ops.ids[i], part: part,
                                                attempt: Int(f.attempt), reason: reason))
                 }
             }

@@ -2,12 +2,12 @@
 
 extension Scheduler {
     /// The in-flight record a worker report names, or nil (counted) when the report is stale.
-    mutating func fenced(_ ref: PartRef) -> (w: Int32, op: Int32, key: UInt64)? {
+    mutating func fenced(_ ref: PartRef) -> (w: WorkerIndex, op: Int32, key: UInt64)? {
         guard let w = liveWorker(ref.worker) else { return nil }
         return fencedOp(ref, w)
     }
 
-    mutating func fencedOp(_ ref: PartRef, _ w: Int32) -> (w: Int32, op: Int32, key: UInt64)? {
+    mutating func fencedOp(_ ref: PartRef, _ w: WorkerIndex) -> (w: WorkerIndex, op: Int32, key: UInt64)? {
         let op: Int32
         if let t = ref.token, t < UInt64(ops.count), ops.ids[Int(t)] == ref.op {
             op = Int32(t)
@@ -43,7 +43,7 @@ extension Scheduler {
             guard multi[op]!.status[ref.part] == .dispatched else { return }
             multi[op]!.status[ref.part] = .running
         }
-        workers[Int(w)].running += 1
+        workers[w].running += 1
         let at = eventTime(ref, op)
         metrics.started &+= 1
         if ref.attempt == 1 && ops.cold[i].depCount > 0 { metrics.dependencyHop.add(at - ops.cold[i].readyAt) }
@@ -145,7 +145,7 @@ extension Scheduler {
             if case .cancelled(let r) = outcome { reason = r } else { reason = "operation finished" }
             for part in 0..<Int(ops.hot[i].parts) {
                 if let f = inflightClear(op, part) {
-                    out.append(.cancelOnWorker(worker: workers[Int(f.worker)].id, op: ops.ids[i], part: part,
+                    out.append(.cancelOnWorker(worker: workers[f.worker].id, op: ops.ids[i], part: part,
                                                attempt: Int(f.attempt), reason: reason))
                 }
             }

@@ -87,11 +87,11 @@ extension Scheduler {
         return true
     }
 
-    mutating func pickWorker(_ c: Int) -> Int32 {
+    mutating func pickWorker(_ c: Int) -> WorkerIndex {
         while let (w, ep) = classes[c].rr.first {
             classes[c].rr.removeFirst()
             // Field reads only: copying a WorkerState would retain its collections.
-            let wi = Int(w)
+            let wi = w
             let credit = workers[wi].credit
             if workers[wi].alive && credit > 0 && workers[wi].creditEpoch == ep {
                 if credit > 1 { classes[c].rr.append((w, ep)) }
@@ -117,11 +117,11 @@ extension Scheduler {
         ops.hot[i].waitingParts -= 1
         ops.hot[i].inflightParts += 1
         takeCredit(w, 1)
-        workers[Int(w)].dispatched += 1
+        workers[w].dispatched += 1
         let attempt = ops.hot[i].attempt
         inflightSet(op, part, w, attempt)
-        let wid = workers[Int(w)].id
-        record(op, .dispatched, part: part, extra: Int32(w))
+        let wid = workers[w].id
+        record(op, .dispatched, part: part, extra: w.raw)
         var inputs: [(String, [UInt8])] = []
         let dc = Int(ops.cold[i].depCount)
         if dc > 0 {

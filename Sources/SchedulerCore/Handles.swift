@@ -28,6 +28,13 @@ struct OpIndex: TableHandle {
 struct WorkerIndex: TableHandle {
     var raw: Int32
     @inline(__always) init(raw: Int32) { self.raw = raw }
+    /// No worker: a part nobody holds (`OpHot.holder`, `MultiPart.worker`), or an op never dispatched
+    /// (`OpCold.lastWorker`).
+    static let nobody = WorkerIndex(raw: -1)
+    /// `OpCold.lastWorker` of an op replayed from the journal that names no session known here.
+    static let unknown = WorkerIndex(raw: -2)
+    /// Names a worker (not one of the markers above).
+    @inline(__always) var isWorker: Bool { raw >= 0 }
 }
 
 /// A run's slot in `RunTable` (reused after the run is evicted).

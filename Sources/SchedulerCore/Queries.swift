@@ -145,8 +145,8 @@ extension Scheduler {
             id: id, name: names[op] ?? runAndOp(of: id).op, queue: queues[Int(lane.queue)].name,
             kind: kindNames[Int(classes[Int(lane.cls)].kind)], state: ops.hot[i].state,
             isCancelled: ops.hot[i].flags & Flag.cancelled != 0, outcome: ops.hot[i].outcome, workers: holders(op),
-            lastWorker: ops.cold[i].lastWorker >= 0 ? workers[Int(ops.cold[i].lastWorker)].id : nil,
-            lastWorkerOwner: ops.cold[i].lastWorker >= 0 ? workers[Int(ops.cold[i].lastWorker)].owner : nil,
+            lastWorker: ops.cold[i].lastWorker.isWorker ? workers[ops.cold[i].lastWorker].id : nil,
+            lastWorkerOwner: ops.cold[i].lastWorker.isWorker ? workers[ops.cold[i].lastWorker].owner : nil,
             attempts: Int(ops.hot[i].attempt), priority: Int(ops.hot[i].priority), qos: OperationQoS(rank: Int(lane.qos))!,
             parts: Int(ops.hot[i].parts), partsFinished: partsFinished,
             unfinishedDependencies: ops.hot[i].state == .pending ? Int(ops.hot[i].unfinishedDeps) : 0,
@@ -175,9 +175,9 @@ extension Scheduler {
             guard let qi = queueIndex[queue] else { return .failure(.unknownQueue(queue)) }
             q = qi
         }
-        var workerSet: Set<Int32>?
+        var workerSet: Set<WorkerIndex>?
         if let ids = filter.workers {
-            workerSet = Set(workers.indices.filter { ids.contains(workers[$0].id) }.map { Int32($0) })
+            workerSet = Set(workers.indices.filter { ids.contains(workers[$0].id) }.map { WorkerIndex($0) })
         }
         var startSlot = 0, startPos = 0
         if let after, let a = lookup(after) {
@@ -211,7 +211,7 @@ extension Scheduler {
 
     func holders(_ op: Int32) -> [UInt64] {
         guard ops.hot[Int(op)].inflightParts > 0 else { return [] }
-        return (0..<Int(ops.hot[Int(op)].parts)).compactMap { inflightGet(op, $0).map { workers[Int($0.worker)].id } }
+        return (0..<Int(ops.hot[Int(op)].parts)).compactMap { inflightGet(op, $0).map { workers[$0.worker].id } }
     }
 
     public func queueCounts(_ name: String) -> QueueCounts? {
@@ -291,7 +291,7 @@ extension Scheduler {
             if let at = nextToken(Int(lane.queue)) { return .rateLimited(queue: q.name, nextTokenAt: at) }
         }
         let c = classes[Int(lane.cls)]
-        let capableAlive = c.capable.filter { workers[Int($0)].alive }.count
+        let capableAlive = c.capable.filter { workers[$0].alive }.count
         if capableAlive == 0 {
             let tags = tagBits.filter { c.requires & (1 << UInt64($0.value)) != 0 }.map(\.key).sorted()
             return .noWorkerWith(kind: kindNames[Int(c.kind)], tags: tags)
@@ -312,7 +312,7 @@ extension Scheduler {
 extension Scheduler {
     /// Whether a live worker can run ops of placement class `c` (has the kind and every tag).
     func hasLiveWorker(_ c: Int32) -> Bool {
-        classes[Int(c)].capable.contains { workers[Int($0)].alive }
+        classes[Int(c)].capable.contains { workers[$0].alive }
     }
 
     /// What class `c` lacks, for a warning: tags no live worker with the kind has, or the kind itself.

@@ -47,11 +47,11 @@ extension Scheduler {
         let c = Int32(classes.count)
         var pc = PlacementClass(kind: kind, requires: requires)
         for w in workers.indices where capable(workers[w], pc) {
-            pc.capable.append(Int32(w))
+            pc.capable.append(WorkerIndex(w))
             workers[w].classes.append(c)
             if workers[w].credit > 0 {
                 pc.credit += workers[w].credit
-                pc.rr.append((Int32(w), workers[w].creditEpoch))
+                pc.rr.append((WorkerIndex(w), workers[w].creditEpoch))
             }
         }
         classes.append(pc)

@@ -123,7 +123,7 @@ extension Scheduler {
                   isStarted(op, part), let limit = timeouts[op] else { continue }
             record(op, .timedOut, part: part, extra: Int32(f.attempt))
             metrics.timedOut &+= 1
-            out.append(.cancelOnWorker(worker: workers[Int(f.worker)].id, op: ops.ids[i], part: part,
+            out.append(.cancelOnWorker(worker: workers[f.worker].id, op: ops.ids[i], part: part,
                                        attempt: Int(f.attempt), reason: "timed out after \(durationText(limit))"))
             inflightClear(op, part)
             ops.hot[i].inflightParts -= 1

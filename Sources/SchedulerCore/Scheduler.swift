@@ -46,7 +46,7 @@ public struct Scheduler: Sendable {
     var classIndex: [UInt64: Int32] = [:]    // hash of (kind, required tags); see placementClass
 
     var workers: [WorkerState] = []
-    var workerIndex: [UInt64: Int32] = [:]
+    var workerIndex: [UInt64: WorkerIndex] = [:]
     var totalCredit = 0
     var liveWorkers = 0
 
@@ -97,7 +97,7 @@ public struct Scheduler: Sendable {
     var hold: RecoveryHold?
     var journalWorkers: Set<String> = []
     /// Sessions of before the restart, by id, as `workerSession` records named them (History.swift).
-    var restoredWorkers: [UInt64: Int32] = [:]
+    var restoredWorkers: [UInt64: WorkerIndex] = [:]
     /// When replay ended (0: never replayed); stories of replayed ops end there (Story.swift).
     var recoveredAt: Int64 = 0
 

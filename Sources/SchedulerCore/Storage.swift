@@ -54,7 +54,7 @@ struct OpHot {
     var firstOut: Int32 = -1           // dependents list head (into edges), -1 none
     var epoch: Int32 = 0
     var storyHead: Int32 = -1
-    var holder: Int32 = -1             // worker holding the (single) part, -1 none
+    var holder = WorkerIndex.nobody    // worker holding the (single) part
     var run = RunSlot(raw: 0)          // its run (RunTable.swift)
     var parts: UInt16
     var partsLeft: UInt16              // parts not finished
@@ -94,9 +94,9 @@ struct OpCold {
     /// Its dependencies: `Scheduler.depList[depStart ..< depStart + depCount]` (set when it is wired).
     var depStart: Int32 = 0
     var depCount: Int32 = 0
-    /// Worker index that last held a part (status; whose claims are taken back), `OpTable.neverHeld`, or
-    /// `OpTable.unknownHolder` for ops replayed from the journal (who held them before the restart is not recorded).
-    var lastWorker: Int32
+    /// The worker that last held a part (status; whose claims are taken back), `.nobody` before the
+    /// first dispatch, or `.unknown` for ops replayed from the journal whose worker session is not known.
+    var lastWorker: WorkerIndex
 
     /// One write for both (a paged write checks uniqueness once).
     @inline(__always) mutating func setDependencies(start: Int32, count: Int32) {
@@ -115,8 +115,6 @@ struct OpTable {
     var cold = PagedColumn<OpCold>()
 
     var count: Int { ids.count }
-    static let neverHeld: Int32 = -1
-    static let unknownHolder: Int32 = -2
 
     mutating func reserve(_ n: Int) {
         hot.reserveCapacity(n); ids.reserveCapacity(n); payloads.reserveCapacity(n); cold.reserveCapacity(n)
@@ -219,10 +217,10 @@ struct Epoch {
 struct PlacementClass {
     let kind: Int32
     let requires: UInt64
-    var capable: [Int32] = []
+    var capable: [WorkerIndex] = []
     var credit: Int = 0
     /// Round-robin of capable workers with credit; (worker, creditEpoch), stale entries skipped.
-    var rr = Deque<(Int32, UInt32)>()
+    var rr = Deque<(WorkerIndex, UInt32)>()
     /// Queues that found this class without credit; woken when credit appears.
     var parked: [Int32] = []
 }
@@ -257,13 +255,13 @@ struct WorkerState {
     var restored = false
 }
 
-struct Inflight { var worker: Int32; var attempt: UInt16 }
+struct Inflight { var worker: WorkerIndex; var attempt: UInt16 }
 
 /// Per-part bookkeeping of ops with parts > 1.
 struct MultiPart {
     var status: [PartStatus]
     var results: [[UInt8]]
-    var worker: [Int32]
+    var worker: [WorkerIndex]       // .nobody: not in flight
     var attempt: [UInt16]
 }
 

@@ -247,7 +247,7 @@ extension Scheduler {
         if let k = specs[i].concurrencyKey { h.concurrencyKey = concurrencyKey(k, queue: q) }
         ops.ids.append(keys[i])
         ops.payloads.append(specs[i].payload)
-        ops.cold.append(OpCold(submittedAt: now, lastWorker: replaying ? OpTable.unknownHolder : OpTable.neverHeld))
+        ops.cold.append(OpCold(submittedAt: now, lastWorker: replaying ? WorkerIndex.unknown : WorkerIndex.nobody))
         if let name = specs[i].givenName, name != specs[i].id { names[op] = name }
         if let t = specs[i].timeoutMicros { timeouts[op] = t }
         if specs[i].retries > 0 {
@@ -259,7 +259,7 @@ extension Scheduler {
         }
         if parts > 1 {
             multi[op] = MultiPart(status: Array(repeating: .waiting, count: parts), results: Array(repeating: [], count: parts),
-                                  worker: Array(repeating: -1, count: parts), attempt: Array(repeating: 0, count: parts))
+                                  worker: Array(repeating: .nobody, count: parts), attempt: Array(repeating: 0, count: parts))
         }
         var unfinished: Int32 = 0
         // Barriers (S15): an epoch is a barrier plus everything added after it.

@@ -83,10 +83,10 @@ extension Scheduler {
             for part in 0..<Int(ops.hot[op].parts) {
                 guard let f = inflightGet(Int32(op), part) else { continue }
                 inflightCount[op] += 1
-                perWorker[Int(f.worker)] += 1
-                if isStarted(Int32(op), part) { runningPerWorker[Int(f.worker)] += 1 }
-                check(workers[Int(f.worker)].alive, "in-flight part of \(ops.ids[op]) on lost worker")
-                check(workers[Int(f.worker)].held.contains(partKey(Int32(op), part)), "worker does not list in-flight part of \(ops.ids[op])")
+                perWorker[f.worker.index] += 1
+                if isStarted(Int32(op), part) { runningPerWorker[f.worker.index] += 1 }
+                check(workers[f.worker].alive, "in-flight part of \(ops.ids[op]) on lost worker")
+                check(workers[f.worker].held.contains(partKey(Int32(op), part)), "worker does not list in-flight part of \(ops.ids[op])")
             }
         }
         for (w, c) in perWorker.enumerated() {
@@ -116,7 +116,7 @@ extension Scheduler {
             case .dispatched, .executing:
                 if ops.hot[i].state == .dispatched { dispatched[q] += 1 } else { executing[q] += 1 }
                 if ops.hot[i].parts == 1 {
-                    check(ops.hot[i].holder >= 0 || cancelledFlag, "\(id): \(ops.hot[i].state) but on no worker")
+                    check(ops.hot[i].holder.isWorker || cancelledFlag, "\(id): \(ops.hot[i].state) but on no worker")
                     check((ops.hot[i].state == .executing) == (ops.hot[i].flags & Flag.attemptStarted != 0),
                           "\(id): state \(ops.hot[i].state) but started flag \(ops.hot[i].flags & Flag.attemptStarted != 0)")
                 } else if ops.hot[i].state == .dispatched {
@@ -234,11 +234,11 @@ extension Scheduler {
         }
         check(total == totalCredit, "total credit \(totalCredit) ≠ \(total)")
         for (ci, c) in classes.enumerated() {
-            let sum = c.capable.reduce(0) { $0 + (workers[Int($1)].alive ? workers[Int($1)].credit : 0) }
+            let sum = c.capable.reduce(0) { $0 + (workers[$1].alive ? workers[$1].credit : 0) }
             check(sum == c.credit, "class \(ci): credit \(c.credit) ≠ \(sum)")
-            for w in c.capable where workers[Int(w)].alive && workers[Int(w)].credit > 0 {
-                check(c.rr.contains { $0.0 == w && $0.1 == workers[Int(w)].creditEpoch },
-                      "class \(ci): worker \(workers[Int(w)].id) has credit but is not in the round-robin")
+            for w in c.capable where workers[w].alive && workers[w].credit > 0 {
+                check(c.rr.contains { $0.0 == w && $0.1 == workers[w].creditEpoch },
+                      "class \(ci): worker \(workers[w].id) has credit but is not in the round-robin")
             }
         }
         return bad

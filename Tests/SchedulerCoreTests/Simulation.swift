@@ -396,7 +396,7 @@ struct Simulation {
         let before = s.fencing.total
         let holding = s.isHoldingForWorkers   // a held attempt's report updates its claim (not fenced)
         // An op of an evicted run is unknown now: its late report is fenced as such.
-        let wasInflight = s.lookup(d.op).flatMap { s.inflightGet($0, d.part) }.map { Int($0.attempt) == d.attempt && s.workers[Int($0.worker)].id == w } ?? false
+        let wasInflight = s.lookup(d.op).flatMap { s.inflightGet($0, d.part) }.map { Int($0.attempt) == d.attempt && s.workers[$0.worker].id == w } ?? false
         // Run mode: half the reports carry the op's row as recovery does (stale rows: RunTests).
         let token = runMode && rng.chance(0.5) ? s.lookup(d.op).map(UInt64.init) : nil
         let at = runMode && rng.chance(0.3) ? now - Int64(rng.int(100_000)) : nil
