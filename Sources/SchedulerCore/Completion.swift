@@ -40,8 +40,8 @@ extension Scheduler {
             guard ops.hot[i].flags & Flag.attemptStarted == 0 else { return }   // a repeated STARTED
             ops.hot[i].flags |= Flag.attemptStarted
         } else {
-            guard multi[op]!.status[ref.part] == .dispatched else { return }
-            multi[op]!.status[ref.part] = .running
+            guard multi[op].status[ref.part] == .dispatched else { return }
+            multi[op].status[ref.part] = .running
         }
         workers[w].running += 1
         let at = eventTime(ref, op)
@@ -93,7 +93,7 @@ extension Scheduler {
             } else {
                 partDone(op, ref.part, bytes)
                 if ops.hot[i].partsLeft == 0 {
-                    finishOp(op, .succeeded(multi[op]!.results.flatMap { $0 }), at: at, &out)
+                    finishOp(op, .succeeded(multi[op].results.flatMap { $0 }), at: at, &out)
                 }
             }
         case .failed(let error):
@@ -106,8 +106,8 @@ extension Scheduler {
 
     mutating func partDone(_ op: Int32, _ part: Int, _ bytes: [UInt8]) {
         guard ops.hot[Int(op)].parts > 1 else { return }
-        multi[op]!.status[part] = .done
-        if !bytes.isEmpty { multi[op]!.results[part] = bytes }
+        multi[op].status[part] = .done
+        if !bytes.isEmpty { multi[op].results[part] = bytes }
     }
 
     /// Any state → finished with `outcome`, exactly once. Tells workers still holding parts to stop.
@@ -151,7 +151,7 @@ extension Scheduler {
             }
             ops.hot[i].inflightParts = 0
         }
-        if ops.hot[i].parts > 1 { multi[op] = nil }
+        if ops.hot[i].parts > 1 { multi.remove(op) }
         if !timeouts.isEmpty { timeouts[op] = nil }
         if !retryDelays.isEmpty { retryDelays[op] = nil }
         if journaling { out.append(.journal(.finished(id: ops.ids[i], outcome: outcome, at: at, history: history(of: op)))) }

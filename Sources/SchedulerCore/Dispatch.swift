@@ -106,8 +106,11 @@ extension Scheduler {
         let w = pickWorker(Int(cls))
         var part = 0
         if ops.hot[i].parts > 1 {
-            part = multi[op]!.status.firstIndex(of: .waiting)!
-            multi[op]!.status[part] = .dispatched
+            guard let waiting = multi[op].status.firstIndex(of: .waiting) else {
+                preconditionFailure("\(ops.ids[i]): dispatched with no part waiting (waitingParts \(ops.hot[i].waitingParts))")
+            }
+            part = waiting
+            multi[op].status[part] = .dispatched
         }
         ops.cold[i].dispatchedAt = now
         metrics.dispatched &+= 1

@@ -137,7 +137,7 @@ extension Scheduler {
             return r
         }
         names = rekey(names); timeouts = rekey(timeouts); results = rekey(results); reasons = rekey(reasons)
-        attemptErrors = rekey(attemptErrors); retryDelays = rekey(retryDelays); multi = rekey(multi)
+        attemptErrors = rekey(attemptErrors); retryDelays = rekey(retryDelays); multi.renumberOps(remap)
         opWaiters = rekey(opWaiters); crossRunDeps = rekey(crossRunDeps); cancelAskedAt = rekey(cancelAskedAt)
 
         // The id table stores index + 1 per slot: rewritten in place.

@@ -139,7 +139,7 @@ extension Scheduler {
         let lane = lanes[Int(ops.hot[i].lane)]
         let partsFinished: Int
         if ops.hot[i].state == .finished { partsFinished = ops.hot[i].outcome == .succeeded ? Int(ops.hot[i].parts) : 0 }
-        else if let m = multi[op] { partsFinished = m.status.filter { $0 == .done }.count }
+        else if let m = multi.record(of: op) { partsFinished = m.status.filter { $0 == .done }.count }
         else { partsFinished = 0 }
         return OpStatus(
             id: id, name: names[op] ?? runAndOp(of: id).op, queue: queues[Int(lane.queue)].name,

@@ -56,13 +56,13 @@ extension Scheduler {
             ops.hot[i].unfinishedDeps += 1
             transition(op, to: .pending, .retryDelay, extra: ms)
         } else if delay <= 0 {
-            multi[op]!.status[part] = .waiting
+            multi[op].status[part] = .waiting
             ops.hot[i].waitingParts += 1
             record(op, .requeued, part: part, extra: why.rawValue)
             pushPartial(op)
             return
         } else {
-            multi[op]!.status[part] = .retryWait
+            multi[op].status[part] = .retryWait
             record(op, .retryDelay, part: part, extra: ms)
         }
         if !watchers.isEmpty {
@@ -104,8 +104,8 @@ extension Scheduler {
             } else {
                 let part = Int(top.part)
                 guard ops.hot[i].state.occupiesQueue, ops.hot[i].flags & Flag.cancelled == 0,
-                      multi[op]?.status[part] == .retryWait else { continue }
-                multi[op]!.status[part] = .waiting
+                      multi.record(of: op)?.status[part] == .retryWait else { continue }
+                multi[op].status[part] = .waiting
                 ops.hot[i].waitingParts += 1
                 pushPartial(op)
             }
@@ -142,7 +142,7 @@ extension Scheduler {
     func isStarted(_ op: Int32, _ part: Int) -> Bool {
         let i = Int(op)
         if ops.hot[i].parts == 1 { return ops.hot[i].flags & Flag.attemptStarted != 0 }
-        return multi[op]?.status[part] == .running
+        return multi.record(of: op)?.status[part] == .running
     }
 }
 

@@ -27,7 +27,8 @@ public struct Scheduler: Sendable {
     var reasons: [Int32: String] = [:]          // error text or cancel reason
     var attemptErrors: [Int32: [String]] = [:]  // every failed attempt's error (capped), oldest first
     var retryDelays: [Int32: RetryDelay] = [:]  // ops with retries and non-default delays
-    var multi: [Int32: MultiPart] = [:]
+    /// Per-part records of multi-part ops (Storage.swift).
+    var multi = MultiPartTable()
     var depList: [Int32] = []
     /// Each op's dependents (Dependents.swift), a list from `OpHot.firstOut`.
     var dependents = DependentLists()

@@ -263,6 +263,52 @@ struct MultiPart {
     var results: [[UInt8]]
     var worker: [WorkerIndex]       // .nobody: not in flight
     var attempt: [UInt16]
+
+    init(parts: Int) {
+        status = Array(repeating: .waiting, count: parts)
+        results = Array(repeating: [], count: parts)
+        worker = Array(repeating: .nobody, count: parts)
+        attempt = Array(repeating: 0, count: parts)
+    }
+}
+
+/// The `MultiPart` records of unfinished multi-part ops, by op: made at submit, dropped when the op
+/// finishes (a single-part op keeps its part in `OpHot`).
+struct MultiPartTable: Sendable {
+    private var byOp: [Int32: MultiPart] = [:]
+
+    var isEmpty: Bool { byOp.isEmpty }
+
+    /// Op `op`'s record: `op` has parts > 1 and has not finished.
+    subscript(_ op: Int32) -> MultiPart {
+        get {
+            guard let record = byOp[op] else { Self.noRecord(op) }
+            return record
+        }
+        _modify {
+            if byOp[op] == nil { Self.noRecord(op) }
+            yield &byOp[op]!
+        }
+    }
+
+    @inline(never) private static func noRecord(_ op: Int32) -> Never {
+        preconditionFailure("op \(op) has no multi-part record (single-part, or finished)")
+    }
+
+    /// Op `op`'s record if it has one (none for a single-part or finished op).
+    func record(of op: Int32) -> MultiPart? { byOp[op] }
+
+    mutating func add(_ op: Int32, parts: Int) { byOp[op] = MultiPart(parts: parts) }
+
+    mutating func remove(_ op: Int32) { byOp[op] = nil }
+
+    /// Compaction renumbered the ops (`remap[old]`, -1 dropped); finished ops have no record left.
+    mutating func renumberOps(_ remap: [Int32]) {
+        var renumbered: [Int32: MultiPart] = [:]
+        renumbered.reserveCapacity(byOp.count)
+        for (op, record) in byOp where remap[Int(op)] >= 0 { renumbered[remap[Int(op)]] = record }
+        byOp = renumbered
+    }
 }
 
 struct WaitRecord {

@@ -258,8 +258,7 @@ extension Scheduler {
             }
         }
         if parts > 1 {
-            multi[op] = MultiPart(status: Array(repeating: .waiting, count: parts), results: Array(repeating: [], count: parts),
-                                  worker: Array(repeating: .nobody, count: parts), attempt: Array(repeating: 0, count: parts))
+            multi.add(op, parts: parts)
         }
         var unfinished: Int32 = 0
         // Barriers (S15): an epoch is a barrier plus everything added after it.

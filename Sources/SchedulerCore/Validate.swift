@@ -120,7 +120,7 @@ extension Scheduler {
                     check((ops.hot[i].state == .executing) == (ops.hot[i].flags & Flag.attemptStarted != 0),
                           "\(id): state \(ops.hot[i].state) but started flag \(ops.hot[i].flags & Flag.attemptStarted != 0)")
                 } else if ops.hot[i].state == .dispatched {
-                    check(!multi[Int32(i)]!.status.contains(.running), "\(id): dispatched with a running part")
+                    check(!multi[Int32(i)].status.contains(.running), "\(id): dispatched with a running part")
                 }
                 if !cancelledFlag {
                     let s = Int(ops.cold[i].depStart)
@@ -128,7 +128,7 @@ extension Scheduler {
                         check(ops.hot[Int(d)].state == .finished, "\(id): executing before dependency \(ops.ids[Int(d)]) finished")
                     }
                     let done = Int(ops.hot[i].parts) - Int(ops.hot[i].partsLeft)
-                    let delayed = multi[Int32(i)]?.status.filter { $0 == .retryWait }.count ?? 0
+                    let delayed = multi.record(of: Int32(i))?.status.filter { $0 == .retryWait }.count ?? 0
                     check(Int(ops.hot[i].waitingParts) + Int(ops.hot[i].inflightParts) + done + delayed == Int(ops.hot[i].parts),
                           "\(id): parts waiting \(ops.hot[i].waitingParts) + in flight \(ops.hot[i].inflightParts) + done \(done) + delayed \(delayed) ≠ \(ops.hot[i].parts)")
                     if ops.hot[i].waitingParts > 0 { check(ops.hot[i].flags & Flag.inPartials != 0, "\(id): waiting part not queued") }
