@@ -16,12 +16,11 @@
 
 extension Scheduler {
     /// Queue `q`'s fairness may have turned ageing on: a sweep is due now unless one is armed.
-    mutating func armAgeing(_ q: Int32) {
-        let qi = Int(q)
-        guard queues[qi].fairness.ageingMicros != nil else { queues[qi].ageingDue = .max; return }
-        if queues[qi].ageingDue != .max { return }
-        queues[qi].ageingDue = now
-        timers.queueAgeing.insert(TargetDeadline(at: now, target: QueueIndex(raw: q)))
+    mutating func armAgeing(_ q: QueueIndex) {
+        guard queues[q].fairness.ageingMicros != nil else { queues[q].ageingDue = .max; return }
+        if queues[q].ageingDue != .max { return }
+        queues[q].ageingDue = now
+        timers.queueAgeing.insert(TargetDeadline(at: now, target: q))
     }
 
     mutating func fireAgeing(_ out: inout [Action]) {
@@ -30,7 +29,7 @@ extension Scheduler {
             // A stale wake: ageing was turned off or its period changed and a new sweep was armed.
             guard top.at == queues[q].ageingDue else { continue }
             queues[q].ageingDue = .max
-            age(q.raw, &out)
+            age(q, &out)
         }
     }
 
@@ -41,12 +40,11 @@ extension Scheduler {
     }
 
     /// One sweep of queue `q`: raises what is owed, arms the next sweep.
-    mutating func age(_ q: Int32, _ out: inout [Action]) {
-        let qi = Int(q)
-        guard let period = queues[qi].fairness.ageingMicros else { return }
+    mutating func age(_ q: QueueIndex, _ out: inout [Action]) {
+        guard let period = queues[q].fairness.ageingMicros else { return }
         let top = Int8(OperationPriority.veryHigh.rawValue)
         var next = now + period
-        for op in queues[qi].members {
+        for op in queues[q].members {
             let i = Int(op)
             guard ops.hot[i].state == .ready, ops.hot[i].priority < top else { continue }
             let due = waitingSince(op) + period
@@ -56,7 +54,7 @@ extension Scheduler {
             reprioritise(op, p)
         }
         let at = max(next, now + max(1, period / 8))
-        queues[qi].ageingDue = at
-        timers.queueAgeing.insert(TargetDeadline(at: at, target: QueueIndex(raw: q)))
+        queues[q].ageingDue = at
+        timers.queueAgeing.insert(TargetDeadline(at: at, target: q))
     }
 }

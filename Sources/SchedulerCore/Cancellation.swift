@@ -56,18 +56,18 @@ extension Scheduler {
     }
 
     /// The name of the queue op `op` is in.
-    func queueName(of op: Int32) -> String { queues[Int(lanes[Int(ops.hot[Int(op)].lane)].queue)].name }
+    func queueName(of op: Int32) -> String { queues[lanes[Int(ops.hot[Int(op)].lane)].queue].name }
 
     mutating func cancelAllRequest(_ ref: ClientRef, _ name: String, _ reason: String, _ out: inout [Action]) {
         guard let q = queueIndex[name] else { out.append(.reply(ref, .error(.notFound("unknown queue \(name)")))); return }
         if journaling { out.append(.journal(.cancelAll(queue: name, reason: reason))) }
-        let members = queues[Int(q)].members
+        let members = queues[q].members
         var kept: [Int32] = []
         for op in members where ops.hot[Int(op)].state != .finished {
             cancelOp(op, reason, cascade: false, &out)
             if ops.hot[Int(op)].state != .finished { kept.append(op) }
         }
-        queues[Int(q)].members = kept
+        queues[q].members = kept
         out.append(.reply(ref, .ok))
     }
 

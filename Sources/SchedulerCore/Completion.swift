@@ -114,7 +114,7 @@ extension Scheduler {
     mutating func finishOp(_ op: Int32, _ outcome: Outcome, at: Int64? = nil, _ out: inout [Action]) {
         let i = Int(op)
         guard ops.hot[i].state != .finished else { return }
-        let q = Int(queueOf(op))
+        let q = queueOf(op)
         let at = at ?? now
         transition(op, to: .finished, .finished, extra: Int32(outcome.kind.rawValue), at: at)
         ops.hot[i].settle(outcome.kind)

@@ -15,7 +15,7 @@ extension Scheduler {
                 if tryDispatchOne(q, level, &out) {
                     rings[level].append(q)
                 } else {
-                    queues[Int(q)].inRing &= ~(UInt8(1) << UInt8(level))
+                    queues[q].inRing &= ~(UInt8(1) << UInt8(level))
                 }
             }
             if totalCredit == 0 { return }
@@ -25,20 +25,19 @@ extension Scheduler {
 
     /// Starts one part from queue `q` at QoS `level`; false when nothing there can start now
     /// (the queue is then re-activated by resume, a freed limit slot, new ready ops or new credit).
-    mutating func tryDispatchOne(_ q: Int32, _ level: Int, _ out: inout [Action]) -> Bool {
-        let qi = Int(q)
-        if queues[qi].suspended { return false }
-        let atLimit = queues[qi].atLimit
+    mutating func tryDispatchOne(_ q: QueueIndex, _ level: Int, _ out: inout [Action]) -> Bool {
+        if queues[q].suspended { return false }
+        let atLimit = queues[q].atLimit
         // A queue over its rate starts no new op (parts of running ops still go); a tick brings it back.
-        let rateAllows = queues[qi].fairness.rate == nil || admitByRate(qi)
-        let sharing = shareTables[qi].isSharing
+        let rateAllows = queues[q].fairness.rate == nil || admitByRate(q)
+        let sharing = shareTables[q].isSharing
         var bestLane = -1
         var bestKey = Int64.min
         var bestPass = Int64.max
         var bestShare = 0
         var partialOp: Int32 = -1
         var blockedByCredit = false
-        let laneList = queues[qi].lanesByQos[level]
+        let laneList = queues[q].lanesByQos[level]
         for l32 in laneList {
             let l = Int(l32)
             if heapsEmpty(l) && lanes[l].partials.isEmpty { continue }
@@ -78,7 +77,7 @@ extension Scheduler {
                 return true
             }
             if sharing { settleShare(bestLane, share: bestShare, dispatched: true) }
-            if queues[qi].fairness.rate != nil { chargeRate(qi) }
+            if queues[q].fairness.rate != nil { chargeRate(q) }
             transition(op, to: .dispatched, nil)   // dispatchPart records the part's dispatch
         }
         dispatchPart(op, cls: lanes[bestLane].cls, &out)

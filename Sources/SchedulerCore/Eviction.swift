@@ -55,7 +55,7 @@ extension Scheduler {
         for op in r.ops {
             let i = Int(op)
             idTable.remove(ops.ids[i], keys)
-            let q = Int(queueOf(op))
+            let q = queueOf(op)
             switch ops.hot[i].outcome {   // queue counts cover retained ops
             case .succeeded: queues[q].succeeded -= 1
             case .failed: queues[q].failed -= 1
@@ -74,7 +74,7 @@ extension Scheduler {
         finishedRunCount -= 1
         rememberEvicted(r.name, finishedAt: r.finishedAt, evictedAt: now)
         for k in r.submissionKeys { submissionKeys[k] = nil }
-        for g in watchers.indices where watchers[g].run == slot.raw { watchers[g].run = -2 }   // matches nothing now
+        for g in watchers.indices where watchers[g].run == .run(slot) { watchers[g].run = .evicted }
         runs.remove(slot)
     }
 
@@ -150,7 +150,7 @@ extension Scheduler {
         // Ready heaps: live entries get keys with their new index (same order: renumbering is monotonic),
         // in their share's new slot.
         for l in lanes.indices {
-            let slotRemap = slotRemaps[Int(lanes[l].queue)]
+            let slotRemap = slotRemaps[lanes[l].queue.index]
             var rebuilt: [Heap<ReadyEntry>] = [Heap()]
             for (s, old) in lanes[l].allHeaps.enumerated() {
                 // A dropped slot has no live op, so no live entry.

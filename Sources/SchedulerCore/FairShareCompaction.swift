@@ -12,7 +12,7 @@ extension Scheduler {
     mutating func compactShareSlots() -> [[Int32]] {
         var used = shareTables.map { [Bool](repeating: false, count: $0.slots.count) }
         for i in 0..<ops.count {
-            let q = Int(lanes[Int(ops.hot[i].lane)].queue)
+            let q = lanes[Int(ops.hot[i].lane)].queue.index
             used[q][Int(ops.hot[i].share)] = true
         }
         var remaps = [[Int32]](repeating: [], count: shareTables.count)
@@ -28,7 +28,7 @@ extension Scheduler {
         }
         guard remaps.contains(where: { !$0.isEmpty }) else { return remaps }
         for i in 0..<ops.count {
-            let remap = remaps[Int(lanes[Int(ops.hot[i].lane)].queue)]
+            let remap = remaps[lanes[Int(ops.hot[i].lane)].queue.index]
             if !remap.isEmpty { ops.hot[i].share = remap[Int(ops.hot[i].share)] }
         }
         for q in shareTables.indices where !remaps[q].isEmpty && shareTables[q].slots.count == 1 {
@@ -38,7 +38,7 @@ extension Scheduler {
         shareIndex = [:]
         for (q, table) in shareTables.enumerated() {
             for (s, slot) in table.slots.enumerated() where s > 0 || table.named {
-                shareIndex[QueueScopedName(queue: Int32(q), name: slot.name)] = Int32(s)
+                shareIndex[QueueScopedName(queue: QueueIndex(q), name: slot.name)] = Int32(s)
             }
         }
         return remaps

@@ -30,9 +30,9 @@ struct WorkerIndex: TableHandle {
     @inline(__always) init(raw: Int32) { self.raw = raw }
     /// No worker: a part nobody holds (`OpHot.holder`, `MultiPart.worker`), or an op never dispatched
     /// (`OpCold.lastWorker`).
-    static let nobody = WorkerIndex(raw: -1)
+    @inline(__always) static var nobody: WorkerIndex { WorkerIndex(raw: -1) }   // (computed: a constant, no global)
     /// `OpCold.lastWorker` of an op replayed from the journal that names no session known here.
-    static let unknown = WorkerIndex(raw: -2)
+    @inline(__always) static var unknown: WorkerIndex { WorkerIndex(raw: -2) }
     /// Names a worker (not one of the markers above).
     @inline(__always) var isWorker: Bool { raw >= 0 }
 }
@@ -66,6 +66,13 @@ extension Array where Element == WorkerState {
 
 extension Array where Element == QueueState {
     subscript(_ q: QueueIndex) -> QueueState {
+        @inline(__always) get { self[q.index] }
+        @inline(__always) _modify { yield &self[q.index] }
+    }
+}
+
+extension Array where Element == ShareTable {
+    subscript(_ q: QueueIndex) -> ShareTable {
         @inline(__always) get { self[q.index] }
         @inline(__always) _modify { yield &self[q.index] }
     }

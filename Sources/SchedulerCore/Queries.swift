@@ -142,7 +142,7 @@ extension Scheduler {
         else if let m = multi.record(of: op) { partsFinished = m.status.filter { $0 == .done }.count }
         else { partsFinished = 0 }
         return OpStatus(
-            id: id, name: names[op] ?? runAndOp(of: id).op, queue: queues[Int(lane.queue)].name,
+            id: id, name: names[op] ?? runAndOp(of: id).op, queue: queues[lane.queue].name,
             kind: kindNames[Int(classes[Int(lane.cls)].kind)], state: ops.hot[i].state,
             isCancelled: ops.hot[i].flags & Flag.cancelled != 0, outcome: ops.hot[i].outcome, workers: holders(op),
             lastWorker: ops.cold[i].lastWorker.isWorker ? workers[ops.cold[i].lastWorker].id : nil,
@@ -170,7 +170,7 @@ extension Scheduler {
             slots = runs.all.map(\.slot)
             slots.sort { runs[$0].number > runs[$1].number }
         }
-        var q: Int32?
+        var q: QueueIndex?
         if let queue = filter.queue {
             guard let qi = queueIndex[queue] else { return .failure(.unknownQueue(queue)) }
             q = qi
@@ -216,7 +216,7 @@ extension Scheduler {
 
     public func queueCounts(_ name: String) -> QueueCounts? {
         guard let q = queueIndex[name] else { return nil }
-        let s = queues[Int(q)]
+        let s = queues[q]
         return QueueCounts(name: s.name, pending: Int(s.pending), ready: Int(s.ready),
                            dispatched: Int(s.dispatched), executing: Int(s.executing), succeeded: Int(s.succeeded), failed: Int(s.failed), cancelled: Int(s.cancelled),
                            maxConcurrent: Int(s.maxConcurrent), suspended: s.suspended, qos: s.qos)
@@ -235,7 +235,7 @@ extension Scheduler {
         guard let op = find(id) else { return .unknownOperation }
         let i = Int(op)
         let lane = lanes[Int(ops.hot[i].lane)]
-        let q = queues[Int(lane.queue)]
+        let q = queues[lane.queue]
         switch ops.hot[i].state {
         case .finished:
             return .finished(ops.hot[i].outcome)
@@ -264,7 +264,7 @@ extension Scheduler {
             break
         }
         if q.suspended { return .queueSuspended(q.name) }
-        let sharing = shareTables[Int(lane.queue)].isSharing
+        let sharing = shareTables[lane.queue].isSharing
         if ops.hot[i].state == .ready && ops.hot[i].heapKey == Scheduler.heldForKey {
             let ki = Int(ops.hot[i].concurrencyKey)
             let k = concurrencyKeys[ki]
@@ -288,7 +288,7 @@ extension Scheduler {
                 }
             }
             if q.atLimit { return .queueAtLimit(queue: q.name, limit: Int(q.maxConcurrent), ahead: ahead) }
-            if let at = nextToken(Int(lane.queue)) { return .rateLimited(queue: q.name, nextTokenAt: at) }
+            if let at = nextToken(lane.queue) { return .rateLimited(queue: q.name, nextTokenAt: at) }
         }
         let c = classes[Int(lane.cls)]
         let capableAlive = c.capable.filter { workers[$0].alive }.count
@@ -300,7 +300,7 @@ extension Scheduler {
             if sharing {
                 let counts = shareCounts(lane.queue)
                 let active = zip(counts.ready, counts.running).filter { $0 > 0 || $1 > 0 }.count
-                return .waitingForTurn(share: shareTables[Int(lane.queue)].slots[Int(ops.hot[i].share)].name, shares: active,
+                return .waitingForTurn(share: shareTables[lane.queue].slots[Int(ops.hot[i].share)].name, shares: active,
                                        capableWorkers: capableAlive, ahead: ahead)
             }
             return .noFreeCredit(capableWorkers: capableAlive, ahead: ahead)

@@ -326,7 +326,7 @@ extension Scheduler {
         guard let r = runs.slot(named: name).map({ runs[$0] }) else { return nil }
         var lanesSeen = Set<UInt32>(), names = Set<String>()
         for op in r.ops where lanesSeen.insert(UInt32(ops.hot[Int(op)].lane)).inserted {
-            names.insert(queues[Int(lanes[Int(ops.hot[Int(op)].lane)].queue)].name)
+            names.insert(queues[lanes[Int(ops.hot[Int(op)].lane)].queue].name)
         }
         return names
     }

@@ -34,11 +34,11 @@ public struct Scheduler: Sendable {
     var dependents = DependentLists()
 
     var queues: [QueueState] = []
-    var queueIndex: [String: Int32] = [:]
+    var queueIndex: [String: QueueIndex] = [:]
     var lanes: [Lane] = []
     var laneIndex: [UInt64: Int32] = [:]
     var epochs: [Epoch] = []
-    var rings: [Deque<Int32>] = Array(repeating: Deque(), count: 5)
+    var rings: [Deque<QueueIndex>] = Array(repeating: Deque(), count: 5)
 
     var kindIndex: [String: Int32] = [:]
     var kindNames: [String] = []
@@ -180,6 +180,6 @@ public struct Scheduler: Sendable {
     /// Index of an accepted op by its key ("RUN/OP"; a bare id in the unnamed run).
     func lookup(_ id: String) -> Int32? { idTable.find(id, IdKeys(ids: ops.ids, batch: nil, base: 0)) }
 
-    func queueName(ofOp op: Int32) -> String { queues[Int(lanes[Int(ops.hot[Int(op)].lane)].queue)].name }
-    func queueOf(_ op: Int32) -> Int32 { lanes[Int(ops.hot[Int(op)].lane)].queue }
+    func queueName(ofOp op: Int32) -> String { queues[lanes[Int(ops.hot[Int(op)].lane)].queue].name }
+    func queueOf(_ op: Int32) -> QueueIndex { lanes[Int(ops.hot[Int(op)].lane)].queue }
 }

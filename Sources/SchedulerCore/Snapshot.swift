@@ -95,7 +95,7 @@ extension Scheduler {
         var requires: [String] = []
         if cls.requires != 0 { for b in 0..<64 where cls.requires & (1 << UInt64(b)) != 0 { requires.append(tagNames[b]) } }
         let delay = retryDelays[op]
-        return OperationSpec(id: runAndOp(of: ops.ids[i]).op, name: names[op], queue: queues[Int(lane.queue)].name,
+        return OperationSpec(id: runAndOp(of: ops.ids[i]).op, name: names[op], queue: queues[lane.queue].name,
                              kind: kindNames[Int(cls.kind)], payload: ops.payloads[i], after: after,
                              priority: OperationPriority(rawValue: Int(h.priority))!, qos: OperationQoS(rank: Int(lane.qos)),
                              parts: Int(h.parts),
@@ -103,7 +103,7 @@ extension Scheduler {
                              retries: Int(h.failRetriesLeft), lossRetries: Int(h.lossRetriesLeft),
                              timeoutMicros: timeouts[op], requires: requires, barrier: h.flags & Flag.barrier != 0,
                              retryDelayMicros: OperationSpec.retryDelayMicros(delay?.base),
-                             retryDelayMaxMicros: OperationSpec.retryDelayMaxMicros(delay?.max), share: opShares[op] ?? (queues[Int(lane.queue)].fairness.share == .key ? shareTables[Int(lane.queue)].slots[Int(h.share)].name : nil),
+                             retryDelayMaxMicros: OperationSpec.retryDelayMaxMicros(delay?.max), share: opShares[op] ?? (queues[lane.queue].fairness.share == .key ? shareTables[lane.queue].slots[Int(h.share)].name : nil),
                              concurrencyKey: h.concurrencyKey >= 0 ? concurrencyKeys[Int(h.concurrencyKey)].name : nil)
     }
 
@@ -125,7 +125,7 @@ extension Scheduler {
             let lane = lanes[Int(ops.hot[i].lane)]
             let s = Int(ops.cold[i].depStart)
             let deps = depList[s..<s + Int(ops.cold[i].depCount)].filter { ops.hot[Int($0)].flags & Flag.evicted == 0 }.map { ops.ids[Int($0)] }
-            view[ops.ids[i]] = DurableOp(queue: queues[Int(lane.queue)].name, kind: kindNames[Int(classes[Int(lane.cls)].kind)],
+            view[ops.ids[i]] = DurableOp(queue: queues[lane.queue].name, kind: kindNames[Int(classes[Int(lane.cls)].kind)],
                                          priority: Int(ops.hot[i].priority), dependencies: deps, outcome: outcome(of: op),
                                          cancelRequested: ops.hot[i].state != .finished && ops.hot[i].flags & Flag.cancelled != 0)
         }

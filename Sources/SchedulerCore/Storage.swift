@@ -132,7 +132,7 @@ struct ReadyEntry: Comparable {
 /// Ready ops of one (queue, QoS, placement class), a heap per share key of the queue (FairShare.swift).
 /// Stale heap entries are skipped lazily.
 struct Lane {
-    let queue: Int32
+    let queue: QueueIndex
     let qos: UInt8                // OperationQoS.rank
     let cls: Int32
     /// Share slot 0's heap: the lane's only one while its queue has one share key (the per-op path
@@ -222,7 +222,7 @@ struct PlacementClass {
     /// Round-robin of capable workers with credit; (worker, creditEpoch), stale entries skipped.
     var rr = Deque<(WorkerIndex, UInt32)>()
     /// Queues that found this class without credit; woken when credit appears.
-    var parked: [Int32] = []
+    var parked: [QueueIndex] = []
 }
 
 struct WorkerState {
@@ -313,7 +313,7 @@ struct MultiPartTable: Sendable {
 
 struct WaitRecord {
     var ref: ClientRef
-    var queue: Int32 = -1
+    var queue: QueueIndex?            // a whole-queue wait: that queue
     var run: RunSlot?                 // a whole-run wait: that run
     var remaining: Int32
     var summary = WaitSummary(succeeded: 0, failed: 0, cancelled: 0)

@@ -5,15 +5,15 @@
 /// One-entry caches for runs of ops sharing queue / kind / class / lane (the common case in a batch).
 struct InsertCache {
     var queueName = ""
-    var queue: Int32 = -1
+    var queue: QueueIndex?
     var kindName = ""
     var kind: Int32 = -1
     var classKey: (Int32, UInt64) = (-1, 0)
     var cls: Int32 = -1
-    var laneKey: (Int32, UInt8, Int32) = (-1, 0, -1)
+    var laneKey: (QueueIndex, UInt8, Int32) = (QueueIndex(raw: -1), 0, -1)   // -1: none yet
     var lane: Int32 = -1
     /// The share slot of the last (queue, share name) looked up.
-    var shareQueue: Int32 = -1
+    var shareQueue = QueueIndex(raw: -1)
     var shareName = ""
     var share: Int32 = 0
     /// The share mode of `queue` (read once per queue change, not per op).
@@ -141,17 +141,17 @@ extension Scheduler {
     /// Creates the queue, or sets an existing one's limit and suspension (its QoS never changes).
     mutating func applyQueueSettings(_ qs: QueueSpec) {
         if let q = queueIndex[qs.name] {
-            queues[Int(q)].maxConcurrent = Int32(qs.maxConcurrent)
-            queues[Int(q)].suspended = qs.suspended
+            queues[q].maxConcurrent = Int32(qs.maxConcurrent)
+            queues[q].suspended = qs.suspended
             if let f = qs.fairness {
-                if queues[Int(q)].fairness.ageingMicros != f.ageingMicros { queues[Int(q)].ageingDue = .max }
-                queues[Int(q)].fairness = f
+                if queues[q].fairness.ageingMicros != f.ageingMicros { queues[q].ageingDue = .max }
+                queues[q].fairness = f
                 armAgeing(q)
             }
             activateAll(q)
         } else {
             let q = ensureQueue(qs)
-            if let f = qs.fairness { queues[Int(q)].fairness = f; armAgeing(q) }
+            if let f = qs.fairness { queues[q].fairness = f; armAgeing(q) }
         }
     }
 
@@ -164,7 +164,7 @@ extension Scheduler {
                 problems.append(.invalidQueue(name: qs.name, reason: "maxConcurrent must be -1 or ≥ 0, got \(qs.maxConcurrent)"))
             }
             if let p = qs.fairness?.problem { problems.append(.invalidQueue(name: qs.name, reason: p)) }
-            if let q = queueIndex[qs.name], queues[Int(q)].qos != qs.qos {
+            if let q = queueIndex[qs.name], queues[q].qos != qs.qos {
                 problems.append(.invalidQueue(name: qs.name, reason: "qos of an existing queue cannot change"))
             }
             if let prev = seen[qs.name], prev != qs {
@@ -212,18 +212,19 @@ extension Scheduler {
                          _ run: RunSlot, _ c: inout InsertCache) {
         let op = Int32(ops.count)
         let qname = specs[i].queue
-        if qname != c.queueName || c.queue < 0 {
+        let q: QueueIndex
+        if let cached = c.queue, qname == c.queueName { q = cached } else {
+            q = ensureQueue(QueueSpec(name: qname))
             c.queueName = qname
-            c.queue = ensureQueue(QueueSpec(name: qname))
-            c.shareMode = queues[Int(c.queue)].fairness.share
+            c.queue = q
+            c.shareMode = queues[q].fairness.share
         }
-        let q = c.queue
         let kname = specs[i].kind
         if kname != c.kindName || c.kind < 0 { c.kindName = kname; c.kind = internKind(kname) }
         var mask: UInt64 = 0
         if !specs[i].requires.isEmpty { for t in specs[i].requires { mask |= 1 << UInt64(internTag(t)!) } }
         if c.classKey != (c.kind, mask) { c.classKey = (c.kind, mask); c.cls = placementClass(kind: c.kind, requires: mask) }
-        let qos = UInt8(truncatingIfNeeded: (specs[i].qos ?? queues[Int(q)].qos).rank)
+        let qos = UInt8(truncatingIfNeeded: (specs[i].qos ?? queues[q].qos).rank)
         if c.laneKey != (q, qos, c.cls) { c.laneKey = (q, qos, c.cls); c.lane = laneFor(queue: q, qos: qos, cls: c.cls) }
         let parts = specs[i].parts
         let barrier = specs[i].barrier
@@ -262,9 +263,8 @@ extension Scheduler {
         }
         var unfinished: Int32 = 0
         // Barriers (S15): an epoch is a barrier plus everything added after it.
-        let qi = Int(q)
         if barrier {
-            let e = Int(queues[qi].currentEpoch)
+            let e = Int(queues[q].currentEpoch)
             var members: Int32 = 1
             if epochs[e].unfinished > 0 {
                 unfinished += 1
@@ -273,14 +273,14 @@ extension Scheduler {
                 members += 1
             }
             epochs.append(Epoch(unfinished: members, closer: -1, opener: op))
-            queues[qi].currentEpoch = Int32(epochs.count - 1)
-            queues[qi].barrier = op
+            queues[q].currentEpoch = Int32(epochs.count - 1)
+            queues[q].barrier = op
             h.epoch = Int32(epochs.count - 1)
         } else {
-            let e = queues[qi].currentEpoch
+            let e = queues[q].currentEpoch
             epochs[Int(e)].unfinished += 1
             h.epoch = e
-            let b = queues[qi].barrier
+            let b = queues[q].barrier
             if b >= 0 && ops.hot[Int(b)].state != .finished {
                 unfinished += 1
                 addEdge(from: b, .barrierOrder(op))
@@ -288,8 +288,8 @@ extension Scheduler {
         }
         h.unfinishedDeps = unfinished
         ops.hot.append(h)
-        queues[qi].pending += 1
-        queues[qi].members.append(op)
+        queues[q].pending += 1
+        queues[q].members.append(op)
         record(op, .submitted, part: 0, extra: 0)
     }
 

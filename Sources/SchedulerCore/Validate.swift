@@ -48,7 +48,7 @@ extension Scheduler {
         // its holders (they finish; none is added).
         var keyHolders = [Int](repeating: 0, count: concurrencyKeys.count)
         for i in 0..<n where !dead(i) {
-            let q = Int(queueOf(Int32(i)))
+            let q = queueOf(Int32(i)).index
             check(Int(ops.hot[i].share) < shareTables[q].slots.count, "\(ops.ids[i]): share slot \(ops.hot[i].share) beyond its queue's \(shareTables[q].slots.count)")
             if ops.hot[i].state.occupiesQueue {
                 let k = Int(ops.hot[i].concurrencyKey)
@@ -64,7 +64,7 @@ extension Scheduler {
         }
         for (k, key) in concurrencyKeys.enumerated() {
             check(key.holders.count == keyHolders[k], "key \(key.name): \(key.holders.count) holders listed, \(keyHolders[k]) hold it")
-            let limit = queues[Int(key.queue)].fairness.keyLimit
+            let limit = queues[key.queue].fairness.keyLimit
             if limit > 0 && key.holders.count > limit {
                 check(keyLimitLowered, "key \(key.name): \(key.holders.count) holders over its limit \(limit)")
             }
@@ -72,7 +72,7 @@ extension Scheduler {
             if key.rateWakeAt != .max {
                 check(timers.keyRates.unordered.contains { $0.target == ConcurrencyKeyIndex(k) && $0.at == key.rateWakeAt }, "key \(key.name): its wake is not armed")
             }
-            if queues[Int(key.queue)].fairness.keyRate != nil && (limit <= 0 || key.holders.count < limit) && hasLiveWaiter(k) {
+            if queues[key.queue].fairness.keyRate != nil && (limit <= 0 || key.holders.count < limit) && hasLiveWaiter(k) {
                 check(key.rateWakeAt != .max, "key \(key.name): ops wait for a token, none is due")
             }
         }
@@ -94,7 +94,7 @@ extension Scheduler {
             check(workers[w].running == runningPerWorker[w], "worker \(workers[w].id): running \(workers[w].running) ≠ \(runningPerWorker[w]) started parts")
         }
         for i in 0..<n where !dead(i) {
-            let q = Int(queueOf(Int32(i)))
+            let q = queueOf(Int32(i)).index
             let id = ops.ids[i]
             let cancelledFlag = ops.hot[i].flags & Flag.cancelled != 0
             if ops.hot[i].state != .finished { epochOpen[Int(ops.hot[i].epoch)] += 1 }
@@ -153,7 +153,7 @@ extension Scheduler {
             check(s.succeeded == ok[qi] && s.failed == failed[qi] && s.cancelled == cancelled[qi],
                   "queue \(s.name): finished counts differ")
             for level in 0..<5 {
-                let inRing = rings[level].contains(Int32(qi))
+                let inRing = rings[level].contains(QueueIndex(qi))
                 check(inRing == (s.inRing & (1 << UInt8(level)) != 0), "queue \(s.name): ring flag at level \(level)")
             }
         }

@@ -100,12 +100,12 @@ extension FairShareTests {
         #expect(dispatches(out).map(Self.bare) == ["live0"])
         guard let live0 = dispatches(out).first?.op else { return }
         let live1 = live0.replacingOccurrences(of: "live0", with: "live1")
-        let before = h.s.concurrencyKeyIndex[QueueScopedName(queue: 0, name: "live")]
+        let before = h.s.concurrencyKeyIndex[QueueScopedName(queue: QueueIndex(raw: 0), name: "live")]
         // Many more runs: the old keys are dropped at compaction, "live" is renumbered with its wake.
         h.now += 30_000
         for k in 10..<50 { h.drain(dispatches(run("r\(k)", [OperationSpec(id: "o", concurrencyKey: "c\(k)")]))) }
         #expect(h.s.compactions > 0)
-        let after = h.s.concurrencyKeyIndex[QueueScopedName(queue: 0, name: "live")]
+        let after = h.s.concurrencyKeyIndex[QueueScopedName(queue: QueueIndex(raw: 0), name: "live")]
         #expect(before != nil && after != nil && after! < before!, "renumbered: \(String(describing: before)) → \(String(describing: after))")
         guard case .keyRateLimited(let key, let at) = h.s.why(live1) else { Issue.record("live1: \(h.s.why(live1))"); return }
         #expect(key == "live" && at == start + 100_000)
