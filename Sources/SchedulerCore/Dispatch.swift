@@ -72,7 +72,7 @@ extension Scheduler {
         } else {
             op = sharing ? takeHead(bestLane, share: bestShare) : lanes[bestLane].heap.popMax()!.op
             // Its concurrency key full: it waits (or a cancel strategy acts); the queue may start another.
-            guard ops.hot[Int(op)].concurrencyKey < 0 || admitByKey(op, &out) else {
+            guard !ops.hot[Int(op)].concurrencyKey.isKey || admitByKey(op, &out) else {
                 if sharing { settleShare(bestLane, share: bestShare, dispatched: false) }
                 return true
             }

@@ -311,7 +311,7 @@ extension Scheduler {
     /// pass over the keys.
     mutating func resettleKeys(_ q: QueueIndex, rateChanged: Bool) {
         let rate = queues[q].fairness.keyRate
-        for k in concurrencyKeys.indices where concurrencyKeys[k].queue == q {
+        for k in concurrencyKeys.indices.map(ConcurrencyKeyIndex.init) where concurrencyKeys[k].queue == q {
             if rateChanged {
                 let capped = rate.map { min(concurrencyKeys[k].rateTheoreticalAt, Double(now) + $0.intervalMicros) } ?? 0
                 concurrencyKeys[k].rateTheoreticalAt = capped
@@ -348,21 +348,21 @@ extension Scheduler {
 
     // MARK: Concurrency keys
 
-    mutating func concurrencyKey(_ name: String, queue q: QueueIndex) -> Int32 {
-        let k = QueueScopedName(queue: q, name: name)
-        if let i = concurrencyKeyIndex[k] { return i }
-        let i = Int32(concurrencyKeys.count)
+    mutating func concurrencyKey(_ name: String, queue q: QueueIndex) -> ConcurrencyKeyIndex {
+        let scoped = QueueScopedName(queue: q, name: name)
+        if let known = concurrencyKeyIndex[scoped] { return known }
+        let k = ConcurrencyKeyIndex(concurrencyKeys.count)
         concurrencyKeys.append(ConcurrencyKey(name: name, queue: q))
-        concurrencyKeyIndex[k] = i
-        return i
+        concurrencyKeyIndex[scoped] = k
+        return k
     }
 
     /// Whether `op` (just taken off its heap) may be dispatched under its key's limit, then its key's rate
     /// (a token is taken); if not, it waits for a place or a token (or is cancelled, or has the oldest
     /// holder cancelled: `KeyStrategy`, for the limit only).
     mutating func admitByKey(_ op: Int32, _ out: inout [Action]) -> Bool {
-        let k = Int(ops.hot[Int(op)].concurrencyKey)
-        if k < 0 { return true }
+        let k = ops.hot[Int(op)].concurrencyKey
+        if !k.isKey { return true }
         let q = concurrencyKeys[k].queue
         let limit = queues[q].fairness.keyLimit
         if limit <= 0 || concurrencyKeys[k].holders.count < limit {
@@ -383,7 +383,7 @@ extension Scheduler {
         return false
     }
 
-    private mutating func hold(_ op: Int32, _ k: Int) {
+    private mutating func hold(_ op: Int32, _ k: ConcurrencyKeyIndex) {
         ops.hot[Int(op)].heapKey = Scheduler.heldForKey
         // A released waiter whose turn came again before its place or token: back to the front (op
         // numbers are submission order).
@@ -395,7 +395,7 @@ extension Scheduler {
     }
 
     /// The key-rate check of `admitByKey`: takes a token of key `k`, or holds `op` until the next is due.
-    private mutating func admitByKeyRate(_ op: Int32, _ k: Int, _ q: QueueIndex) -> Bool {
+    private mutating func admitByKeyRate(_ op: Int32, _ k: ConcurrencyKeyIndex, _ q: QueueIndex) -> Bool {
         let rate = queues[q].fairness.keyRate!
         if let due = keyTokenDue(k, rate) {
             hold(op, k)
@@ -407,25 +407,25 @@ extension Scheduler {
     }
 
     /// When key `k`'s next token is due under `rate`; nil when one is there now.
-    func keyTokenDue(_ k: Int, _ rate: RateLimit) -> Int64? {
+    func keyTokenDue(_ k: ConcurrencyKeyIndex, _ rate: RateLimit) -> Int64? {
         let due = concurrencyKeys[k].rateTheoreticalAt - Double(rate.burst - 1) * rate.intervalMicros
         return Double(now) >= due ? nil : Int64(due.rounded(.up))
     }
 
     /// Key `k`'s wake at `at` unless one is due sooner (the later entry goes stale).
-    mutating func armKeyRateWake(_ k: Int, at: Int64) {
+    mutating func armKeyRateWake(_ k: ConcurrencyKeyIndex, at: Int64) {
         guard at < concurrencyKeys[k].rateWakeAt else { return }
         concurrencyKeys[k].rateWakeAt = at
-        timers.keyRates.insert(TargetDeadline(at: at, target: ConcurrencyKeyIndex(k)))
+        timers.keyRates.insert(TargetDeadline(at: at, target: k))
     }
 
     /// Whether key `k` has a waiter still held (its FIFO may keep entries of ops that left).
-    func hasLiveWaiter(_ k: Int) -> Bool {
+    func hasLiveWaiter(_ k: ConcurrencyKeyIndex) -> Bool {
         concurrencyKeys[k].waiting.contains { ops.hot[Int($0)].state == .ready && ops.hot[Int($0)].heapKey == Scheduler.heldForKey }
     }
 
     /// Key `k`'s first held waiter, taken off its FIFO and put back on its heap; false when none is left.
-    private mutating func releaseFirstWaiter(_ k: Int) -> Bool {
+    private mutating func releaseFirstWaiter(_ k: ConcurrencyKeyIndex) -> Bool {
         while let w = concurrencyKeys[k].waiting.popFirst() {
             let i = Int(w)
             guard ops.hot[i].state == .ready && ops.hot[i].heapKey == Scheduler.heldForKey else { continue }
@@ -437,7 +437,7 @@ extension Scheduler {
     }
 
     /// With a key rate and waiters left: a wake when the token after one more dispatch is due.
-    private mutating func armNextKeyToken(_ k: Int) {
+    private mutating func armNextKeyToken(_ k: ConcurrencyKeyIndex) {
         guard let rate = queues[concurrencyKeys[k].queue].fairness.keyRate, hasLiveWaiter(k) else { return }
         let next = max(concurrencyKeys[k].rateTheoreticalAt, Double(now)) + rate.intervalMicros - Double(rate.burst - 1) * rate.intervalMicros
         armKeyRateWake(k, at: max(now + 1, Int64(next.rounded(.up))))
@@ -446,7 +446,7 @@ extension Scheduler {
     /// Key `k`'s waiters back on their heaps as far as its limit has places: one under a key rate (the wake
     /// is re-armed for the next), all that fit without one. At its limit nothing: a holder's leaving
     /// releases the next (`keyPlaceChanged`).
-    mutating func releaseWaiters(_ k: Int) {
+    mutating func releaseWaiters(_ k: ConcurrencyKeyIndex) {
         let q = concurrencyKeys[k].queue
         let limit = queues[q].fairness.keyLimit
         var places = limit > 0 ? limit - concurrencyKeys[k].holders.count : Int.max
@@ -459,15 +459,15 @@ extension Scheduler {
     /// Keys' wakes that are due: each releases its key's next waiter (`releaseWaiters`).
     mutating func fireKeyRateWakes() {
         while let top = timers.keyRates.popDue(now) {
-            let k = top.target.index
-            guard k < concurrencyKeys.count, concurrencyKeys[k].rateWakeAt == top.at else { continue }
+            let k = top.target
+            guard k.index < concurrencyKeys.count, concurrencyKeys[k].rateWakeAt == top.at else { continue }
             concurrencyKeys[k].rateWakeAt = .max
             releaseWaiters(k)
         }
     }
 
     /// When key `k`'s next token is due, for `why`: its wake's time when a token is there but not yet used.
-    func keyNextToken(_ k: Int) -> Int64 {
+    func keyNextToken(_ k: ConcurrencyKeyIndex) -> Int64 {
         guard let rate = queues[concurrencyKeys[k].queue].fairness.keyRate else { return now }
         return keyTokenDue(k, rate) ?? (concurrencyKeys[k].rateWakeAt == .max ? now : concurrencyKeys[k].rateWakeAt)
     }
@@ -485,7 +485,7 @@ extension Scheduler {
     /// holder left to leave, the key's waiters would wait for ever). One released too many is harmless:
     /// dispatch checks the limit again and holds it back at the front of the FIFO.
     mutating func keyReadyOpEnded(_ op: Int32) {
-        let k = Int(ops.hot[Int(op)].concurrencyKey)
+        let k = ops.hot[Int(op)].concurrencyKey
         guard !concurrencyKeys[k].waiting.isEmpty else { return }
         let fairness = queues[concurrencyKeys[k].queue].fairness
         guard fairness.keyLimit <= 0 || concurrencyKeys[k].holders.count < fairness.keyLimit else { return }
@@ -495,7 +495,7 @@ extension Scheduler {
 
     /// `op` of key `k` took (`taking`) or left a place; a place left goes to the key's first waiter.
     mutating func keyPlaceChanged(_ op: Int32, taking: Bool) {
-        let k = Int(ops.hot[Int(op)].concurrencyKey)
+        let k = ops.hot[Int(op)].concurrencyKey
         if taking { concurrencyKeys[k].holders.append(op); return }
         if let at = concurrencyKeys[k].holders.firstIndex(of: op) { concurrencyKeys[k].holders.remove(at: at) }
         if concurrencyKeys[k].waiting.isEmpty { return }

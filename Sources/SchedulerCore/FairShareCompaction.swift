@@ -48,7 +48,7 @@ extension Scheduler {
     mutating func compactConcurrencyKeys() {
         guard !concurrencyKeys.isEmpty else { return }
         var used = [Bool](repeating: false, count: concurrencyKeys.count)
-        for i in 0..<ops.count where ops.hot[i].concurrencyKey >= 0 { used[Int(ops.hot[i].concurrencyKey)] = true }
+        for i in 0..<ops.count where ops.hot[i].concurrencyKey.isKey { used[ops.hot[i].concurrencyKey.index] = true }
         guard used.contains(false) else { return }
         var remap = [Int32](repeating: -1, count: used.count)
         var kept: [ConcurrencyKey] = []
@@ -56,12 +56,12 @@ extension Scheduler {
             remap[k] = Int32(kept.count)
             kept.append(key)
         }
-        for i in 0..<ops.count where ops.hot[i].concurrencyKey >= 0 {
-            ops.hot[i].concurrencyKey = remap[Int(ops.hot[i].concurrencyKey)]
+        for i in 0..<ops.count where ops.hot[i].concurrencyKey.isKey {
+            ops.hot[i].concurrencyKey = ConcurrencyKeyIndex(raw: remap[ops.hot[i].concurrencyKey.index])
         }
         concurrencyKeys = kept
         concurrencyKeyIndex = [:]
-        for (k, key) in kept.enumerated() { concurrencyKeyIndex[QueueScopedName(queue: key.queue, name: key.name)] = Int32(k) }
+        for (k, key) in kept.enumerated() { concurrencyKeyIndex[QueueScopedName(queue: key.queue, name: key.name)] = ConcurrencyKeyIndex(k) }
         // A dropped key has no waiters, so no wake to keep; the kept keys' current wakes are retargeted
         // (stale entries go).
         timers.keyRates = Heap(kept.enumerated().compactMap { k, key in

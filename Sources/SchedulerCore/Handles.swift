@@ -53,6 +53,10 @@ struct QueueIndex: TableHandle {
 struct ConcurrencyKeyIndex: TableHandle {
     var raw: Int32
     @inline(__always) init(raw: Int32) { self.raw = raw }
+    /// An op without a concurrency key (`OpHot.concurrencyKey`; a marker, not an optional: the record stays 56 bytes).
+    @inline(__always) static var noKey: ConcurrencyKeyIndex { ConcurrencyKeyIndex(raw: -1) }
+    /// Names a key (not `noKey`).
+    @inline(__always) var isKey: Bool { raw >= 0 }
 }
 
 // Typed access to the tables held as plain arrays (zero-cost: the same element access).

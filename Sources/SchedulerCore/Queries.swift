@@ -266,11 +266,10 @@ extension Scheduler {
         if q.suspended { return .queueSuspended(q.name) }
         let sharing = shareTables[lane.queue].isSharing
         if ops.hot[i].state == .ready && ops.hot[i].heapKey == Scheduler.heldForKey {
-            let ki = Int(ops.hot[i].concurrencyKey)
-            let k = concurrencyKeys[ki]
+            let k = concurrencyKeys[ops.hot[i].concurrencyKey]
             let limit = q.fairness.keyLimit
             if q.fairness.keyRate != nil && (limit <= 0 || k.holders.count < limit) {
-                return .keyRateLimited(key: k.name, nextTokenAt: keyNextToken(ki))
+                return .keyRateLimited(key: k.name, nextTokenAt: keyNextToken(ops.hot[i].concurrencyKey))
             }
             return .heldByConcurrencyKey(key: k.name, limit: q.fairness.keyLimit, holders: k.holders.map { ops.ids[Int($0)] })
         }

@@ -61,7 +61,7 @@ public struct Scheduler: Sendable {
     /// Share slots by (queue, share key name) (FairShare.swift).
     var shareIndex: [QueueScopedName: Int32] = [:]
     var concurrencyKeys: [ConcurrencyKey] = []
-    var concurrencyKeyIndex: [QueueScopedName: Int32] = [:]
+    var concurrencyKeyIndex: [QueueScopedName: ConcurrencyKeyIndex] = [:]
     /// Share keys ops named themselves (`OperationSpec.share`), for `key` mode and re-sharing.
     var opShares: [Int32: String] = [:]
     /// A queue's keyLimit was lowered at some time: holders may then exceed it until they finish (validate).

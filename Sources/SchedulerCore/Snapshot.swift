@@ -104,7 +104,7 @@ extension Scheduler {
                              timeoutMicros: timeouts[op], requires: requires, barrier: h.flags & Flag.barrier != 0,
                              retryDelayMicros: OperationSpec.retryDelayMicros(delay?.base),
                              retryDelayMaxMicros: OperationSpec.retryDelayMaxMicros(delay?.max), share: opShares[op] ?? (queues[lane.queue].fairness.share == .key ? shareTables[lane.queue].slots[Int(h.share)].name : nil),
-                             concurrencyKey: h.concurrencyKey >= 0 ? concurrencyKeys[Int(h.concurrencyKey)].name : nil)
+                             concurrencyKey: h.concurrencyKey.isKey ? concurrencyKeys[h.concurrencyKey].name : nil)
     }
 
     /// A finished op's outcome with its result or text.

@@ -70,8 +70,8 @@ struct OpHot {
     var outcome: OutcomeKind = .none
     /// Its share key's slot in its queue's `ShareTable` (A11); 0 while the queue has one share.
     var share: Int32 = 0
-    /// Its concurrency key (`ConcurrencyKeys`), -1 none.
-    var concurrencyKey: Int32 = -1
+    /// Its concurrency key (`Scheduler.concurrencyKeys`), or `.noKey`.
+    var concurrencyKey = ConcurrencyKeyIndex.noKey
 
     /// Finished with `outcome` (`Scheduler.finishOp`): nothing waits for dispatch or a retry any more.
     /// One write of the record: each paged write checks uniqueness.

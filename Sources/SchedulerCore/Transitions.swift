@@ -50,7 +50,7 @@ extension Scheduler {
         if old == .ready { lanes[l].readyCount -= 1 } else if new == .ready { lanes[l].readyCount += 1 }
         ops.hot[i].state = new
         // A concurrency key's holders (FairShare.swift); share counts are counted when asked for.
-        if ops.hot[i].concurrencyKey >= 0 { keyedTransition(op, old, new) }
+        if ops.hot[i].concurrencyKey.isKey { keyedTransition(op, old, new) }
         if wasAtLimit && !queues[q].atLimit { activateAll(q) }
         if let code { record(op, code, part: part, extra: extra, at: at ?? now) }
     }

@@ -51,15 +51,15 @@ extension Scheduler {
             let q = queueOf(Int32(i)).index
             check(Int(ops.hot[i].share) < shareTables[q].slots.count, "\(ops.ids[i]): share slot \(ops.hot[i].share) beyond its queue's \(shareTables[q].slots.count)")
             if ops.hot[i].state.occupiesQueue {
-                let k = Int(ops.hot[i].concurrencyKey)
-                if k >= 0 {
-                    keyHolders[k] += 1
+                let k = ops.hot[i].concurrencyKey
+                if k.isKey {
+                    keyHolders[k.index] += 1
                     check(concurrencyKeys[k].holders.contains(Int32(i)), "\(ops.ids[i]): holds key \(concurrencyKeys[k].name) unlisted")
                 }
             }
             if ops.hot[i].heapKey == Scheduler.heldForKey && ops.hot[i].state == .ready {
-                let k = Int(ops.hot[i].concurrencyKey)
-                check(k >= 0 && concurrencyKeys[k].waiting.contains(Int32(i)), "\(ops.ids[i]): held for a key it does not wait for")
+                let k = ops.hot[i].concurrencyKey
+                check(k.isKey && concurrencyKeys[k].waiting.contains(Int32(i)), "\(ops.ids[i]): held for a key it does not wait for")
             }
         }
         for (k, key) in concurrencyKeys.enumerated() {
@@ -72,7 +72,7 @@ extension Scheduler {
             if key.rateWakeAt != .max {
                 check(timers.keyRates.unordered.contains { $0.target == ConcurrencyKeyIndex(k) && $0.at == key.rateWakeAt }, "key \(key.name): its wake is not armed")
             }
-            if queues[key.queue].fairness.keyRate != nil && (limit <= 0 || key.holders.count < limit) && hasLiveWaiter(k) {
+            if queues[key.queue].fairness.keyRate != nil && (limit <= 0 || key.holders.count < limit) && hasLiveWaiter(ConcurrencyKeyIndex(k)) {
                 check(key.rateWakeAt != .max, "key \(key.name): ops wait for a token, none is due")
             }
         }
