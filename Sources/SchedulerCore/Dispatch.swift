@@ -90,9 +90,8 @@ extension Scheduler {
         while let (w, ep) = classes[c].rr.first {
             classes[c].rr.removeFirst()
             // Field reads only: copying a WorkerState would retain its collections.
-            let wi = w
-            let credit = workers[wi].credit
-            if workers[wi].alive && credit > 0 && workers[wi].creditEpoch == ep {
+            let credit = workers[w].credit
+            if workers[w].alive && credit > 0 && workers[w].creditEpoch == ep {
                 if credit > 1 { classes[c].rr.append((w, ep)) }
                 return w
             }

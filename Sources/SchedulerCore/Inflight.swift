@@ -37,8 +37,8 @@ extension Scheduler {
     mutating func inflightClear(_ op: Int32, _ part: Int) -> Inflight? {
         guard let f = inflightGet(op, part) else { return nil }
         let i = Int(op)
-        let wi = f.worker
-        if isStarted(op, part) { workers[wi].running -= 1 }
+        let w = f.worker
+        if isStarted(op, part) { workers[w].running -= 1 }
         if ops.hot[i].parts == 1 {
             ops.hot[i].holder = .nobody
             ops.hot[i].flags &= ~Flag.attemptStarted
@@ -46,8 +46,8 @@ extension Scheduler {
             multi[op].worker[part] = .nobody
             multi[op].status[part] = .waiting
         }
-        workers[wi].inflightCount -= 1
-        if workers[wi].held.count > 2 * workers[wi].inflightCount + 64 { compactHeld(f.worker) }
+        workers[w].inflightCount -= 1
+        if workers[w].held.count > 2 * workers[w].inflightCount + 64 { compactHeld(f.worker) }
         return f
     }
 

@@ -19,6 +19,15 @@ struct RecoveryHold {
     var awaited: Set<String>
     /// Workers that re-registered holding attempts, taken back when the hold ends.
     var claims: [(worker: WorkerIndex, hello: WorkerHello)] = []
+
+    /// Where worker `w`'s claim lists the running attempt `ref` names: (its claim, its place in the
+    /// claim's running list); nil when it holds no such claim.
+    func heldAttempt(_ w: WorkerIndex, _ ref: PartRef) -> (claim: Int, running: Int)? {
+        guard let c = claims.firstIndex(where: { $0.worker == w }),
+              let k = claims[c].hello.running.firstIndex(where: { $0.op == ref.op && $0.part == ref.part && $0.attempt == ref.attempt })
+        else { return nil }
+        return (c, k)
+    }
 }
 
 extension Scheduler {
@@ -118,9 +127,9 @@ extension Scheduler {
             if holds { takeBack([(w, h)], &out) }
             return
         }
-        hold!.awaited.remove(h.name)
-        if holds { hold!.claims.append((w, h)) }
-        if hold!.awaited.isEmpty { endHold(&out) }
+        hold?.awaited.remove(h.name)
+        if holds { hold?.claims.append((w, h)) }
+        if hold?.awaited.isEmpty == true { endHold(&out) }
     }
 
     /// The hold ends (all awaited workers are back, or its time is up): attempts are taken back, then
@@ -279,27 +288,21 @@ extension Scheduler {
 
     /// During the hold: a held attempt's STARTED updates its claim.
     mutating func claimStarted(_ w: WorkerIndex, _ ref: PartRef) -> Bool {
-        guard let c = hold?.claims.firstIndex(where: { $0.worker == w }),
-              let k = hold!.claims[c].hello.running.firstIndex(where: { $0.op == ref.op && $0.part == ref.part && $0.attempt == ref.attempt })
-        else { return false }
-        hold!.claims[c].hello.running[k].startedAt = ref.at ?? now
+        guard let (c, k) = hold?.heldAttempt(w, ref) else { return false }
+        hold?.claims[c].hello.running[k].startedAt = ref.at ?? now
         return true
     }
 
     /// During the hold: a held attempt's outcome moves its claim from running to finished.
     mutating func claimFinished(_ w: WorkerIndex, _ ref: PartRef, _ outcome: Outcome) -> Bool {
-        guard let c = hold?.claims.firstIndex(where: { $0.worker == w }),
-              let k = hold!.claims[c].hello.running.firstIndex(where: { $0.op == ref.op && $0.part == ref.part && $0.attempt == ref.attempt })
-        else { return false }
-        let p = hold!.claims[c].hello.running.remove(at: k)
-        hold!.claims[c].hello.finished.append(FinishedPart(part: p, outcome: outcome, at: ref.at ?? now))
+        guard let (c, k) = hold?.heldAttempt(w, ref), let p = hold?.claims[c].hello.running.remove(at: k) else { return false }
+        hold?.claims[c].hello.finished.append(FinishedPart(part: p, outcome: outcome, at: ref.at ?? now))
         return true
     }
 
     /// Credit beyond what a worker may still take (capacity − parts it holds) is taken back.
     private mutating func trimCredit(_ w: WorkerIndex) {
-        let wi = w
-        let excess = workers[wi].credit - max(0, workers[wi].capacity - workers[wi].inflightCount)
+        let excess = workers[w].credit - max(0, workers[w].capacity - workers[w].inflightCount)
         if excess > 0 { takeCredit(w, excess) }
     }
 }

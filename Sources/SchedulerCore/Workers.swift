@@ -63,15 +63,14 @@ extension Scheduler {
     /// Adds credit, never beyond what the worker may hold (`capacity` − parts it holds): extra credit
     /// from a greedy or buggy worker is ignored.
     mutating func giveCredit(_ w: WorkerIndex, _ grant: Int) {
-        let wi = w
-        let n = min(grant, workers[wi].capacity - workers[wi].inflightCount - workers[wi].credit)
+        let n = min(grant, workers[w].capacity - workers[w].inflightCount - workers[w].credit)
         guard n > 0 else { return }
-        let wasZero = workers[wi].credit == 0
-        workers[wi].credit += n
+        let wasZero = workers[w].credit == 0
+        workers[w].credit += n
         totalCredit += n
-        if wasZero { workers[wi].creditEpoch &+= 1 }
-        let ep = workers[wi].creditEpoch
-        for c32 in workers[wi].classes {
+        if wasZero { workers[w].creditEpoch &+= 1 }
+        let ep = workers[w].creditEpoch
+        for c32 in workers[w].classes {
             let c = Int(c32)
             let before = classes[c].credit
             classes[c].credit += n
@@ -85,10 +84,9 @@ extension Scheduler {
     }
 
     mutating func takeCredit(_ w: WorkerIndex, _ n: Int) {
-        let wi = w
-        workers[wi].credit -= n
+        workers[w].credit -= n
         totalCredit -= n
-        for c in workers[wi].classes { classes[Int(c)].credit -= n }
+        for c in workers[w].classes { classes[Int(c)].credit -= n }
     }
 
     mutating func workerLostInput(_ id: UInt64, _ reason: String, _ out: inout [Action]) {
@@ -100,17 +98,16 @@ extension Scheduler {
     /// Every in-flight part goes back to its lane with attempt+1 until the op's loss-retry limit,
     /// then the op fails with "worker lost". Nothing is dropped.
     mutating func loseWorker(_ w: WorkerIndex, _ reason: String, _ out: inout [Action]) {
-        let wi = w
-        takeCredit(w, workers[wi].credit)
-        workers[wi].alive = false
-        workers[wi].lostReason = reason
+        takeCredit(w, workers[w].credit)
+        workers[w].alive = false
+        workers[w].lostReason = reason
         metrics.workersLost &+= 1
-        if journaling { out.append(.journal(.workerLeft(name: workers[wi].name))) }
-        workers[wi].tagNames = []     // what the peer sent is released with it
-        workers[wi].kindNames = []
+        if journaling { out.append(.journal(.workerLeft(name: workers[w].name))) }
+        workers[w].tagNames = []     // what the peer sent is released with it
+        workers[w].kindNames = []
         liveWorkers -= 1
-        let keys = workers[wi].held         // dispatch order: deterministic
-        workers[wi].held = []
+        let keys = workers[w].held         // dispatch order: deterministic
+        workers[w].held = []
         for key in keys {
             let op = Int32(truncatingIfNeeded: key >> 16)
             let part = Int(key & 0xFFFF)
