@@ -195,7 +195,7 @@ extension Scheduler {
         }
         // A front is renewed only when the share's head changes priority level (as `cleanSharedHead`
         // judges it): a newer head at the same level keeps its place until the share's turn ends.
-        if head == nil || e.key >> 59 > head!.key >> 59 {
+        if head.map({ e.key >> 59 > $0.key >> 59 }) ?? true {
             if head == nil {
                 let q = lanes[l].queue
                 let vt = shareTables[q].virtualTime
@@ -366,7 +366,8 @@ extension Scheduler {
         let q = concurrencyKeys[k].queue
         let limit = queues[q].fairness.keyLimit
         if limit <= 0 || concurrencyKeys[k].holders.count < limit {
-            return queues[q].fairness.keyRate == nil || admitByKeyRate(op, k, q)
+            guard let rate = queues[q].fairness.keyRate else { return true }
+            return admitByKeyRate(op, k, rate)
         }
         let key = concurrencyKeys[k].name
         switch queues[q].fairness.keyStrategy {
@@ -395,8 +396,7 @@ extension Scheduler {
     }
 
     /// The key-rate check of `admitByKey`: takes a token of key `k`, or holds `op` until the next is due.
-    private mutating func admitByKeyRate(_ op: Int32, _ k: ConcurrencyKeyIndex, _ q: QueueIndex) -> Bool {
-        let rate = queues[q].fairness.keyRate!
+    private mutating func admitByKeyRate(_ op: Int32, _ k: ConcurrencyKeyIndex, _ rate: RateLimit) -> Bool {
         if let due = keyTokenDue(k, rate) {
             hold(op, k)
             armKeyRateWake(k, at: due)
