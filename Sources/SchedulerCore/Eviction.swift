@@ -80,10 +80,7 @@ extension Scheduler {
 
     /// An evicted run's name is remembered (to say "evicted", not "unknown"), the oldest forgotten first.
     mutating func rememberEvicted(_ name: String, finishedAt: Int64, evictedAt: Int64) {
-        evictedTotal += 1
-        evictedRuns[name] = EvictedRun(finishedAt: finishedAt, evictedAt: evictedAt)
-        evictedOrder.append(name)
-        if evictedOrder.count > config.evictedRunsRemembered { evictedRuns[evictedOrder.removeFirst()] = nil }
+        evictedRuns.remember(name, EvictedRun(finishedAt: finishedAt, evictedAt: evictedAt), limit: config.evictedRunsRemembered)
     }
 
     /// Renumbers the live ops into fresh columns and rewrites every stored op index.

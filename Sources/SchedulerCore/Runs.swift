@@ -44,6 +44,26 @@ struct EvictedRun {
     var evictedAt: Int64
 }
 
+/// Evicted runs by name, the newest `SchedulerConfig.evictedRunsRemembered` of them, so that naming one
+/// says "evicted", not "unknown".
+struct EvictedRunNames: Sendable {
+    private var byName: [String: EvictedRun] = [:]
+    /// Remembered names, oldest first (snapshots write them in this order).
+    private(set) var order = Deque<String>()
+    /// Runs evicted so far, remembered or not.
+    private(set) var total = 0
+
+    subscript(_ name: String) -> EvictedRun? { byName[name] }
+
+    /// `name` was evicted; beyond `limit` names the oldest is forgotten.
+    mutating func remember(_ name: String, _ run: EvictedRun, limit: Int) {
+        total += 1
+        byName[name] = run
+        order.append(name)
+        if order.count > limit { byName[order.removeFirst()] = nil }
+    }
+}
+
 /// One run as `runs` shows it.
 public struct RunInfo: Sendable, Equatable {
     public var name: String
@@ -340,7 +360,7 @@ extension Scheduler {
 
     /// Runs retained now (the unnamed run counts once it has ops) and runs evicted so far.
     public var runCounts: (retained: Int, evicted: Int) {
-        (runs.slotsByName.count - (runs.slot(named: "").map { runs[$0].ops.isEmpty ? 1 : 0 } ?? 0), evictedTotal)
+        (runs.slotsByName.count - (runs.slot(named: "").map { runs[$0].ops.isEmpty ? 1 : 0 } ?? 0), evictedRuns.total)
     }
 
     /// WAIT for a whole run: answered when it has no unfinished op, with its outcome counts only.

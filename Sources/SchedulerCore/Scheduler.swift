@@ -82,9 +82,7 @@ public struct Scheduler: Sendable {
     var nextRunNumber = 1                  // for generated names r-1, r-2, …
     var finishedRunCount = 0               // retained named runs with no unfinished op
     var finishedRuns = Deque<(slot: RunSlot, number: Int64, at: Int64)>()   // eviction order
-    var evictedRuns: [String: EvictedRun] = [:]
-    var evictedOrder = Deque<String>()
-    var evictedTotal = 0
+    var evictedRuns = EvictedRunNames()
     var deadOps = 0
     /// Bytes finished ops of retained runs hold (RetainBytes.swift), against `config.retainBytes`.
     public internal(set) var retainedBytes = 0

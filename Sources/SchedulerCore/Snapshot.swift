@@ -23,7 +23,7 @@ extension Scheduler {
     public func snapshotRecords() -> [(at: Int64, record: JournalRecord)] {
         var out: [(at: Int64, record: JournalRecord)] = []
         out.append((now, .runNumber(next: nextRunNumber)))
-        for name in evictedOrder {
+        for name in evictedRuns.order {
             if let e = evictedRuns[name] { out.append((e.evictedAt, .evictedRun(name: name, finishedAt: e.finishedAt, evictedAt: e.evictedAt))) }
         }
         for q in queues {
