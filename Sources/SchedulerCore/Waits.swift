@@ -121,8 +121,8 @@ extension Scheduler {
     }
 }
 
-/// Watchers with the same filters (queue, run: -1 = any; run -2 = an evicted run's, matching nothing)
-/// and the same form: one event stream (`stream`, never reused) that the shell numbers and encodes once.
+/// Watchers with the same filters (queue, run scope) and the same form: one event stream (`stream`,
+/// never reused) that the shell numbers and encodes once.
 struct WatchGroup {
     /// What the watchers asked for beside the filters: the result in FINISHED events, progress events.
     struct Form: Equatable {
