@@ -1,7 +1,7 @@
 // Ageing (A11, docs/SEMANTICS.md): a queue's optional rule that raises a ready op one priority level
 // once it has waited `QueueFairness.ageingMicros`, and again after each further period, up to veryHigh.
 //
-// One timer per queue with ageing (`ageingWakes`, target = queue). A sweep passes over the queue's
+// One timer per queue with ageing (`Timers.queueAgeing`). A sweep passes over the queue's
 // members once: it raises the ready ops whose wait reached the period and arms the next sweep for the
 // earliest time another op reaches its next step — but not sooner than an eighth of a period, so a
 // steady stream of arrivals costs at most eight passes a period (a raise is at most period/8 late).
@@ -16,22 +16,20 @@
 
 extension Scheduler {
     /// Queue `q`'s fairness may have turned ageing on: a sweep is due now unless one is armed.
-    mutating func armAgeing(_ q: Int32) {
-        let qi = Int(q)
-        guard queues[qi].fairness.ageingMicros != nil else { queues[qi].ageingDue = .max; return }
-        if queues[qi].ageingDue != .max { return }
-        queues[qi].ageingDue = now
-        ageingWakes.insert(TimerEntry(at: now, target: q))
+    mutating func armAgeing(_ q: QueueIndex) {
+        guard queues[q].fairness.ageingMicros != nil else { queues[q].ageingDue = .max; return }
+        if queues[q].ageingDue != .max { return }
+        queues[q].ageingDue = now
+        timers.queueAgeing.insert(TargetDeadline(at: now, target: q))
     }
 
     mutating func fireAgeing(_ out: inout [Action]) {
-        while let top = ageingWakes.min, top.at <= now {
-            _ = ageingWakes.popMin()
-            let q = Int(top.target)
+        while let top = timers.queueAgeing.popDue(now) {
+            let q = top.target
             // A stale wake: ageing was turned off or its period changed and a new sweep was armed.
             guard top.at == queues[q].ageingDue else { continue }
             queues[q].ageingDue = .max
-            age(top.target, &out)
+            age(q, &out)
         }
     }
 
@@ -42,12 +40,11 @@ extension Scheduler {
     }
 
     /// One sweep of queue `q`: raises what is owed, arms the next sweep.
-    mutating func age(_ q: Int32, _ out: inout [Action]) {
-        let qi = Int(q)
-        guard let period = queues[qi].fairness.ageingMicros else { return }
+    mutating func age(_ q: QueueIndex, _ out: inout [Action]) {
+        guard let period = queues[q].fairness.ageingMicros else { return }
         let top = Int8(OperationPriority.veryHigh.rawValue)
         var next = now + period
-        for op in queues[qi].members {
+        for op in queues[q].members {
             let i = Int(op)
             guard ops.hot[i].state == .ready, ops.hot[i].priority < top else { continue }
             let due = waitingSince(op) + period
@@ -57,7 +54,7 @@ extension Scheduler {
             reprioritise(op, p)
         }
         let at = max(next, now + max(1, period / 8))
-        queues[qi].ageingDue = at
-        ageingWakes.insert(TimerEntry(at: at, target: q))
+        queues[q].ageingDue = at
+        timers.queueAgeing.insert(TargetDeadline(at: at, target: q))
     }
 }

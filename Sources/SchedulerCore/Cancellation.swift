@@ -32,10 +32,12 @@ extension Scheduler {
         while let v = work.popLast() {
             var e = ops.hot[Int(v)].firstOut
             while e >= 0 {
-                let t = edgeTarget[Int(e)]
-                e = edgeNext[Int(e)]
-                // Implicit barrier edges (negative) order, they do not cascade (drainReleases).
-                guard t >= 0, ops.hot[Int(t)].state != .finished, seen.insert(t).inserted else { continue }
+                let edge = dependents.edges[Int(e)]
+                e = dependents.next[Int(e)]
+                // Implicit barrier edges order, they do not cascade (drainReleases).
+                guard !edge.isBarrierOrder else { continue }
+                let t = edge.dependent
+                guard ops.hot[Int(t)].state != .finished, seen.insert(t).inserted else { continue }
                 guard scope.allows(queue: queueName(of: t)) else { leftAlone += 1; continue }
                 reached.append((t, v))
                 work.append(t)
@@ -54,18 +56,18 @@ extension Scheduler {
     }
 
     /// The name of the queue op `op` is in.
-    func queueName(of op: Int32) -> String { queues[Int(lanes[Int(ops.hot[Int(op)].lane)].queue)].name }
+    func queueName(of op: Int32) -> String { queues[lanes[Int(ops.hot[Int(op)].lane)].queue].name }
 
     mutating func cancelAllRequest(_ ref: ClientRef, _ name: String, _ reason: String, _ out: inout [Action]) {
         guard let q = queueIndex[name] else { out.append(.reply(ref, .error(.notFound("unknown queue \(name)")))); return }
         if journaling { out.append(.journal(.cancelAll(queue: name, reason: reason))) }
-        let members = queues[Int(q)].members
+        let members = queues[q].members
         var kept: [Int32] = []
         for op in members where ops.hot[Int(op)].state != .finished {
             cancelOp(op, reason, cascade: false, &out)
             if ops.hot[Int(op)].state != .finished { kept.append(op) }
         }
-        queues[Int(q)].members = kept
+        queues[q].members = kept
         out.append(.reply(ref, .ok))
     }
 
@@ -91,7 +93,7 @@ extension Scheduler {
             if ops.hot[i].inflightParts == 0 { finishOp(op, .cancelled(reason), &out); return }
             for part in 0..<Int(ops.hot[i].parts) {
                 if let f = inflightGet(op, part) {
-                    out.append(.cancelOnWorker(worker: workers[Int(f.worker)].id, op: ops.ids[i], part: part,
+                    out.append(.cancelOnWorker(worker: workers[f.worker].id, op: ops.ids[i], part: part,
                                                attempt: Int(f.attempt), reason: reason))
                 }
             }
@@ -113,13 +115,7 @@ extension Scheduler {
 
     /// Asks for a tick at the earliest deadline when it is earlier than the one already asked for.
     mutating func armTick(_ out: inout [Action]) {
-        var due = Int64.max
-        if let t = timeoutHeap.min { due = t.at }
-        if let t = retryHeap.min, t.at < due { due = t.at }
-        if let t = livenessHeap.min, t.at < due { due = t.at }
-        if let t = rateWakes.min, t.at < due { due = t.at }
-        if let t = keyRateWakes.min, t.at < due { due = t.at }
-        if let t = ageingWakes.min, t.at < due { due = t.at }
+        var due = timers.earliestDue
         if let t = nextEviction, t < due { due = t }
         if let h = hold, h.until < due { due = h.until }
         if due < requestedTick {

@@ -2,12 +2,12 @@
 
 extension Scheduler {
     /// The in-flight record a worker report names, or nil (counted) when the report is stale.
-    mutating func fenced(_ ref: PartRef) -> (w: Int32, op: Int32, key: UInt64)? {
+    mutating func fenced(_ ref: PartRef) -> (w: WorkerIndex, op: Int32, key: UInt64)? {
         guard let w = liveWorker(ref.worker) else { return nil }
         return fencedOp(ref, w)
     }
 
-    mutating func fencedOp(_ ref: PartRef, _ w: Int32) -> (w: Int32, op: Int32, key: UInt64)? {
+    mutating func fencedOp(_ ref: PartRef, _ w: WorkerIndex) -> (w: WorkerIndex, op: Int32, key: UInt64)? {
         let op: Int32
         if let t = ref.token, t < UInt64(ops.count), ops.ids[Int(t)] == ref.op {
             op = Int32(t)
@@ -40,10 +40,10 @@ extension Scheduler {
             guard ops.hot[i].flags & Flag.attemptStarted == 0 else { return }   // a repeated STARTED
             ops.hot[i].flags |= Flag.attemptStarted
         } else {
-            guard multi[op]!.status[ref.part] == .dispatched else { return }
-            multi[op]!.status[ref.part] = .running
+            guard multi[op].status[ref.part] == .dispatched else { return }
+            multi[op].status[ref.part] = .running
         }
-        workers[Int(w)].running += 1
+        workers[w].running += 1
         let at = eventTime(ref, op)
         metrics.started &+= 1
         if ref.attempt == 1 && ops.cold[i].depCount > 0 { metrics.dependencyHop.add(at - ops.cold[i].readyAt) }
@@ -55,7 +55,7 @@ extension Scheduler {
         }
         // A timeout bounds each attempt from its start (A4).
         if !timeouts.isEmpty, let t = timeouts[op] {
-            timeoutHeap.insert(TimerEntry(at: at &+ t, target: op, part: UInt16(ref.part), attempt: UInt16(truncatingIfNeeded: ref.attempt)))
+            timers.attemptTimeouts.insert(AttemptDeadline(at: at &+ t, op: OpIndex(raw: op), part: UInt16(ref.part), attempt: UInt16(truncatingIfNeeded: ref.attempt)))
         }
         if !watchers.isEmpty {
             publish(op, .executing(part: ref.part, attempt: ref.attempt, worker: ref.worker), at: at, &out)
@@ -93,7 +93,7 @@ extension Scheduler {
             } else {
                 partDone(op, ref.part, bytes)
                 if ops.hot[i].partsLeft == 0 {
-                    finishOp(op, .succeeded(multi[op]!.results.flatMap { $0 }), at: at, &out)
+                    finishOp(op, .succeeded(multi[op].results.flatMap { $0 }), at: at, &out)
                 }
             }
         case .failed(let error):
@@ -106,15 +106,15 @@ extension Scheduler {
 
     mutating func partDone(_ op: Int32, _ part: Int, _ bytes: [UInt8]) {
         guard ops.hot[Int(op)].parts > 1 else { return }
-        multi[op]!.status[part] = .done
-        if !bytes.isEmpty { multi[op]!.results[part] = bytes }
+        multi[op].status[part] = .done
+        if !bytes.isEmpty { multi[op].results[part] = bytes }
     }
 
     /// Any state → finished with `outcome`, exactly once. Tells workers still holding parts to stop.
     mutating func finishOp(_ op: Int32, _ outcome: Outcome, at: Int64? = nil, _ out: inout [Action]) {
         let i = Int(op)
         guard ops.hot[i].state != .finished else { return }
-        let q = Int(queueOf(op))
+        let q = queueOf(op)
         let at = at ?? now
         transition(op, to: .finished, .finished, extra: Int32(outcome.kind.rawValue), at: at)
         ops.hot[i].settle(outcome.kind)
@@ -145,13 +145,13 @@ extension Scheduler {
             if case .cancelled(let r) = outcome { reason = r } else { reason = "operation finished" }
             for part in 0..<Int(ops.hot[i].parts) {
                 if let f = inflightClear(op, part) {
-                    out.append(.cancelOnWorker(worker: workers[Int(f.worker)].id, op: ops.ids[i], part: part,
+                    out.append(.cancelOnWorker(worker: workers[f.worker].id, op: ops.ids[i], part: part,
                                                attempt: Int(f.attempt), reason: reason))
                 }
             }
             ops.hot[i].inflightParts = 0
         }
-        if ops.hot[i].parts > 1 { multi[op] = nil }
+        if ops.hot[i].parts > 1 { multi.remove(op) }
         if !timeouts.isEmpty { timeouts[op] = nil }
         if !retryDelays.isEmpty { retryDelays[op] = nil }
         if journaling { out.append(.journal(.finished(id: ops.ids[i], outcome: outcome, at: at, history: history(of: op)))) }
@@ -206,9 +206,10 @@ extension Scheduler {
             let cascade = ops.hot[i].flags & Flag.cascade != 0
             var e = ops.hot[i].firstOut
             while e >= 0 {
-                let t = edgeTarget[Int(e)]
-                e = edgeNext[Int(e)]
-                if t < 0 { releaseOne(~t, &out); continue }   // implicit barrier edge: ordering only
+                let edge = dependents.edges[Int(e)]
+                e = dependents.next[Int(e)]
+                if edge.isBarrierOrder { releaseOne(edge.dependent, &out); continue }   // ordering only
+                let t = edge.dependent
                 let di = Int(t)
                 if ops.hot[di].state == .finished { continue }
                 if ops.hot[di].state == .pending { ops.hot[di].unfinishedDeps -= 1 }

@@ -15,7 +15,7 @@ extension Scheduler {
                 if tryDispatchOne(q, level, &out) {
                     rings[level].append(q)
                 } else {
-                    queues[Int(q)].inRing &= ~(UInt8(1) << UInt8(level))
+                    queues[q].inRing &= ~(UInt8(1) << UInt8(level))
                 }
             }
             if totalCredit == 0 { return }
@@ -25,20 +25,19 @@ extension Scheduler {
 
     /// Starts one part from queue `q` at QoS `level`; false when nothing there can start now
     /// (the queue is then re-activated by resume, a freed limit slot, new ready ops or new credit).
-    mutating func tryDispatchOne(_ q: Int32, _ level: Int, _ out: inout [Action]) -> Bool {
-        let qi = Int(q)
-        if queues[qi].suspended { return false }
-        let atLimit = queues[qi].atLimit
+    mutating func tryDispatchOne(_ q: QueueIndex, _ level: Int, _ out: inout [Action]) -> Bool {
+        if queues[q].suspended { return false }
+        let atLimit = queues[q].atLimit
         // A queue over its rate starts no new op (parts of running ops still go); a tick brings it back.
-        let rateAllows = queues[qi].fairness.rate == nil || admitByRate(qi)
-        let sharing = shareTables[qi].isSharing
+        let rateAllows = queues[q].fairness.rate == nil || admitByRate(q)
+        let sharing = shareTables[q].isSharing
         var bestLane = -1
         var bestKey = Int64.min
         var bestPass = Int64.max
         var bestShare = 0
         var partialOp: Int32 = -1
         var blockedByCredit = false
-        let laneList = queues[qi].lanesByQos[level]
+        let laneList = queues[q].lanesByQos[level]
         for l32 in laneList {
             let l = Int(l32)
             if heapsEmpty(l) && lanes[l].partials.isEmpty { continue }
@@ -73,12 +72,12 @@ extension Scheduler {
         } else {
             op = sharing ? takeHead(bestLane, share: bestShare) : lanes[bestLane].heap.popMax()!.op
             // Its concurrency key full: it waits (or a cancel strategy acts); the queue may start another.
-            guard ops.hot[Int(op)].concurrencyKey < 0 || admitByKey(op, &out) else {
+            guard !ops.hot[Int(op)].concurrencyKey.isKey || admitByKey(op, &out) else {
                 if sharing { settleShare(bestLane, share: bestShare, dispatched: false) }
                 return true
             }
             if sharing { settleShare(bestLane, share: bestShare, dispatched: true) }
-            if queues[qi].fairness.rate != nil { chargeRate(qi) }
+            if queues[q].fairness.rate != nil { chargeRate(q) }
             transition(op, to: .dispatched, nil)   // dispatchPart records the part's dispatch
         }
         dispatchPart(op, cls: lanes[bestLane].cls, &out)
@@ -87,13 +86,12 @@ extension Scheduler {
         return true
     }
 
-    mutating func pickWorker(_ c: Int) -> Int32 {
+    mutating func pickWorker(_ c: Int) -> WorkerIndex {
         while let (w, ep) = classes[c].rr.first {
             classes[c].rr.removeFirst()
             // Field reads only: copying a WorkerState would retain its collections.
-            let wi = Int(w)
-            let credit = workers[wi].credit
-            if workers[wi].alive && credit > 0 && workers[wi].creditEpoch == ep {
+            let credit = workers[w].credit
+            if workers[w].alive && credit > 0 && workers[w].creditEpoch == ep {
                 if credit > 1 { classes[c].rr.append((w, ep)) }
                 return w
             }
@@ -106,8 +104,11 @@ extension Scheduler {
         let w = pickWorker(Int(cls))
         var part = 0
         if ops.hot[i].parts > 1 {
-            part = multi[op]!.status.firstIndex(of: .waiting)!
-            multi[op]!.status[part] = .dispatched
+            guard let waiting = multi[op].status.firstIndex(of: .waiting) else {
+                preconditionFailure("\(ops.ids[i]): dispatched with no part waiting (waitingParts \(ops.hot[i].waitingParts))")
+            }
+            part = waiting
+            multi[op].status[part] = .dispatched
         }
         ops.cold[i].dispatchedAt = now
         metrics.dispatched &+= 1
@@ -117,11 +118,11 @@ extension Scheduler {
         ops.hot[i].waitingParts -= 1
         ops.hot[i].inflightParts += 1
         takeCredit(w, 1)
-        workers[Int(w)].dispatched += 1
+        workers[w].dispatched += 1
         let attempt = ops.hot[i].attempt
         inflightSet(op, part, w, attempt)
-        let wid = workers[Int(w)].id
-        record(op, .dispatched, part: part, extra: Int32(w))
+        let wid = workers[w].id
+        record(op, .dispatched, part: part, extra: w.raw)
         var inputs: [(String, [UInt8])] = []
         let dc = Int(ops.cold[i].depCount)
         if dc > 0 {

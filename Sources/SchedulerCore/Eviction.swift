@@ -14,7 +14,7 @@ extension Scheduler {
     /// original evict (a tick's time, the order pins came and went) is not in the journal.
     mutating func evictRuns(_ out: inout [Action]) {
         while let f = finishedRuns.first {
-            guard let r = runs[Int(f.slot)], r.number == f.number, r.finishedAt == f.at else {
+            guard let r = runs.retained(f.slot), r.number == f.number, r.finishedAt == f.at else {
                 finishedRuns.removeFirst()   // stale: evicted already, or reopened
                 continue
             }
@@ -32,7 +32,7 @@ extension Scheduler {
     /// Replay of a journalled eviction: the run goes now if it is here and finished (as it was then);
     /// a name only (a snapshot's, or a run this replay never had) is remembered.
     mutating func replayEviction(_ name: String, finishedAt: Int64, evictedAt: Int64) {
-        guard let slot = runIndex[name], let r = runs[Int(slot)], r.finishedAt != 0 else {
+        guard let slot = runs.slot(named: name), runs[slot].finishedAt != 0 else {
             return rememberEvicted(name, finishedAt: finishedAt, evictedAt: evictedAt)
         }
         evictRun(slot)
@@ -49,13 +49,13 @@ extension Scheduler {
         return f.at &+ config.retainMicros
     }
 
-    mutating func evictRun(_ slot: Int32) {
-        let r = runs[Int(slot)]!
+    mutating func evictRun(_ slot: RunSlot) {
+        let r = runs[slot]
         let keys = IdKeys(ids: ops.ids, batch: nil, base: 0)
         for op in r.ops {
             let i = Int(op)
             idTable.remove(ops.ids[i], keys)
-            let q = Int(queueOf(op))
+            let q = queueOf(op)
             switch ops.hot[i].outcome {   // queue counts cover retained ops
             case .succeeded: queues[q].succeeded -= 1
             case .failed: queues[q].failed -= 1
@@ -73,19 +73,14 @@ extension Scheduler {
         retainedBytes -= r.bytes
         finishedRunCount -= 1
         rememberEvicted(r.name, finishedAt: r.finishedAt, evictedAt: now)
-        runIndex[r.name] = nil
         for k in r.submissionKeys { submissionKeys[k] = nil }
-        for g in watchers.indices where watchers[g].run == slot { watchers[g].run = -2 }   // matches nothing now
-        runs[Int(slot)] = nil
-        freeRunSlots.append(slot)
+        for g in watchers.indices where watchers[g].run == .run(slot) { watchers[g].run = .evicted }
+        runs.remove(slot)
     }
 
     /// An evicted run's name is remembered (to say "evicted", not "unknown"), the oldest forgotten first.
     mutating func rememberEvicted(_ name: String, finishedAt: Int64, evictedAt: Int64) {
-        evictedTotal += 1
-        evictedRuns[name] = EvictedRun(finishedAt: finishedAt, evictedAt: evictedAt)
-        evictedOrder.append(name)
-        if evictedOrder.count > config.evictedRunsRemembered { evictedRuns[evictedOrder.removeFirst()] = nil }
+        evictedRuns.remember(name, EvictedRun(finishedAt: finishedAt, evictedAt: evictedAt), limit: config.evictedRunsRemembered)
     }
 
     /// Renumbers the live ops into fresh columns and rewrites every stored op index.
@@ -103,24 +98,18 @@ extension Scheduler {
         var t = OpTable()
         t.reserve(live)
         var deps: [Int32] = []
-        var targets: [Int32] = [], nexts: [Int32] = []
+        var lists = DependentLists()
         deps.reserveCapacity(live)
         for i in 0..<n where remap[i] >= 0 {
             var h = ops.hot[i]
-            // Dependents lists: kept in order; barrier edges (~target) stay marked.
+            // Dependents lists: kept in order, each edge of its kind.
             var e = h.firstOut
             var head: Int32 = -1, tail: Int32 = -1
             while e >= 0 {
-                let target = edgeTarget[Int(e)]
-                let to = target < 0 ? m(~target) : m(target)
-                if to >= 0 {
-                    let ne = Int32(targets.count)
-                    targets.append(target < 0 ? ~to : to)
-                    nexts.append(-1)
-                    if tail >= 0 { nexts[Int(tail)] = ne } else { head = ne }
-                    tail = ne
-                }
-                e = edgeNext[Int(e)]
+                let edge = dependents.edges[Int(e)]
+                let to = m(edge.dependent)
+                if to >= 0 { lists.append(edge.to(to), head: &head, tail: &tail) }
+                e = dependents.next[Int(e)]
             }
             h.firstOut = head
             t.hot.append(h)
@@ -135,8 +124,7 @@ extension Scheduler {
         }
         ops = t
         depList = deps
-        edgeTarget = targets
-        edgeNext = nexts
+        dependents = lists
 
         // Side tables keyed by op.
         func rekey<V>(_ d: [Int32: V]) -> [Int32: V] {
@@ -146,7 +134,7 @@ extension Scheduler {
             return r
         }
         names = rekey(names); timeouts = rekey(timeouts); results = rekey(results); reasons = rekey(reasons)
-        attemptErrors = rekey(attemptErrors); retryDelays = rekey(retryDelays); multi = rekey(multi)
+        attemptErrors = rekey(attemptErrors); retryDelays = rekey(retryDelays); multi.renumberOps(remap)
         opWaiters = rekey(opWaiters); crossRunDeps = rekey(crossRunDeps); cancelAskedAt = rekey(cancelAskedAt)
 
         // The id table stores index + 1 per slot: rewritten in place.
@@ -159,7 +147,7 @@ extension Scheduler {
         // Ready heaps: live entries get keys with their new index (same order: renumbering is monotonic),
         // in their share's new slot.
         for l in lanes.indices {
-            let slotRemap = slotRemaps[Int(lanes[l].queue)]
+            let slotRemap = slotRemaps[lanes[l].queue.index]
             var rebuilt: [Heap<ReadyEntry>] = [Heap()]
             for (s, old) in lanes[l].allHeaps.enumerated() {
                 // A dropped slot has no live op, so no live entry.
@@ -206,20 +194,8 @@ extension Scheduler {
                 return op >= 0 ? partKey(op, Int(key & 0xFFFF)) : nil
             }
         }
-        func retarget(_ h: Heap<TimerEntry>) -> Heap<TimerEntry> {
-            Heap(h.unordered.compactMap { e in
-                let op = remap[Int(e.target)]
-                guard op >= 0 else { return nil }
-                var e = e
-                e.target = op
-                return e
-            })
-        }
-        timeoutHeap = retarget(timeoutHeap)
-        retryHeap = retarget(retryHeap)
-        for r in runs.indices where runs[r] != nil {
-            runs[r]!.ops = runs[r]!.ops.map { remap[Int($0)] }
-        }
+        timers.renumberOps(remap)
+        runs.renumberOps(remap)
         for i in story.indices { story[i].op = m(story[i].op) }
         deadOps = 0
         compactions += 1

@@ -28,7 +28,7 @@ import DequeModule
 // Key rate. A queue's `keyRate` is a GCRA per concurrency key (`ConcurrencyKey.rateTheoreticalAt`), checked
 // after the key's limit when a keyed op's turn comes. An op without a token waits in the key's FIFO like a
 // limit-held one, whatever the key strategy (the cancel strategies are about the limit only), and the key's
-// wake (`keyRateWakes`, one current entry per key: `rateWakeAt`) puts its first waiter back on its heap when
+// wake (`Timers.keyRates`, one current entry per key: `rateWakeAt`) puts its first waiter back on its heap when
 // the next token is due; it goes through dispatch again (limit, rate, charge). While waiters remain and the
 // key is under its limit a wake stays armed, so a released op that is not dispatched (no credit, cancelled)
 // leaves none stranded. Ops without a key never come here.
@@ -86,7 +86,7 @@ struct SharedHead {
 /// A name that means something within one queue (a share key, a concurrency key): what their indexes
 /// are keyed by.
 struct QueueScopedName: Hashable {
-    let queue: Int32
+    let queue: QueueIndex
     let name: String
 }
 
@@ -114,7 +114,7 @@ struct ShareFront: Comparable {
 
 struct ConcurrencyKey {
     let name: String
-    let queue: Int32
+    let queue: QueueIndex
     /// Dispatched or executing ops of the key, oldest first.
     var holders: [Int32] = []
     /// Ready ops taken off their heap while the key was full or had no rate token, in the order their turn
@@ -122,7 +122,7 @@ struct ConcurrencyKey {
     var waiting = Deque<Int32>()
     /// Per-key rate (GCRA, `QueueFairness.keyRate`): the theoretical time of the key's next dispatch, µs.
     var rateTheoreticalAt: Double = 0
-    /// When the key's current `keyRateWakes` entry is due; .max = none.
+    /// When the key's current `Timers.keyRates` entry is due; .max = none.
     var rateWakeAt: Int64 = .max
 }
 
@@ -133,44 +133,43 @@ extension Scheduler {
     // MARK: Share keys
 
     /// The share key op `spec` of `run` has in queue `q` under the queue's mode.
-    func shareName(_ spec: OperationSpec, run: Int32, queue q: Int32) -> String {
-        switch queues[Int(q)].fairness.share {
+    func shareName(_ spec: OperationSpec, run: RunSlot, queue q: QueueIndex) -> String {
+        switch queues[q].fairness.share {
         case .fifo: return ""
-        case .submitter: return runs[Int(run)]?.submitter ?? ""
-        case .run: return runs[Int(run)]?.name ?? ""
-        case .key: return spec.share ?? runs[Int(run)]?.submitter ?? ""
+        case .submitter: return runs[run].submitter
+        case .run: return runs[run].name
+        case .key: return spec.share ?? runs[run].submitter
         }
     }
 
     /// The slot of share key `name` in queue `q`, made on first use. The first key takes slot 0; a second
     /// key turns sharing on in the queue's lanes.
-    mutating func shareSlot(_ name: String, queue q: Int32) -> Int32 {
+    mutating func shareSlot(_ name: String, queue q: QueueIndex) -> Int32 {
         let key = QueueScopedName(queue: q, name: name)
         if let s = shareIndex[key] { return s }
-        let qi = Int(q)
-        if !shareTables[qi].named {
-            shareTables[qi].slots[0] = ShareSlot(name: name, stride: stride(name, q))
-            shareTables[qi].named = true
+        if !shareTables[q].named {
+            shareTables[q].slots[0] = ShareSlot(name: name, stride: stride(name, q))
+            shareTables[q].named = true
             shareIndex[key] = 0
             return 0
         }
-        let s = Int32(shareTables[qi].slots.count)
+        let s = Int32(shareTables[q].slots.count)
         var slot = ShareSlot(name: name, stride: stride(name, q))
-        slot.pass = shareTables[qi].virtualTime
-        shareTables[qi].slots.append(slot)
+        slot.pass = shareTables[q].virtualTime
+        shareTables[q].slots.append(slot)
         shareIndex[key] = s
         if s == 1 { startSharing(q) }
         return s
     }
 
-    func stride(_ name: String, _ q: Int32) -> Int64 {
-        ShareTable.strideUnit / Int64(max(1, queues[Int(q)].fairness.weight(of: name)))
+    func stride(_ name: String, _ q: QueueIndex) -> Int64 {
+        ShareTable.strideUnit / Int64(max(1, queues[q].fairness.weight(of: name)))
     }
 
     /// The queue's lanes get fronts for what slot 0 holds.
-    mutating func startSharing(_ q: Int32) {
-        shareTables[Int(q)].isSharing = true
-        for l32 in queues[Int(q)].lanesByQos.joined() {
+    mutating func startSharing(_ q: QueueIndex) {
+        shareTables[q].isSharing = true
+        for l32 in queues[q].lanesByQos.joined() {
             let l = Int(l32)
             lanes[l].sharing = true
             if !lanes[l].heap.isEmpty { pushFront(l, 0) }
@@ -196,9 +195,9 @@ extension Scheduler {
         }
         // A front is renewed only when the share's head changes priority level (as `cleanSharedHead`
         // judges it): a newer head at the same level keeps its place until the share's turn ends.
-        if head == nil || e.key >> 59 > head!.key >> 59 {
+        if head.map({ e.key >> 59 > $0.key >> 59 }) ?? true {
             if head == nil {
-                let q = Int(lanes[l].queue)
+                let q = lanes[l].queue
                 let vt = shareTables[q].virtualTime
                 if shareTables[q].slots[s].pass < vt { shareTables[q].slots[s].pass = vt }
             }
@@ -210,7 +209,7 @@ extension Scheduler {
     mutating func pushFront(_ l: Int, _ s: Int) {
         guard let head = shareHeapMax(l, s) else { return }
         lanes[l].frontVersion[s] &+= 1
-        let pass = shareTables[Int(lanes[l].queue)].slots[s].pass
+        let pass = shareTables[lanes[l].queue].slots[s].pass
         lanes[l].fronts.insert(ShareFront(headKey: head.key, pass: pass, slot: Int32(s), version: lanes[l].frontVersion[s]))
     }
 
@@ -219,7 +218,7 @@ extension Scheduler {
 
     /// The lane's next op by share turns with its share's slot and pass (what a dispatch needs next).
     mutating func sharedHead(_ l: Int) -> SharedHead? {
-        let q = Int(lanes[l].queue)
+        let q = lanes[l].queue
         while let f = lanes[l].fronts.max {
             let s = Int(f.slot)
             if f.version != lanes[l].frontVersion[s] { _ = lanes[l].fronts.popMax(); continue }
@@ -250,7 +249,7 @@ extension Scheduler {
     /// After `takeHead` of share `s`: charges a dispatched op's share its turn, and replaces the share's
     /// front (the top of `fronts`) by its next one.
     mutating func settleShare(_ l: Int, share s: Int, dispatched: Bool) {
-        let q = Int(lanes[l].queue)
+        let q = lanes[l].queue
         if !dispatched {
             // A held or cancelled op: what its key's strategy did may have pushed fronts since `takeHead`.
             if let top = lanes[l].fronts.max, Int(top.slot) == s, top.version == lanes[l].frontVersion[s] {
@@ -282,25 +281,24 @@ extension Scheduler {
     }
 
     /// A queue's fairness settings change: weights re-stride; a new share mode re-shares its unfinished ops.
-    mutating func applyFairness(_ q: Int32, _ f: QueueFairness) {
-        let qi = Int(q)
-        let modeChanged = queues[qi].fairness.share != f.share
-        if modeChanged && queues[qi].fairness.share == .key {
+    mutating func applyFairness(_ q: QueueIndex, _ f: QueueFairness) {
+        let modeChanged = queues[q].fairness.share != f.share
+        if modeChanged && queues[q].fairness.share == .key {
             // In `key` mode an op's share is its slot's name (opShares keeps only what other modes ignore).
-            for op in queues[qi].members where ops.hot[Int(op)].state != .finished && opShares[op] == nil {
-                opShares[op] = shareTables[qi].slots[Int(ops.hot[Int(op)].share)].name
+            for op in queues[q].members where ops.hot[Int(op)].state != .finished && opShares[op] == nil {
+                opShares[op] = shareTables[q].slots[Int(ops.hot[Int(op)].share)].name
             }
         }
-        if f.keyLimit > 0 && (queues[qi].fairness.keyLimit == 0 || f.keyLimit < queues[qi].fairness.keyLimit) { keyLimitLowered = true }
-        let ageingChanged = queues[qi].fairness.ageingMicros != f.ageingMicros
+        if f.keyLimit > 0 && (queues[q].fairness.keyLimit == 0 || f.keyLimit < queues[q].fairness.keyLimit) { keyLimitLowered = true }
+        let ageingChanged = queues[q].fairness.ageingMicros != f.ageingMicros
         // Waiters may move when a key rate is or was in place, or under a (new) limit.
-        let keysMayMove = f.keyRate != nil || queues[qi].fairness.keyRate != nil || f.keyLimit > 0
-        let keyRateChanged = f.keyRate != queues[qi].fairness.keyRate
-        queues[qi].fairness = f
-        if ageingChanged { queues[qi].ageingDue = .max; armAgeing(q) }
-        if f.rate == nil { queues[qi].rateTheoreticalAt = 0 }
-        for s in shareTables[qi].slots.indices {
-            shareTables[qi].slots[s].stride = stride(shareTables[qi].slots[s].name, q)
+        let keysMayMove = f.keyRate != nil || queues[q].fairness.keyRate != nil || f.keyLimit > 0
+        let keyRateChanged = f.keyRate != queues[q].fairness.keyRate
+        queues[q].fairness = f
+        if ageingChanged { queues[q].ageingDue = .max; armAgeing(q) }
+        if f.rate == nil { queues[q].rateTheoreticalAt = 0 }
+        for s in shareTables[q].slots.indices {
+            shareTables[q].slots[s].stride = stride(shareTables[q].slots[s].name, q)
         }
         if modeChanged { reshare(q) }
         if keysMayMove { resettleKeys(q, rateChanged: keyRateChanged) }
@@ -311,9 +309,9 @@ extension Scheduler {
     /// its new limit and rate allow (and its wake re-armed). A new rate owes at most one of its own
     /// intervals (not the old rate's: 1/m → 10/s must not wait out the minute). An admin-made change: a
     /// pass over the keys.
-    mutating func resettleKeys(_ q: Int32, rateChanged: Bool) {
-        let rate = queues[Int(q)].fairness.keyRate
-        for k in concurrencyKeys.indices where concurrencyKeys[k].queue == q {
+    mutating func resettleKeys(_ q: QueueIndex, rateChanged: Bool) {
+        let rate = queues[q].fairness.keyRate
+        for k in concurrencyKeys.indices.map(ConcurrencyKeyIndex.init) where concurrencyKeys[k].queue == q {
             if rateChanged {
                 let capped = rate.map { min(concurrencyKeys[k].rateTheoreticalAt, Double(now) + $0.intervalMicros) } ?? 0
                 concurrencyKeys[k].rateTheoreticalAt = capped
@@ -325,10 +323,9 @@ extension Scheduler {
 
     /// Every unfinished op of `q` gets its share under the queue's current mode; the lanes' heaps and
     /// fronts are rebuilt (a rare, admin-made change: a pass over the queue's ops).
-    mutating func reshare(_ q: Int32) {
-        let qi = Int(q)
+    mutating func reshare(_ q: QueueIndex) {
         var ready: [Int32] = []
-        for l32 in queues[qi].lanesByQos.joined() {
+        for l32 in queues[q].lanesByQos.joined() {
             let l = Int(l32)
             for h in lanes[l].allHeaps { for e in h.unordered where ops.hot[Int(e.op)].heapKey == e.key && ops.hot[Int(e.op)].state == .ready {
                 ready.append(e.op)
@@ -339,9 +336,9 @@ extension Scheduler {
             lanes[l].frontVersion = [0]
             lanes[l].sharing = false
         }
-        shareTables[qi] = ShareTable()
+        shareTables[q] = ShareTable()
         shareIndex = shareIndex.filter { $0.key.queue != q }
-        for op in queues[qi].members where ops.hot[Int(op)].state != .finished {
+        for op in queues[q].members where ops.hot[Int(op)].state != .finished {
             let i = Int(op)
             let spec = OperationSpec(id: "", share: opShares[op])
             ops.hot[i].share = shareSlot(shareName(spec, run: ops.hot[i].run, queue: q), queue: q)
@@ -351,25 +348,26 @@ extension Scheduler {
 
     // MARK: Concurrency keys
 
-    mutating func concurrencyKey(_ name: String, queue q: Int32) -> Int32 {
-        let k = QueueScopedName(queue: q, name: name)
-        if let i = concurrencyKeyIndex[k] { return i }
-        let i = Int32(concurrencyKeys.count)
+    mutating func concurrencyKey(_ name: String, queue q: QueueIndex) -> ConcurrencyKeyIndex {
+        let scoped = QueueScopedName(queue: q, name: name)
+        if let known = concurrencyKeyIndex[scoped] { return known }
+        let k = ConcurrencyKeyIndex(concurrencyKeys.count)
         concurrencyKeys.append(ConcurrencyKey(name: name, queue: q))
-        concurrencyKeyIndex[k] = i
-        return i
+        concurrencyKeyIndex[scoped] = k
+        return k
     }
 
     /// Whether `op` (just taken off its heap) may be dispatched under its key's limit, then its key's rate
     /// (a token is taken); if not, it waits for a place or a token (or is cancelled, or has the oldest
     /// holder cancelled: `KeyStrategy`, for the limit only).
     mutating func admitByKey(_ op: Int32, _ out: inout [Action]) -> Bool {
-        let k = Int(ops.hot[Int(op)].concurrencyKey)
-        if k < 0 { return true }
-        let q = Int(concurrencyKeys[k].queue)
+        let k = ops.hot[Int(op)].concurrencyKey
+        if !k.isKey { return true }
+        let q = concurrencyKeys[k].queue
         let limit = queues[q].fairness.keyLimit
         if limit <= 0 || concurrencyKeys[k].holders.count < limit {
-            return queues[q].fairness.keyRate == nil || admitByKeyRate(op, k, q)
+            guard let rate = queues[q].fairness.keyRate else { return true }
+            return admitByKeyRate(op, k, rate)
         }
         let key = concurrencyKeys[k].name
         switch queues[q].fairness.keyStrategy {
@@ -386,7 +384,7 @@ extension Scheduler {
         return false
     }
 
-    private mutating func hold(_ op: Int32, _ k: Int) {
+    private mutating func hold(_ op: Int32, _ k: ConcurrencyKeyIndex) {
         ops.hot[Int(op)].heapKey = Scheduler.heldForKey
         // A released waiter whose turn came again before its place or token: back to the front (op
         // numbers are submission order).
@@ -398,8 +396,7 @@ extension Scheduler {
     }
 
     /// The key-rate check of `admitByKey`: takes a token of key `k`, or holds `op` until the next is due.
-    private mutating func admitByKeyRate(_ op: Int32, _ k: Int, _ q: Int) -> Bool {
-        let rate = queues[q].fairness.keyRate!
+    private mutating func admitByKeyRate(_ op: Int32, _ k: ConcurrencyKeyIndex, _ rate: RateLimit) -> Bool {
         if let due = keyTokenDue(k, rate) {
             hold(op, k)
             armKeyRateWake(k, at: due)
@@ -410,25 +407,25 @@ extension Scheduler {
     }
 
     /// When key `k`'s next token is due under `rate`; nil when one is there now.
-    func keyTokenDue(_ k: Int, _ rate: RateLimit) -> Int64? {
+    func keyTokenDue(_ k: ConcurrencyKeyIndex, _ rate: RateLimit) -> Int64? {
         let due = concurrencyKeys[k].rateTheoreticalAt - Double(rate.burst - 1) * rate.intervalMicros
         return Double(now) >= due ? nil : Int64(due.rounded(.up))
     }
 
     /// Key `k`'s wake at `at` unless one is due sooner (the later entry goes stale).
-    mutating func armKeyRateWake(_ k: Int, at: Int64) {
+    mutating func armKeyRateWake(_ k: ConcurrencyKeyIndex, at: Int64) {
         guard at < concurrencyKeys[k].rateWakeAt else { return }
         concurrencyKeys[k].rateWakeAt = at
-        keyRateWakes.insert(TimerEntry(at: at, target: Int32(k)))
+        timers.keyRates.insert(TargetDeadline(at: at, target: k))
     }
 
     /// Whether key `k` has a waiter still held (its FIFO may keep entries of ops that left).
-    func hasLiveWaiter(_ k: Int) -> Bool {
+    func hasLiveWaiter(_ k: ConcurrencyKeyIndex) -> Bool {
         concurrencyKeys[k].waiting.contains { ops.hot[Int($0)].state == .ready && ops.hot[Int($0)].heapKey == Scheduler.heldForKey }
     }
 
     /// Key `k`'s first held waiter, taken off its FIFO and put back on its heap; false when none is left.
-    private mutating func releaseFirstWaiter(_ k: Int) -> Bool {
+    private mutating func releaseFirstWaiter(_ k: ConcurrencyKeyIndex) -> Bool {
         while let w = concurrencyKeys[k].waiting.popFirst() {
             let i = Int(w)
             guard ops.hot[i].state == .ready && ops.hot[i].heapKey == Scheduler.heldForKey else { continue }
@@ -440,8 +437,8 @@ extension Scheduler {
     }
 
     /// With a key rate and waiters left: a wake when the token after one more dispatch is due.
-    private mutating func armNextKeyToken(_ k: Int) {
-        guard let rate = queues[Int(concurrencyKeys[k].queue)].fairness.keyRate, hasLiveWaiter(k) else { return }
+    private mutating func armNextKeyToken(_ k: ConcurrencyKeyIndex) {
+        guard let rate = queues[concurrencyKeys[k].queue].fairness.keyRate, hasLiveWaiter(k) else { return }
         let next = max(concurrencyKeys[k].rateTheoreticalAt, Double(now)) + rate.intervalMicros - Double(rate.burst - 1) * rate.intervalMicros
         armKeyRateWake(k, at: max(now + 1, Int64(next.rounded(.up))))
     }
@@ -449,8 +446,8 @@ extension Scheduler {
     /// Key `k`'s waiters back on their heaps as far as its limit has places: one under a key rate (the wake
     /// is re-armed for the next), all that fit without one. At its limit nothing: a holder's leaving
     /// releases the next (`keyPlaceChanged`).
-    mutating func releaseWaiters(_ k: Int) {
-        let q = Int(concurrencyKeys[k].queue)
+    mutating func releaseWaiters(_ k: ConcurrencyKeyIndex) {
+        let q = concurrencyKeys[k].queue
         let limit = queues[q].fairness.keyLimit
         var places = limit > 0 ? limit - concurrencyKeys[k].holders.count : Int.max
         guard places > 0 else { return }
@@ -461,18 +458,17 @@ extension Scheduler {
 
     /// Keys' wakes that are due: each releases its key's next waiter (`releaseWaiters`).
     mutating func fireKeyRateWakes() {
-        while let top = keyRateWakes.min, top.at <= now {
-            _ = keyRateWakes.popMin()
-            let k = Int(top.target)
-            guard k < concurrencyKeys.count, concurrencyKeys[k].rateWakeAt == top.at else { continue }
+        while let top = timers.keyRates.popDue(now) {
+            let k = top.target
+            guard k.index < concurrencyKeys.count, concurrencyKeys[k].rateWakeAt == top.at else { continue }
             concurrencyKeys[k].rateWakeAt = .max
             releaseWaiters(k)
         }
     }
 
     /// When key `k`'s next token is due, for `why`: its wake's time when a token is there but not yet used.
-    func keyNextToken(_ k: Int) -> Int64 {
-        guard let rate = queues[Int(concurrencyKeys[k].queue)].fairness.keyRate else { return now }
+    func keyNextToken(_ k: ConcurrencyKeyIndex) -> Int64 {
+        guard let rate = queues[concurrencyKeys[k].queue].fairness.keyRate else { return now }
         return keyTokenDue(k, rate) ?? (concurrencyKeys[k].rateWakeAt == .max ? now : concurrencyKeys[k].rateWakeAt)
     }
 
@@ -489,9 +485,9 @@ extension Scheduler {
     /// holder left to leave, the key's waiters would wait for ever). One released too many is harmless:
     /// dispatch checks the limit again and holds it back at the front of the FIFO.
     mutating func keyReadyOpEnded(_ op: Int32) {
-        let k = Int(ops.hot[Int(op)].concurrencyKey)
+        let k = ops.hot[Int(op)].concurrencyKey
         guard !concurrencyKeys[k].waiting.isEmpty else { return }
-        let fairness = queues[Int(concurrencyKeys[k].queue)].fairness
+        let fairness = queues[concurrencyKeys[k].queue].fairness
         guard fairness.keyLimit <= 0 || concurrencyKeys[k].holders.count < fairness.keyLimit else { return }
         _ = releaseFirstWaiter(k)
         if fairness.keyRate != nil { armNextKeyToken(k) }
@@ -499,42 +495,41 @@ extension Scheduler {
 
     /// `op` of key `k` took (`taking`) or left a place; a place left goes to the key's first waiter.
     mutating func keyPlaceChanged(_ op: Int32, taking: Bool) {
-        let k = Int(ops.hot[Int(op)].concurrencyKey)
+        let k = ops.hot[Int(op)].concurrencyKey
         if taking { concurrencyKeys[k].holders.append(op); return }
         if let at = concurrencyKeys[k].holders.firstIndex(of: op) { concurrencyKeys[k].holders.remove(at: at) }
         if concurrencyKeys[k].waiting.isEmpty { return }
         _ = releaseFirstWaiter(k)
         // Under a key rate the others need a wake while the key is under its limit.
-        if queues[Int(concurrencyKeys[k].queue)].fairness.keyRate != nil { armNextKeyToken(k) }
+        if queues[concurrencyKeys[k].queue].fairness.keyRate != nil { armNextKeyToken(k) }
     }
 
     // MARK: Rate
 
     /// Whether queue `q` may dispatch a new op now under its rate; if not, a tick is due when it may.
-    mutating func admitByRate(_ q: Int) -> Bool {
+    mutating func admitByRate(_ q: QueueIndex) -> Bool {
         guard let rate = queues[q].fairness.rate else { return true }
         let t = Double(now)
         let due = queues[q].rateTheoreticalAt - Double(rate.burst - 1) * rate.intervalMicros
         if t >= due { return true }
-        rateWakes.insert(TimerEntry(at: Int64(due.rounded(.up)), target: Int32(q)))
+        timers.queueRates.insert(TargetDeadline(at: Int64(due.rounded(.up)), target: q))
         return false
     }
 
-    mutating func chargeRate(_ q: Int) {
+    mutating func chargeRate(_ q: QueueIndex) {
         guard let rate = queues[q].fairness.rate else { return }
         queues[q].rateTheoreticalAt = max(queues[q].rateTheoreticalAt, Double(now)) + rate.intervalMicros
     }
 
     /// When a rate-limited queue of `q` may dispatch again; nil when it may now.
-    func nextToken(_ q: Int) -> Int64? {
+    func nextToken(_ q: QueueIndex) -> Int64? {
         guard let rate = queues[q].fairness.rate else { return nil }
         let due = queues[q].rateTheoreticalAt - Double(rate.burst - 1) * rate.intervalMicros
         return Double(now) >= due ? nil : Int64(due.rounded(.up))
     }
 
     mutating func fireRateWakes() {
-        while let top = rateWakes.min, top.at <= now {
-            _ = rateWakes.popMin()
+        while let top = timers.queueRates.popDue(now) {
             activateAll(top.target)
         }
     }
@@ -551,11 +546,10 @@ extension Scheduler {
 
     /// Ready and running (dispatched or executing) ops per share slot of queue `q`: one pass over its
     /// unfinished ops (status and metrics ask; the per-op paths keep no per-share counts).
-    func shareCounts(_ q: Int32) -> (ready: [Int], running: [Int]) {
-        let qi = Int(q)
-        var ready = [Int](repeating: 0, count: shareTables[qi].slots.count)
+    func shareCounts(_ q: QueueIndex) -> (ready: [Int], running: [Int]) {
+        var ready = [Int](repeating: 0, count: shareTables[q].slots.count)
         var running = ready
-        for op in queues[qi].members {
+        for op in queues[q].members {
             let h = ops.hot[Int(op)]
             switch h.state {
             case .ready: ready[Int(h.share)] += 1
@@ -566,10 +560,9 @@ extension Scheduler {
         return (ready, running)
     }
 
-    func fairnessStatus(_ q: Int32) -> QueueFairnessStatus {
-        let qi = Int(q)
-        let table = shareTables[qi]
-        let fair = queues[qi].fairness
+    func fairnessStatus(_ q: QueueIndex) -> QueueFairnessStatus {
+        let table = shareTables[q]
+        let fair = queues[q].fairness
         let counts = fair.share == .fifo || !table.named ? ([], []) : shareCounts(q)
         let shares = fair.share == .fifo || !table.named ? [] : table.slots.enumerated().map { s, slot in
             ShareStatus(name: slot.name, weight: fair.weight(of: slot.name), ready: counts.0[s], running: counts.1[s],
@@ -580,6 +573,6 @@ extension Scheduler {
                                  waiting: k.waiting.filter { ops.hot[Int($0)].state == .ready && ops.hot[Int($0)].heapKey == Scheduler.heldForKey }.count,
                                  holders: k.holders.map { ops.ids[Int($0)] })
         }.sorted { $0.name < $1.name }
-        return QueueFairnessStatus(queue: queues[qi].name, fairness: fair, shares: shares, keys: keys, nextTokenAt: nextToken(qi))
+        return QueueFairnessStatus(queue: queues[q].name, fairness: fair, shares: shares, keys: keys, nextTokenAt: nextToken(q))
     }
 }

@@ -12,7 +12,7 @@ extension Scheduler {
     mutating func compactShareSlots() -> [[Int32]] {
         var used = shareTables.map { [Bool](repeating: false, count: $0.slots.count) }
         for i in 0..<ops.count {
-            let q = Int(lanes[Int(ops.hot[i].lane)].queue)
+            let q = lanes[Int(ops.hot[i].lane)].queue.index
             used[q][Int(ops.hot[i].share)] = true
         }
         var remaps = [[Int32]](repeating: [], count: shareTables.count)
@@ -28,7 +28,7 @@ extension Scheduler {
         }
         guard remaps.contains(where: { !$0.isEmpty }) else { return remaps }
         for i in 0..<ops.count {
-            let remap = remaps[Int(lanes[Int(ops.hot[i].lane)].queue)]
+            let remap = remaps[lanes[Int(ops.hot[i].lane)].queue.index]
             if !remap.isEmpty { ops.hot[i].share = remap[Int(ops.hot[i].share)] }
         }
         for q in shareTables.indices where !remaps[q].isEmpty && shareTables[q].slots.count == 1 {
@@ -38,7 +38,7 @@ extension Scheduler {
         shareIndex = [:]
         for (q, table) in shareTables.enumerated() {
             for (s, slot) in table.slots.enumerated() where s > 0 || table.named {
-                shareIndex[QueueScopedName(queue: Int32(q), name: slot.name)] = Int32(s)
+                shareIndex[QueueScopedName(queue: QueueIndex(q), name: slot.name)] = Int32(s)
             }
         }
         return remaps
@@ -48,7 +48,7 @@ extension Scheduler {
     mutating func compactConcurrencyKeys() {
         guard !concurrencyKeys.isEmpty else { return }
         var used = [Bool](repeating: false, count: concurrencyKeys.count)
-        for i in 0..<ops.count where ops.hot[i].concurrencyKey >= 0 { used[Int(ops.hot[i].concurrencyKey)] = true }
+        for i in 0..<ops.count where ops.hot[i].concurrencyKey.isKey { used[ops.hot[i].concurrencyKey.index] = true }
         guard used.contains(false) else { return }
         var remap = [Int32](repeating: -1, count: used.count)
         var kept: [ConcurrencyKey] = []
@@ -56,16 +56,16 @@ extension Scheduler {
             remap[k] = Int32(kept.count)
             kept.append(key)
         }
-        for i in 0..<ops.count where ops.hot[i].concurrencyKey >= 0 {
-            ops.hot[i].concurrencyKey = remap[Int(ops.hot[i].concurrencyKey)]
+        for i in 0..<ops.count where ops.hot[i].concurrencyKey.isKey {
+            ops.hot[i].concurrencyKey = ConcurrencyKeyIndex(raw: remap[ops.hot[i].concurrencyKey.index])
         }
         concurrencyKeys = kept
         concurrencyKeyIndex = [:]
-        for (k, key) in kept.enumerated() { concurrencyKeyIndex[QueueScopedName(queue: key.queue, name: key.name)] = Int32(k) }
+        for (k, key) in kept.enumerated() { concurrencyKeyIndex[QueueScopedName(queue: key.queue, name: key.name)] = ConcurrencyKeyIndex(k) }
         // A dropped key has no waiters, so no wake to keep; the kept keys' current wakes are retargeted
         // (stale entries go).
-        keyRateWakes = Heap(kept.enumerated().compactMap { k, key in
-            key.rateWakeAt == .max ? nil : TimerEntry(at: key.rateWakeAt, target: Int32(k))
+        timers.keyRates = Heap(kept.enumerated().compactMap { k, key in
+            key.rateWakeAt == .max ? nil : TargetDeadline(at: key.rateWakeAt, target: ConcurrencyKeyIndex(k))
         })
     }
 }

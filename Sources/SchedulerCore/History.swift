@@ -8,7 +8,7 @@ extension Scheduler {
     func history(of op: Int32) -> OpHistory {
         let i = Int(op)
         let w = ops.cold[i].lastWorker
-        return OpHistory(worker: w >= 0 ? workers[Int(w)].id : 0, readyAt: ops.cold[i].readyAt, dispatchedAt: ops.cold[i].dispatchedAt,
+        return OpHistory(worker: w.isWorker ? workers[w].id : 0, readyAt: ops.cold[i].readyAt, dispatchedAt: ops.cold[i].dispatchedAt,
                          startedAt: ops.cold[i].startedAt, attempts: Int(ops.hot[i].attempt),
                          attemptErrors: attemptErrors.isEmpty ? [] : attemptErrors[op] ?? [])
     }
@@ -17,7 +17,7 @@ extension Scheduler {
     /// `workerIndex`: a new session may reuse its id and must not be refused or fenced for it).
     mutating func restoreWorkerSession(id: UInt64, name: String, owner: String) {
         guard restoredWorkers[id] == nil else { return }
-        restoredWorkers[id] = Int32(workers.count)
+        restoredWorkers[id] = WorkerIndex(workers.count)
         var w = WorkerState(id: id, name: name, owner: owner, slots: 0, capacity: 0, tags: 0, kinds: [], tagNames: [],
                             kindNames: [], lastSeen: now)
         w.alive = false
@@ -29,7 +29,7 @@ extension Scheduler {
     /// Replay: a finished op's history as its finish record kept it.
     mutating func applyHistory(_ op: Int32, _ h: OpHistory) {
         let i = Int(op)
-        if h.worker != 0 { ops.cold[i].lastWorker = restoredWorkers[h.worker] ?? workerIndex[h.worker] ?? OpTable.unknownHolder }
+        if h.worker != 0 { ops.cold[i].lastWorker = restoredWorkers[h.worker] ?? workerIndex[h.worker] ?? WorkerIndex.unknown }
         ops.cold[i].readyAt = h.readyAt
         ops.cold[i].dispatchedAt = h.dispatchedAt
         ops.cold[i].startedAt = h.startedAt

@@ -12,23 +12,23 @@ extension Scheduler {
         let i = Int(op)
         if ops.hot[i].parts == 1 {
             let w = ops.hot[i].holder
-            return w >= 0 ? Inflight(worker: w, attempt: ops.hot[i].attempt) : nil
+            return w.isWorker ? Inflight(worker: w, attempt: ops.hot[i].attempt) : nil
         }
-        guard let m = multi[op], m.worker[part] >= 0 else { return nil }
+        guard let m = multi.record(of: op), m.worker[part].isWorker else { return nil }
         return Inflight(worker: m.worker[part], attempt: m.attempt[part])
     }
 
-    mutating func inflightSet(_ op: Int32, _ part: Int, _ w: Int32, _ attempt: UInt16) {
+    mutating func inflightSet(_ op: Int32, _ part: Int, _ w: WorkerIndex, _ attempt: UInt16) {
         let i = Int(op)
         ops.cold[i].lastWorker = w
         if ops.hot[i].parts == 1 {
             ops.hot[i].holder = w
         } else {
-            multi[op]!.worker[part] = w
-            multi[op]!.attempt[part] = attempt
+            multi[op].worker[part] = w
+            multi[op].attempt[part] = attempt
         }
-        workers[Int(w)].held.append(partKey(op, part))
-        workers[Int(w)].inflightCount += 1
+        workers[w].held.append(partKey(op, part))
+        workers[w].inflightCount += 1
     }
 
     /// Removes and returns the record (nil if the part is not in flight). The caller sets a multi-part
@@ -37,25 +37,25 @@ extension Scheduler {
     mutating func inflightClear(_ op: Int32, _ part: Int) -> Inflight? {
         guard let f = inflightGet(op, part) else { return nil }
         let i = Int(op)
-        let wi = Int(f.worker)
-        if isStarted(op, part) { workers[wi].running -= 1 }
+        let w = f.worker
+        if isStarted(op, part) { workers[w].running -= 1 }
         if ops.hot[i].parts == 1 {
-            ops.hot[i].holder = -1
+            ops.hot[i].holder = .nobody
             ops.hot[i].flags &= ~Flag.attemptStarted
         } else {
-            multi[op]!.worker[part] = -1
-            multi[op]!.status[part] = .waiting
+            multi[op].worker[part] = .nobody
+            multi[op].status[part] = .waiting
         }
-        workers[wi].inflightCount -= 1
-        if workers[wi].held.count > 2 * workers[wi].inflightCount + 64 { compactHeld(f.worker) }
+        workers[w].inflightCount -= 1
+        if workers[w].held.count > 2 * workers[w].inflightCount + 64 { compactHeld(f.worker) }
         return f
     }
 
-    mutating func compactHeld(_ w: Int32) {
+    mutating func compactHeld(_ w: WorkerIndex) {
         // Duplicates of a live key may survive; loss handling skips a part once it is cleared.
-        let kept = workers[Int(w)].held.filter { key in
+        let kept = workers[w].held.filter { key in
             inflightGet(Int32(truncatingIfNeeded: key >> 16), Int(key & 0xFFFF))?.worker == w
         }
-        workers[Int(w)].held = kept
+        workers[w].held = kept
     }
 }

@@ -139,14 +139,14 @@ extension Scheduler {
         let lane = lanes[Int(ops.hot[i].lane)]
         let partsFinished: Int
         if ops.hot[i].state == .finished { partsFinished = ops.hot[i].outcome == .succeeded ? Int(ops.hot[i].parts) : 0 }
-        else if let m = multi[op] { partsFinished = m.status.filter { $0 == .done }.count }
+        else if let m = multi.record(of: op) { partsFinished = m.status.filter { $0 == .done }.count }
         else { partsFinished = 0 }
         return OpStatus(
-            id: id, name: names[op] ?? runAndOp(of: id).op, queue: queues[Int(lane.queue)].name,
+            id: id, name: names[op] ?? runAndOp(of: id).op, queue: queues[lane.queue].name,
             kind: kindNames[Int(classes[Int(lane.cls)].kind)], state: ops.hot[i].state,
             isCancelled: ops.hot[i].flags & Flag.cancelled != 0, outcome: ops.hot[i].outcome, workers: holders(op),
-            lastWorker: ops.cold[i].lastWorker >= 0 ? workers[Int(ops.cold[i].lastWorker)].id : nil,
-            lastWorkerOwner: ops.cold[i].lastWorker >= 0 ? workers[Int(ops.cold[i].lastWorker)].owner : nil,
+            lastWorker: ops.cold[i].lastWorker.isWorker ? workers[ops.cold[i].lastWorker].id : nil,
+            lastWorkerOwner: ops.cold[i].lastWorker.isWorker ? workers[ops.cold[i].lastWorker].owner : nil,
             attempts: Int(ops.hot[i].attempt), priority: Int(ops.hot[i].priority), qos: OperationQoS(rank: Int(lane.qos))!,
             parts: Int(ops.hot[i].parts), partsFinished: partsFinished,
             unfinishedDependencies: ops.hot[i].state == .pending ? Int(ops.hot[i].unfinishedDeps) : 0,
@@ -162,34 +162,34 @@ extension Scheduler {
     /// starting after the key `after`. `next` is the cursor for the following page (nil at the end);
     /// `matched` counts every match (all pages). O(ops of the runs in scope).
     public func operationIDs(after: String? = nil, limit: Int, filter: OpFilter = OpFilter()) -> Result<OpPage, LookupFailure> {
-        var slots: [Int32]
+        var slots: [RunSlot]
         if let run = filter.run {
-            guard let s = runIndex[run] else { return .failure(runFailure(run)) }
+            guard let s = runs.slot(named: run) else { return .failure(runFailure(run)) }
             slots = [s]
         } else {
-            slots = runs.indices.compactMap { runs[$0] == nil ? nil : Int32($0) }
-            slots.sort { runs[Int($0)]!.number > runs[Int($1)]!.number }
+            slots = runs.all.map(\.slot)
+            slots.sort { runs[$0].number > runs[$1].number }
         }
-        var q: Int32?
+        var q: QueueIndex?
         if let queue = filter.queue {
             guard let qi = queueIndex[queue] else { return .failure(.unknownQueue(queue)) }
             q = qi
         }
-        var workerSet: Set<Int32>?
+        var workerSet: Set<WorkerIndex>?
         if let ids = filter.workers {
-            workerSet = Set(workers.indices.filter { ids.contains(workers[$0].id) }.map { Int32($0) })
+            workerSet = Set(workers.indices.filter { ids.contains(workers[$0].id) }.map { WorkerIndex($0) })
         }
         var startSlot = 0, startPos = 0
         if let after, let a = lookup(after) {
             let r = ops.hot[Int(a)].run
             if let k = slots.firstIndex(of: r) {
                 startSlot = k
-                startPos = (runs[Int(r)]!.ops.firstIndex(of: a) ?? -1) + 1
+                startPos = (runs[r].ops.firstIndex(of: a) ?? -1) + 1
             }
         }
         var page = OpPage()
         for (k, s) in slots.enumerated() {
-            let list = runs[Int(s)]!.ops
+            let list = runs[s].ops
             for (pos, op) in list.enumerated() {
                 let i = Int(op)
                 if let q, lanes[Int(ops.hot[i].lane)].queue != q { continue }
@@ -211,12 +211,12 @@ extension Scheduler {
 
     func holders(_ op: Int32) -> [UInt64] {
         guard ops.hot[Int(op)].inflightParts > 0 else { return [] }
-        return (0..<Int(ops.hot[Int(op)].parts)).compactMap { inflightGet(op, $0).map { workers[Int($0.worker)].id } }
+        return (0..<Int(ops.hot[Int(op)].parts)).compactMap { inflightGet(op, $0).map { workers[$0.worker].id } }
     }
 
     public func queueCounts(_ name: String) -> QueueCounts? {
         guard let q = queueIndex[name] else { return nil }
-        let s = queues[Int(q)]
+        let s = queues[q]
         return QueueCounts(name: s.name, pending: Int(s.pending), ready: Int(s.ready),
                            dispatched: Int(s.dispatched), executing: Int(s.executing), succeeded: Int(s.succeeded), failed: Int(s.failed), cancelled: Int(s.cancelled),
                            maxConcurrent: Int(s.maxConcurrent), suspended: s.suspended, qos: s.qos)
@@ -235,13 +235,13 @@ extension Scheduler {
         guard let op = find(id) else { return .unknownOperation }
         let i = Int(op)
         let lane = lanes[Int(ops.hot[i].lane)]
-        let q = queues[Int(lane.queue)]
+        let q = queues[lane.queue]
         switch ops.hot[i].state {
         case .finished:
             return .finished(ops.hot[i].outcome)
         case .pending:
             if ops.hot[i].flags & Flag.retryWait != 0 {
-                let until = retryHeap.unordered.filter { $0.target == op && $0.attempt == ops.hot[i].attempt }.map(\.at).min()
+                let until = timers.retryDelays.unordered.filter { $0.op.raw == op && $0.attempt == ops.hot[i].attempt }.map(\.at).min()
                 return .retrying(failedAttempts: Int(ops.hot[i].failures), until: until ?? now,
                                  lastError: attemptErrors[op]?.last)
             }
@@ -264,13 +264,12 @@ extension Scheduler {
             break
         }
         if q.suspended { return .queueSuspended(q.name) }
-        let sharing = shareTables[Int(lane.queue)].isSharing
+        let sharing = shareTables[lane.queue].isSharing
         if ops.hot[i].state == .ready && ops.hot[i].heapKey == Scheduler.heldForKey {
-            let ki = Int(ops.hot[i].concurrencyKey)
-            let k = concurrencyKeys[ki]
+            let k = concurrencyKeys[ops.hot[i].concurrencyKey]
             let limit = q.fairness.keyLimit
             if q.fairness.keyRate != nil && (limit <= 0 || k.holders.count < limit) {
-                return .keyRateLimited(key: k.name, nextTokenAt: keyNextToken(ki))
+                return .keyRateLimited(key: k.name, nextTokenAt: keyNextToken(ops.hot[i].concurrencyKey))
             }
             return .heldByConcurrencyKey(key: k.name, limit: q.fairness.keyLimit, holders: k.holders.map { ops.ids[Int($0)] })
         }
@@ -288,10 +287,10 @@ extension Scheduler {
                 }
             }
             if q.atLimit { return .queueAtLimit(queue: q.name, limit: Int(q.maxConcurrent), ahead: ahead) }
-            if let at = nextToken(Int(lane.queue)) { return .rateLimited(queue: q.name, nextTokenAt: at) }
+            if let at = nextToken(lane.queue) { return .rateLimited(queue: q.name, nextTokenAt: at) }
         }
         let c = classes[Int(lane.cls)]
-        let capableAlive = c.capable.filter { workers[Int($0)].alive }.count
+        let capableAlive = c.capable.filter { workers[$0].alive }.count
         if capableAlive == 0 {
             let tags = tagBits.filter { c.requires & (1 << UInt64($0.value)) != 0 }.map(\.key).sorted()
             return .noWorkerWith(kind: kindNames[Int(c.kind)], tags: tags)
@@ -300,7 +299,7 @@ extension Scheduler {
             if sharing {
                 let counts = shareCounts(lane.queue)
                 let active = zip(counts.ready, counts.running).filter { $0 > 0 || $1 > 0 }.count
-                return .waitingForTurn(share: shareTables[Int(lane.queue)].slots[Int(ops.hot[i].share)].name, shares: active,
+                return .waitingForTurn(share: shareTables[lane.queue].slots[Int(ops.hot[i].share)].name, shares: active,
                                        capableWorkers: capableAlive, ahead: ahead)
             }
             return .noFreeCredit(capableWorkers: capableAlive, ahead: ahead)
@@ -312,7 +311,7 @@ extension Scheduler {
 extension Scheduler {
     /// Whether a live worker can run ops of placement class `c` (has the kind and every tag).
     func hasLiveWorker(_ c: Int32) -> Bool {
-        classes[Int(c)].capable.contains { workers[Int($0)].alive }
+        classes[Int(c)].capable.contains { workers[$0].alive }
     }
 
     /// What class `c` lacks, for a warning: tags no live worker with the kind has, or the kind itself.

@@ -3,7 +3,7 @@
 extension Scheduler {
     mutating func setSuspended(_ ref: ClientRef, _ name: String, _ on: Bool, _ out: inout [Action]) {
         guard let q = queueIndex[name] else { out.append(.reply(ref, .error(.notFound("unknown queue \(name)")))); return }
-        queues[Int(q)].suspended = on
+        queues[q].suspended = on
         if !on { activateAll(q) }
         journalQueue(q, &out)
         out.append(.reply(ref, .ok))
@@ -14,15 +14,15 @@ extension Scheduler {
         guard n >= -1, n <= Int(Int32.max) else {
             out.append(.reply(ref, .error(.invalid("maxConcurrent must be -1 or ≥ 0, got \(n)")))); return
         }
-        queues[Int(q)].maxConcurrent = Int32(n)
+        queues[q].maxConcurrent = Int32(n)
         activateAll(q)
         journalQueue(q, &out)
         out.append(.reply(ref, .ok))
     }
 
-    func journalQueue(_ q: Int32, _ out: inout [Action]) {
+    func journalQueue(_ q: QueueIndex, _ out: inout [Action]) {
         guard journaling else { return }
-        let s = queues[Int(q)]
+        let s = queues[q]
         out.append(.journal(.queueSettings(QueueSpec(name: s.name, maxConcurrent: Int(s.maxConcurrent), qos: s.qos, suspended: s.suspended, fairness: s.fairness))))
     }
 
@@ -72,7 +72,7 @@ extension Scheduler {
         let i = Int(op)
         guard ops.hot[i].state != .finished else { return }
         ops.hot[i].priority = p
-        if queues[Int(lanes[Int(ops.hot[i].lane)].queue)].fairness.ageingMicros != nil { agedAt[op] = now }
+        if queues[lanes[Int(ops.hot[i].lane)].queue].fairness.ageingMicros != nil { agedAt[op] = now }
         record(op, .priority, part: 0, extra: Int32(p))
         // Its old heap entry goes stale; one waiting for its concurrency key keeps waiting (its new
         // priority counts when it goes back).

@@ -4,9 +4,9 @@ import DequeModule
 // Queues, placement classes, lanes and the per-QoS round-robin rings.
 
 extension Scheduler {
-    mutating func ensureQueue(_ spec: QueueSpec) -> Int32 {
+    mutating func ensureQueue(_ spec: QueueSpec) -> QueueIndex {
         if let q = queueIndex[spec.name] { return q }
-        let q = Int32(queues.count)
+        let q = QueueIndex(queues.count)
         epochs.append(Epoch(unfinished: 0))
         queues.append(QueueState(name: spec.name, maxConcurrent: Int32(spec.maxConcurrent), qos: spec.qos,
                                  suspended: spec.suspended, currentEpoch: Int32(epochs.count - 1)))
@@ -47,11 +47,11 @@ extension Scheduler {
         let c = Int32(classes.count)
         var pc = PlacementClass(kind: kind, requires: requires)
         for w in workers.indices where capable(workers[w], pc) {
-            pc.capable.append(Int32(w))
+            pc.capable.append(WorkerIndex(w))
             workers[w].classes.append(c)
             if workers[w].credit > 0 {
                 pc.credit += workers[w].credit
-                pc.rr.append((Int32(w), workers[w].creditEpoch))
+                pc.rr.append((WorkerIndex(w), workers[w].creditEpoch))
             }
         }
         classes.append(pc)
@@ -59,28 +59,28 @@ extension Scheduler {
         return c
     }
 
-    mutating func laneFor(queue q: Int32, qos: UInt8, cls: Int32) -> Int32 {
-        let key = UInt64(UInt32(q)) << 35 | UInt64(qos) << 32 | UInt64(UInt32(cls))
+    mutating func laneFor(queue q: QueueIndex, qos: UInt8, cls: Int32) -> Int32 {
+        let key = UInt64(UInt32(q.raw)) << 35 | UInt64(qos) << 32 | UInt64(UInt32(cls))
         if let l = laneIndex[key] { return l }
         let l = Int32(lanes.count)
         var lane = Lane(queue: q, qos: qos, cls: cls)
-        lane.sharing = shareTables[Int(q)].isSharing
+        lane.sharing = shareTables[q].isSharing
         lanes.append(lane)
         laneIndex[key] = l
-        queues[Int(q)].lanesByQos[Int(qos)].append(l)
+        queues[q].lanesByQos[Int(qos)].append(l)
         return l
     }
 
     /// Puts `q` on the ring of `level` if it may have something to start there.
-    mutating func activate(_ q: Int32, level: Int) {
+    mutating func activate(_ q: QueueIndex, level: Int) {
         let bit = UInt8(1) << UInt8(level)
-        if queues[Int(q)].inRing & bit != 0 || queues[Int(q)].suspended { return }
-        queues[Int(q)].inRing |= bit
+        if queues[q].inRing & bit != 0 || queues[q].suspended { return }
+        queues[q].inRing |= bit
         rings[level].append(q)
     }
 
-    mutating func activateAll(_ q: Int32) {
-        for level in 0..<5 where !queues[Int(q)].lanesByQos[level].isEmpty { activate(q, level: level) }
+    mutating func activateAll(_ q: QueueIndex) {
+        for level in 0..<5 where !queues[q].lanesByQos[level].isEmpty { activate(q, level: level) }
     }
 
     /// Puts a ready op on its lane's heap, at its place by priority and submission order.

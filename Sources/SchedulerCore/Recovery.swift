@@ -18,7 +18,16 @@ struct RecoveryHold {
     var until: Int64
     var awaited: Set<String>
     /// Workers that re-registered holding attempts, taken back when the hold ends.
-    var claims: [(worker: Int32, hello: WorkerHello)] = []
+    var claims: [(worker: WorkerIndex, hello: WorkerHello)] = []
+
+    /// Where worker `w`'s claim lists the running attempt `ref` names: (its claim, its place in the
+    /// claim's running list); nil when it holds no such claim.
+    func heldAttempt(_ w: WorkerIndex, _ ref: PartRef) -> (claim: Int, running: Int)? {
+        guard let c = claims.firstIndex(where: { $0.worker == w }),
+              let k = claims[c].hello.running.firstIndex(where: { $0.op == ref.op && $0.part == ref.part && $0.attempt == ref.attempt })
+        else { return nil }
+        return (c, k)
+    }
 }
 
 extension Scheduler {
@@ -62,7 +71,7 @@ extension Scheduler {
                 holdBytes(op)
             }
         case .resultsEvicted(let run):
-            if let slot = runIndex[run] { evictResults(slot) }
+            if let slot = runs.slot(named: run) { evictResults(slot) }
         case .workerSession(let id, let name, let owner):
             restoreWorkerSession(id: id, name: name, owner: owner)
         case .workerJoined(let name):
@@ -74,9 +83,9 @@ extension Scheduler {
         case .evictedRun(let name, let finishedAt, let evictedAt):
             replayEviction(name, finishedAt: finishedAt, evictedAt: evictedAt)
         case .submissionKey(let run, let key, let count):
-            guard let slot = runIndex[run] else { return }
+            guard let slot = runs.slot(named: run) else { return }
             submissionKeys[key.key] = AppliedSubmission(digest: key.digest, slot: slot, count: count)
-            runs[Int(slot)]!.submissionKeys.append(key.key)
+            runs[slot].submissionKeys.append(key.key)
         }
     }
 
@@ -112,15 +121,15 @@ extension Scheduler {
 
     /// A worker joined (workerJoined has registered it): its attempts are taken back now, or when the
     /// hold ends.
-    mutating func workerClaims(_ w: Int32, _ h: WorkerHello, _ out: inout [Action]) {
+    mutating func workerClaims(_ w: WorkerIndex, _ h: WorkerHello, _ out: inout [Action]) {
         let holds = !h.running.isEmpty || !h.finished.isEmpty
         guard hold != nil else {
             if holds { takeBack([(w, h)], &out) }
             return
         }
-        hold!.awaited.remove(h.name)
-        if holds { hold!.claims.append((w, h)) }
-        if hold!.awaited.isEmpty { endHold(&out) }
+        hold?.awaited.remove(h.name)
+        if holds { hold?.claims.append((w, h)) }
+        if hold?.awaited.isEmpty == true { endHold(&out) }
     }
 
     /// The hold ends (all awaited workers are back, or its time is up): attempts are taken back, then
@@ -135,7 +144,7 @@ extension Scheduler {
 
     /// Finished attempts first, in the order they finished (a dependent's finished attempt then finds its
     /// prerequisites finished), then the ones still held. Credit is trimmed to what each worker may hold.
-    private mutating func takeBack(_ claims: [(worker: Int32, hello: WorkerHello)], _ out: inout [Action]) {
+    private mutating func takeBack(_ claims: [(worker: WorkerIndex, hello: WorkerHello)], _ out: inout [Action]) {
         // One claim per part counts. Workers list the finishes they reported lately again (the journal may
         // not have them), so an earlier attempt's finish comes back beside what followed it: a failure
         // beside the retry a worker now runs, or beside a later attempt's finish. Those were acted on before
@@ -145,7 +154,7 @@ extension Scheduler {
         // finishes, by when they finished.
         var running: Set<ClaimedPart> = []
         var latest: [ClaimedPart: (at: Int64, attempt: Int)] = [:]
-        for c in claims where workers[Int(c.worker)].alive {
+        for c in claims where workers[c.worker].alive {
             for p in c.hello.running { running.insert(ClaimedPart(p)) }
             for f in c.hello.finished {
                 let k = ClaimedPart(f.part), at = f.at ?? 0
@@ -153,8 +162,8 @@ extension Scheduler {
                 latest[k] = (at, f.part.attempt)
             }
         }
-        var finished: [(worker: Int32, part: FinishedPart)] = []
-        for c in claims where workers[Int(c.worker)].alive {
+        var finished: [(worker: WorkerIndex, part: FinishedPart)] = []
+        for c in claims where workers[c.worker].alive {
             for f in c.hello.finished {
                 let k = ClaimedPart(f.part)
                 guard !running.contains(k), let l = latest[k], l.at == (f.at ?? 0), l.attempt == f.part.attempt else {
@@ -172,12 +181,12 @@ extension Scheduler {
         // waits for prerequisites is tried again once the others' outcomes are in and released, until a
         // pass changes nothing; what then still waits is stale.
         // Claims refused as no honest worker would make them (`claimRefusal`), per worker, for the log.
-        var refused: [Int32: (count: Int, example: String)] = [:]
+        var refused: [WorkerIndex: (count: Int, example: String)] = [:]
         var pending = finished
         while !pending.isEmpty {
-            var waiting: [(worker: Int32, part: FinishedPart)] = []
+            var waiting: [(worker: WorkerIndex, part: FinishedPart)] = []
             for (w, f) in pending {
-                guard workers[Int(w)].alive else { continue }
+                guard workers[w].alive else { continue }
                 guard let op = lookup(f.part.op) else { fencing.staleAttempt += 1; continue }
                 if ops.hot[Int(op)].state == .pending { waiting.append((w, f)); continue }
                 let refusedBefore = fencing.refusedClaim
@@ -185,7 +194,7 @@ extension Scheduler {
                     if fencing.refusedClaim == refusedBefore { fencing.staleAttempt += 1 }   // a refused claim is not a late report
                     continue
                 }
-                partFinished(PartRef(worker: workers[Int(w)].id, op: f.part.op, part: f.part.part, attempt: f.part.attempt,
+                partFinished(PartRef(worker: workers[w].id, op: f.part.op, part: f.part.part, attempt: f.part.attempt,
                                      token: UInt64(op), at: f.at), f.outcome, 0, &out)
             }
             drainReleases(&out)   // dependents of what finished are ready now, for their own claims below
@@ -195,8 +204,8 @@ extension Scheduler {
             }
             pending = waiting
         }
-        for c in claims where workers[Int(c.worker)].alive {
-            let id = workers[Int(c.worker)].id
+        for c in claims where workers[c.worker].alive {
+            let id = workers[c.worker].id
             for p in c.hello.running {
                 if let op = lookup(p.op), reattach(op, c.worker, p, &refused, &out) { continue }
                 out.append(.cancelOnWorker(worker: id, op: p.op, part: p.part, attempt: p.attempt,
@@ -205,12 +214,12 @@ extension Scheduler {
             trimCredit(c.worker)
         }
         for (w, r) in refused.sorted(by: { $0.key < $1.key }) {
-            out.append(.refusedClaims(worker: workers[Int(w)].id, count: r.count, example: r.example))
+            out.append(.refusedClaims(worker: workers[w].id, count: r.count, example: r.example))
         }
     }
 
     /// Why an attempt a worker holds is not taken back (it is cancelled there).
-    private func notTakenBack(_ p: HeldPart, by w: Int32) -> String {
+    private func notTakenBack(_ p: HeldPart, by w: WorkerIndex) -> String {
         guard let op = lookup(p.op) else { return "unknown operation (never recorded, or its run was evicted)" }
         let i = Int(op)
         if let refusal = claimRefusal(op, by: w) { return refusal }
@@ -222,15 +231,17 @@ extension Scheduler {
 
     /// Takes an attempt a worker holds back as this op's current one: ready → dispatched (→ executing
     /// when it started there). Only a single-part op that is ready and not cancelled qualifies.
-    private mutating func reattach(_ op: Int32, _ w: Int32, _ p: HeldPart, _ refused: inout [Int32: (count: Int, example: String)],
+    private mutating func reattach(_ op: Int32, _ w: WorkerIndex, _ p: HeldPart, _ refused: inout [WorkerIndex: (count: Int, example: String)],
                                    _ out: inout [Action]) -> Bool {
         let i = Int(op)
         guard ops.hot[i].parts == 1, p.part == 0, ops.hot[i].state == .ready, ops.hot[i].flags & Flag.cancelled == 0,
               p.attempt >= 1, p.attempt <= Int(UInt16.max) else { return false }
         if let why = claimRefusal(op, by: w) {
             fencing.refusedClaim += 1
-            refused[w, default: (0, "")].count += 1
-            if refused[w]!.count == 1 { refused[w]!.example = "\(p.op) attempt \(p.attempt): \(why)" }
+            var tally = refused[w, default: (0, "")]
+            tally.count += 1
+            if tally.count == 1 { tally.example = "\(p.op) attempt \(p.attempt): \(why)" }
+            refused[w] = tally
             return false
         }
         let attempt = UInt16(p.attempt)
@@ -239,10 +250,10 @@ extension Scheduler {
         ops.hot[i].waitingParts -= 1
         ops.hot[i].inflightParts += 1
         ops.hot[i].attempt = attempt
-        workers[Int(w)].dispatched += 1
+        workers[w].dispatched += 1
         inflightSet(op, 0, w, attempt)
-        record(op, .dispatched, part: 0, extra: w)
-        let id = workers[Int(w)].id
+        record(op, .dispatched, part: 0, extra: w.raw)
+        let id = workers[w].id
         if !watchers.isEmpty { publish(op, .dispatched(part: 0, attempt: p.attempt, worker: id), &out) }
         if let started = p.startedAt {
             partStarted(PartRef(worker: id, op: p.op, part: 0, attempt: p.attempt, token: UInt64(op), at: started), &out)
@@ -255,49 +266,43 @@ extension Scheduler {
     /// owner (key) the op was last dispatched to. Ops replayed from the journal have no recorded holder:
     /// after a restart any owner that could have been sent them may claim them — no more than it could
     /// do by being dispatched them and reporting what it likes.
-    func claimRefusal(_ op: Int32, by w: Int32) -> String? {
+    func claimRefusal(_ op: Int32, by w: WorkerIndex) -> String? {
         let i = Int(op)
-        let worker = workers[Int(w)]
+        let worker = workers[w]
         guard capable(worker, classes[Int(lanes[Int(ops.hot[i].lane)].cls)]) else {
             return "this worker could not have been sent it (its kind, required tags or key pin do not match)"
         }
         let holder = ops.cold[i].lastWorker
-        if holder == OpTable.unknownHolder { return nil }
-        guard holder >= 0 else { return "it was never dispatched" }
-        let owner = workers[Int(holder)].owner
+        if holder == WorkerIndex.unknown { return nil }
+        guard holder.isWorker else { return "it was never dispatched" }
+        let owner = workers[holder].owner
         return owner == worker.owner ? nil : "it was dispatched to another worker ('\(owner)')"
     }
 
     /// Whether live worker `worker` may claim op `key` ("RUN/OP"): the shell keeps a claimed attempt's output
     /// only then.
     public func mayClaim(_ key: String, by worker: UInt64) -> Bool {
-        guard let op = lookup(key), let w = workerIndex[worker], workers[Int(w)].alive else { return false }
+        guard let op = lookup(key), let w = workerIndex[worker], workers[w].alive else { return false }
         return claimRefusal(op, by: w) == nil
     }
 
     /// During the hold: a held attempt's STARTED updates its claim.
-    mutating func claimStarted(_ w: Int32, _ ref: PartRef) -> Bool {
-        guard let c = hold?.claims.firstIndex(where: { $0.worker == w }),
-              let k = hold!.claims[c].hello.running.firstIndex(where: { $0.op == ref.op && $0.part == ref.part && $0.attempt == ref.attempt })
-        else { return false }
-        hold!.claims[c].hello.running[k].startedAt = ref.at ?? now
+    mutating func claimStarted(_ w: WorkerIndex, _ ref: PartRef) -> Bool {
+        guard let (c, k) = hold?.heldAttempt(w, ref) else { return false }
+        hold?.claims[c].hello.running[k].startedAt = ref.at ?? now
         return true
     }
 
     /// During the hold: a held attempt's outcome moves its claim from running to finished.
-    mutating func claimFinished(_ w: Int32, _ ref: PartRef, _ outcome: Outcome) -> Bool {
-        guard let c = hold?.claims.firstIndex(where: { $0.worker == w }),
-              let k = hold!.claims[c].hello.running.firstIndex(where: { $0.op == ref.op && $0.part == ref.part && $0.attempt == ref.attempt })
-        else { return false }
-        let p = hold!.claims[c].hello.running.remove(at: k)
-        hold!.claims[c].hello.finished.append(FinishedPart(part: p, outcome: outcome, at: ref.at ?? now))
+    mutating func claimFinished(_ w: WorkerIndex, _ ref: PartRef, _ outcome: Outcome) -> Bool {
+        guard let (c, k) = hold?.heldAttempt(w, ref), let p = hold?.claims[c].hello.running.remove(at: k) else { return false }
+        hold?.claims[c].hello.finished.append(FinishedPart(part: p, outcome: outcome, at: ref.at ?? now))
         return true
     }
 
     /// Credit beyond what a worker may still take (capacity − parts it holds) is taken back.
-    private mutating func trimCredit(_ w: Int32) {
-        let wi = Int(w)
-        let excess = workers[wi].credit - max(0, workers[wi].capacity - workers[wi].inflightCount)
+    private mutating func trimCredit(_ w: WorkerIndex) {
+        let excess = workers[w].credit - max(0, workers[w].capacity - workers[w].inflightCount)
         if excess > 0 { takeCredit(w, excess) }
     }
 }

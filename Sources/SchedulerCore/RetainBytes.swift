@@ -24,7 +24,7 @@ extension Scheduler {
     /// A finished op's bytes join its run's and the total.
     mutating func holdBytes(_ op: Int32) {
         let n = heldBytes(op)
-        runs[Int(ops.hot[Int(op)].run)]!.bytes += n
+        runs[ops.hot[Int(op)].run].bytes += n
         retainedBytes += n
     }
 
@@ -37,14 +37,14 @@ extension Scheduler {
         case .failed(let text), .cancelled(let text): n += text.utf8.count + 16
         }
         if !attemptErrors.isEmpty, let es = attemptErrors[op] { for e in es { n += e.utf8.count + 16 } }
-        runs[Int(ops.hot[Int(op)].run)]!.bytes += n
+        runs[ops.hot[Int(op)].run].bytes += n
         retainedBytes += n
     }
 
     /// Before a finished op's texts change (replay): its bytes leave the counts.
     mutating func releaseBytes(_ op: Int32) {
         let n = heldBytes(op)
-        runs[Int(ops.hot[Int(op)].run)]!.bytes -= n
+        runs[ops.hot[Int(op)].run].bytes -= n
         retainedBytes -= n
     }
 
@@ -55,30 +55,30 @@ extension Scheduler {
         while retainedBytes > target && k < finishedRuns.count {
             let f = finishedRuns[k]
             k += 1
-            guard let r = runs[Int(f.slot)], r.number == f.number, r.finishedAt == f.at, !r.resultsEvicted, r.pins == 0 else { continue }
+            guard let r = runs.retained(f.slot), r.number == f.number, r.finishedAt == f.at, !r.resultsEvicted, r.pins == 0 else { continue }
             evictResults(f.slot)
             if journaling { out.append(.journal(.resultsEvicted(run: r.name))) }
         }
         while retainedBytes > target, let f = finishedRuns.first {
             finishedRuns.removeFirst()
-            guard let r = runs[Int(f.slot)], r.number == f.number, r.finishedAt == f.at, r.pins == 0 else { continue }
+            guard let r = runs.retained(f.slot), r.number == f.number, r.finishedAt == f.at, r.pins == 0 else { continue }
             evictRun(f.slot)
             if journaling { out.append(.journal(.evictedRun(name: r.name, finishedAt: r.finishedAt, evictedAt: now))) }
         }
     }
 
     /// Drops the results of a finished run's ops (status keeps the rest and says so).
-    mutating func evictResults(_ slot: Int32) {
-        guard runs[Int(slot)]!.finishedAt != 0, !runs[Int(slot)]!.resultsEvicted else { return }
+    mutating func evictResults(_ slot: RunSlot) {
+        guard runs[slot].finishedAt != 0, !runs[slot].resultsEvicted else { return }
         var freed = 0
-        for op in runs[Int(slot)]!.ops {
+        for op in runs[slot].ops {
             if let r = results.removeValue(forKey: op) { freed += r.count }
         }
-        runs[Int(slot)]!.bytes -= freed
-        runs[Int(slot)]!.resultsEvicted = true
+        runs[slot].bytes -= freed
+        runs[slot].resultsEvicted = true
         retainedBytes -= freed
     }
 
     /// Whether op `op`'s result was evicted (its run's results were).
-    func resultEvicted(_ op: Int32) -> Bool { runs[Int(ops.hot[Int(op)].run)]?.resultsEvicted ?? false }
+    func resultEvicted(_ op: Int32) -> Bool { runs.retained(ops.hot[Int(op)].run)?.resultsEvicted ?? false }
 }

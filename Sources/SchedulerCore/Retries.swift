@@ -43,7 +43,7 @@ extension Scheduler {
         let attempt = ops.hot[i].attempt
         let failedAttempt = Int(attempt) - 1
         if delay > 0 {
-            retryHeap.insert(TimerEntry(at: now &+ delay, target: op, part: UInt16(part), attempt: attempt))
+            timers.retryDelays.insert(AttemptDeadline(at: now &+ delay, op: OpIndex(raw: op), part: UInt16(part), attempt: attempt))
         }
         let ms = Int32(clamping: delay / 1000)
         if ops.hot[i].parts == 1 {
@@ -56,13 +56,13 @@ extension Scheduler {
             ops.hot[i].unfinishedDeps += 1
             transition(op, to: .pending, .retryDelay, extra: ms)
         } else if delay <= 0 {
-            multi[op]!.status[part] = .waiting
+            multi[op].status[part] = .waiting
             ops.hot[i].waitingParts += 1
             record(op, .requeued, part: part, extra: why.rawValue)
             pushPartial(op)
             return
         } else {
-            multi[op]!.status[part] = .retryWait
+            multi[op].status[part] = .retryWait
             record(op, .retryDelay, part: part, extra: ms)
         }
         if !watchers.isEmpty {
@@ -92,9 +92,8 @@ extension Scheduler {
 
     /// Retry delays that are over: the part can be dispatched again.
     mutating func fireRetries(_ out: inout [Action]) {
-        while let top = retryHeap.min, top.at <= now {
-            _ = retryHeap.popMin()
-            let op = top.target
+        while let top = timers.retryDelays.popDue(now) {
+            let op = top.op.raw
             let i = Int(op)
             if ops.hot[i].parts == 1 {
                 guard ops.hot[i].state == .pending, ops.hot[i].flags & Flag.retryWait != 0,
@@ -105,8 +104,8 @@ extension Scheduler {
             } else {
                 let part = Int(top.part)
                 guard ops.hot[i].state.occupiesQueue, ops.hot[i].flags & Flag.cancelled == 0,
-                      multi[op]?.status[part] == .retryWait else { continue }
-                multi[op]!.status[part] = .waiting
+                      multi.record(of: op)?.status[part] == .retryWait else { continue }
+                multi[op].status[part] = .waiting
                 ops.hot[i].waitingParts += 1
                 pushPartial(op)
             }
@@ -116,16 +115,15 @@ extension Scheduler {
     /// Attempts that ran past their op's timeout: the worker is told to stop the part, and the
     /// attempt counts as failed (A4).
     mutating func fireTimeouts(_ out: inout [Action]) {
-        while let top = timeoutHeap.min, top.at <= now {
-            _ = timeoutHeap.popMin()
-            let op = top.target
+        while let top = timers.attemptTimeouts.popDue(now) {
+            let op = top.op.raw
             let i = Int(op)
             let part = Int(top.part)
             guard ops.hot[i].state == .executing, let f = inflightGet(op, part), f.attempt == top.attempt,
                   isStarted(op, part), let limit = timeouts[op] else { continue }
             record(op, .timedOut, part: part, extra: Int32(f.attempt))
             metrics.timedOut &+= 1
-            out.append(.cancelOnWorker(worker: workers[Int(f.worker)].id, op: ops.ids[i], part: part,
+            out.append(.cancelOnWorker(worker: workers[f.worker].id, op: ops.ids[i], part: part,
                                        attempt: Int(f.attempt), reason: "timed out after \(durationText(limit))"))
             inflightClear(op, part)
             ops.hot[i].inflightParts -= 1
@@ -144,7 +142,7 @@ extension Scheduler {
     func isStarted(_ op: Int32, _ part: Int) -> Bool {
         let i = Int(op)
         if ops.hot[i].parts == 1 { return ops.hot[i].flags & Flag.attemptStarted != 0 }
-        return multi[op]?.status[part] == .running
+        return multi.record(of: op)?.status[part] == .running
     }
 }
 

@@ -31,32 +31,10 @@ public struct RunRequest: Sendable, Equatable {
     public static func new(submitter: String = "") -> RunRequest { RunRequest(name: nil, mode: .create, submitter: submitter) }
 }
 
-struct RunState {
-    let number: Int64            // creation order, never reused
-    let name: String
-    let submitter: String
-    let submittedAt: Int64
-    var finishedAt: Int64 = 0    // 0 while it has unfinished ops (or none yet)
-    var ops: [Int32] = []        // its ops in submission order
-    var unfinished: Int32 = 0
-    var succeeded: Int32 = 0
-    var failed: Int32 = 0
-    var cancelled: Int32 = 0
-    var waiters: [Int32] = []    // wait ids for the whole run
-    /// Unfinished ops of other runs that depend on ops of this one: it is not evicted while any is
-    /// left, so their inputs (this run's results) still reach them.
-    var pins: Int32 = 0
-    /// Submission keys of its batches (forgotten with the run).
-    var submissionKeys: [String] = []
-    /// What its finished ops hold (`Scheduler.heldBytes`), and whether their results were evicted.
-    var bytes = 0
-    var resultsEvicted = false
-}
-
 /// A batch applied under a submission key: what a retry with the same key is told (A5).
 struct AppliedSubmission {
     var digest: UInt64
-    var slot: Int32
+    var slot: RunSlot
     var count: Int
 }
 
@@ -64,6 +42,26 @@ struct AppliedSubmission {
 struct EvictedRun {
     var finishedAt: Int64
     var evictedAt: Int64
+}
+
+/// Evicted runs by name, the newest `SchedulerConfig.evictedRunsRemembered` of them, so that naming one
+/// says "evicted", not "unknown".
+struct EvictedRunNames: Sendable {
+    private var byName: [String: EvictedRun] = [:]
+    /// Remembered names, oldest first (snapshots write them in this order).
+    private(set) var order = Deque<String>()
+    /// Runs evicted so far, remembered or not.
+    private(set) var total = 0
+
+    subscript(_ name: String) -> EvictedRun? { byName[name] }
+
+    /// `name` was evicted; beyond `limit` names the oldest is forgotten.
+    mutating func remember(_ name: String, _ run: EvictedRun, limit: Int) {
+        total += 1
+        byName[name] = run
+        order.append(name)
+        if order.count > limit { byName[order.removeFirst()] = nil }
+    }
 }
 
 /// One run as `runs` shows it.
@@ -161,12 +159,12 @@ public enum RunNames {
 
 extension Scheduler {
     /// Opens the run a submit names; nil with the reason when it cannot be used.
-    mutating func openRun(_ req: RunRequest) -> Result<Int32, SubmitProblem> {
+    mutating func openRun(_ req: RunRequest) -> Result<RunSlot, SubmitProblem> {
         if let name = req.name {
             if !name.isEmpty, let p = RunNames.problem(name) { return .failure(.invalidRun(name: name, reason: p)) }
-            if let slot = runIndex[name] {
+            if let slot = runs.slot(named: name) {
                 if req.mode == .create { return .failure(.invalidRun(name: name, reason: "run \(name) exists; choose another name, or append to it")) }
-                let owner = runs[Int(slot)]!.submitter
+                let owner = runs[slot].submitter
                 if req.appendOwnRunOnly && owner != req.submitter {
                     return .failure(.invalidRun(name: name, reason: "run \(name) was submitted by '\(owner)': only its submitter or an admin may add operations to it"))
                 }
@@ -183,83 +181,70 @@ extension Scheduler {
         repeat {
             name = "r-\(nextRunNumber)"
             nextRunNumber += 1
-        } while runIndex[name] != nil || evictedRuns[name] != nil
+        } while runs.slot(named: name) != nil || evictedRuns[name] != nil
         return .success(createRun(name, req.submitter))
     }
 
-    private mutating func createRun(_ name: String, _ submitter: String) -> Int32 {
+    private mutating func createRun(_ name: String, _ submitter: String) -> RunSlot {
         let run = RunState(number: runCounter, name: name, submitter: submitter, submittedAt: now)
         runCounter += 1
-        let slot: Int32
-        if let free = freeRunSlots.popLast() { slot = free; runs[Int(slot)] = run } else {
-            slot = Int32(runs.count)
-            runs.append(run)
-        }
-        runIndex[name] = slot
-        return slot
+        return runs.add(run)
     }
 
     /// A retained run that was finished gets ops again (an API client's run): unfinished once more.
-    mutating func reopenRun(_ slot: Int32) {
-        if runs[Int(slot)]!.finishedAt != 0 {
-            runs[Int(slot)]!.finishedAt = 0
-            if !runs[Int(slot)]!.name.isEmpty { finishedRunCount -= 1 }
+    mutating func reopenRun(_ slot: RunSlot) {
+        if runs[slot].finishedAt != 0 {
+            runs[slot].finishedAt = 0
+            if !runs[slot].name.isEmpty { finishedRunCount -= 1 }
         }
     }
 
     /// Counts an op's outcome in its run; the run's last open op finishes the run.
     @inline(__always)
     mutating func runOpFinished(_ op: Int32, _ kind: OutcomeKind, at: Int64, _ out: inout [Action]) {
-        let r = Int(ops.hot[Int(op)].run)
-        runs[r]!.unfinished -= 1
-        switch kind {
-        case .succeeded: runs[r]!.succeeded += 1
-        case .failed: runs[r]!.failed += 1
-        case .cancelled: runs[r]!.cancelled += 1
-        case .none: break
-        }
-        if runs[r]!.unfinished == 0 { runFinished(Int32(r), at: at, &out) }
+        let slot = ops.hot[Int(op)].run
+        if runs[slot].opFinished(kind) { runFinished(slot, at: at, &out) }
     }
 
-    private mutating func runFinished(_ slot: Int32, at: Int64, _ out: inout [Action]) {
-        let r = runs[Int(slot)]!
-        runs[Int(slot)]!.finishedAt = max(at, 1)
+    private mutating func runFinished(_ slot: RunSlot, at: Int64, _ out: inout [Action]) {
+        let run = runs[slot]
+        runs[slot].finishedAt = max(at, 1)
         // The unnamed run is never evicted, so it takes none of `retainRuns`' places.
-        if !r.name.isEmpty {
+        if !run.name.isEmpty {
             finishedRunCount += 1
             queueForEviction(slot)
         }
-        if !r.waiters.isEmpty {
-            runs[Int(slot)]!.waiters = []
-            for wid in r.waiters { finishWait(wid, &out) }
+        if !run.waiters.isEmpty {
+            runs[slot].waiters = []
+            for wid in run.waiters { finishWait(wid, &out) }
         }
     }
 
     /// Puts a finished, unpinned run in the eviction order. Kept in order of finishing time: that is
     /// when the worker says the last op finished, so a run may finish before one reported earlier
     /// (eviction looks at the first).
-    mutating func queueForEviction(_ slot: Int32) {
-        let r = runs[Int(slot)]!
-        guard r.pins == 0 else { return }   // queued when the last pin goes
+    mutating func queueForEviction(_ slot: RunSlot) {
+        let run = runs[slot]
+        guard run.pins == 0 else { return }   // queued when the last pin goes
         var k = finishedRuns.count
-        while k > 0 && finishedRuns[k - 1].at > r.finishedAt { k -= 1 }
-        finishedRuns.insert((slot, r.number, r.finishedAt), at: k)
+        while k > 0 && finishedRuns[k - 1].at > run.finishedAt { k -= 1 }
+        finishedRuns.insert((slot, run.number, run.finishedAt), at: k)
     }
 
     /// An op of another run depends on `dep`'s run: pinned until that op finishes.
     mutating func pinDependencyRun(of op: Int32, _ dep: Int32) {
-        let r = ops.hot[Int(dep)].run
-        guard r != ops.hot[Int(op)].run, !runs[Int(r)]!.name.isEmpty else { return }
-        crossRunDeps[op, default: []].append(r)
-        runs[Int(r)]!.pins += 1
+        let slot = ops.hot[Int(dep)].run
+        guard slot != ops.hot[Int(op)].run, !runs[slot].name.isEmpty else { return }
+        crossRunDeps[op, default: []].append(slot)
+        runs[slot].pins += 1
     }
 
     /// `op` finished: the runs it depended on are no longer held for it.
     mutating func unpinDependencyRuns(of op: Int32) {
-        guard let rs = crossRunDeps.removeValue(forKey: op) else { return }
-        for r in rs {
-            runs[Int(r)]!.pins -= 1
-            if runs[Int(r)]!.pins == 0 && runs[Int(r)]!.finishedAt != 0 { queueForEviction(r) }
+        guard let slots = crossRunDeps.removeValue(forKey: op) else { return }
+        for slot in slots {
+            runs[slot].pins -= 1
+            if runs[slot].pins == 0 && runs[slot].finishedAt != 0 { queueForEviction(slot) }
         }
     }
 
@@ -272,10 +257,10 @@ extension Scheduler {
         if let context, !context.isEmpty { return resolve(run: context, op: ref, whole: context + "/" + ref) }
         if let op = lookup(ref) { return .success(op) }   // the unnamed run
         var best: (number: Int64, op: Int32)?
-        for r in runs {
-            guard let r, !r.name.isEmpty, best == nil || r.number > best!.number,
-                  let op = lookup(r.name + "/" + ref) else { continue }
-            best = (r.number, op)
+        for (_, run) in runs.all {
+            guard !run.name.isEmpty, run.number > best?.number ?? .min,
+                  let op = lookup(run.name + "/" + ref) else { continue }
+            best = (run.number, op)
         }
         if let best { return .success(best.op) }
         return .failure(.unknownOperation(ref))
@@ -283,7 +268,7 @@ extension Scheduler {
 
     private func resolve(run: String, op: String, whole: String) -> Result<Int32, LookupFailure> {
         if let i = lookup(whole) { return .success(i) }
-        if runIndex[run] != nil { return .failure(.unknownOperation(whole)) }
+        if runs.slot(named: run) != nil { return .failure(.unknownOperation(whole)) }
         return .failure(runFailure(run))
     }
 
@@ -303,30 +288,28 @@ extension Scheduler {
 
     /// Retained runs, newest first, from after `after` (a run name); `next` is the following page's cursor.
     public func runInfos(after: String? = nil, limit: Int, only: [String]? = nil) -> Result<(runs: [RunInfo], next: String?), LookupFailure> {
-        var slots: [Int32]
+        var slots: [RunSlot]
         if let only {
             slots = []
             for name in only {
-                guard let s = runIndex[name] else { return .failure(runFailure(name)) }
+                guard let s = runs.slot(named: name) else { return .failure(runFailure(name)) }
                 slots.append(s)
             }
         } else {
             slots = []
-            for (k, r) in runs.enumerated() {
-                if let r, !(r.name.isEmpty && r.ops.isEmpty) { slots.append(Int32(k)) }
-            }
-            slots.sort { runs[Int($0)]!.number > runs[Int($1)]!.number }
+            for (slot, run) in runs.all where !(run.name.isEmpty && run.ops.isEmpty) { slots.append(slot) }
+            slots.sort { runs[$0].number > runs[$1].number }
         }
         var start = 0
-        if let after, let s = runIndex[after], let k = slots.firstIndex(of: s) { start = k + 1 }
+        if let after, let s = runs.slot(named: after), let k = slots.firstIndex(of: s) { start = k + 1 }
         let page = slots[min(start, slots.count)...].prefix(limit)
         let infos = page.map { runInfo($0) }
         let next = start + page.count < slots.count ? infos.last?.name : nil
         return .success((infos, next))
     }
 
-    func runInfo(_ slot: Int32) -> RunInfo {
-        let r = runs[Int(slot)]!
+    func runInfo(_ slot: RunSlot) -> RunInfo {
+        let r = runs[slot]
         var info = RunInfo(name: r.name, submitter: r.submitter, submittedAt: r.submittedAt,
                            finishedAt: r.finishedAt == 0 ? nil : r.finishedAt, total: r.ops.count,
                            pending: 0, ready: 0, dispatched: 0, executing: 0,
@@ -350,7 +333,7 @@ extension Scheduler {
     }
 
     /// A retained run by name.
-    public func runInfo(_ name: String) -> RunInfo? { runIndex[name].map(runInfo) }
+    public func runInfo(_ name: String) -> RunInfo? { runs.slot(named: name).map(runInfo) }
     /// The queue of the op a client names, resolved as its request will be (`resolve`): access checks
     /// decide on the op the request acts on. nil when there is none (the request is refused as not found).
     public func queueName(ofRef ref: String, in context: String?) -> String? {
@@ -360,40 +343,40 @@ extension Scheduler {
 
     /// The queues `run`'s ops are in (access checks, PROTOCOL.md §12); nil for a run not retained. O(its ops).
     public func queueNames(ofRun name: String) -> Set<String>? {
-        guard let r = runIndex[name].flatMap({ runs[Int($0)] }) else { return nil }
+        guard let r = runs.slot(named: name).map({ runs[$0] }) else { return nil }
         var lanesSeen = Set<UInt32>(), names = Set<String>()
         for op in r.ops where lanesSeen.insert(UInt32(ops.hot[Int(op)].lane)).inserted {
-            names.insert(queues[Int(lanes[Int(ops.hot[Int(op)].lane)].queue)].name)
+            names.insert(queues[lanes[Int(ops.hot[Int(op)].lane)].queue].name)
         }
         return names
     }
 
 
     /// Why a run is not retained (nil when it is).
-    public func runLookupFailure(_ name: String) -> LookupFailure? { runIndex[name] == nil ? runFailure(name) : nil }
+    public func runLookupFailure(_ name: String) -> LookupFailure? { runs.slot(named: name) == nil ? runFailure(name) : nil }
 
     /// The core's key of an op ("RUN/OP").
     public func key(of op: Int32) -> String { ops.ids[Int(op)] }
 
     /// Runs retained now (the unnamed run counts once it has ops) and runs evicted so far.
     public var runCounts: (retained: Int, evicted: Int) {
-        (runIndex.count - (runIndex[""].map { runs[Int($0)]!.ops.isEmpty ? 1 : 0 } ?? 0), evictedTotal)
+        (runs.slotsByName.count - (runs.slot(named: "").map { runs[$0].ops.isEmpty ? 1 : 0 } ?? 0), evictedRuns.total)
     }
 
     /// WAIT for a whole run: answered when it has no unfinished op, with its outcome counts only.
     mutating func waitRun(_ ref: ClientRef, _ name: String, _ out: inout [Action]) {
-        guard let slot = runIndex[name] else { out.append(.reply(ref, .error(.notFound("\(runFailure(name))")))); return }
+        guard let slot = runs.slot(named: name) else { out.append(.reply(ref, .error(.notFound("\(runFailure(name))")))); return }
         let wid = nextWait
         nextWait &+= 1
         waits[wid] = WaitRecord(ref: ref, run: slot, remaining: 0)
-        if runs[Int(slot)]!.unfinished == 0 { finishWait(wid, &out) } else { runs[Int(slot)]!.waiters.append(wid) }
+        if runs[slot].unfinished == 0 { finishWait(wid, &out) } else { runs[slot].waiters.append(wid) }
     }
 
     /// Cancels every unfinished op of a run (S4 per op).
     mutating func cancelRun(_ ref: ClientRef, _ name: String, _ reason: String, _ out: inout [Action]) {
-        guard let slot = runIndex[name] else { out.append(.reply(ref, .error(.notFound("\(runFailure(name))")))); return }
+        guard let slot = runs.slot(named: name) else { out.append(.reply(ref, .error(.notFound("\(runFailure(name))")))); return }
         if journaling { out.append(.journal(.cancelRun(run: name, reason: reason))) }
-        for op in runs[Int(slot)]!.ops where ops.hot[Int(op)].state != .finished {
+        for op in runs[slot].ops where ops.hot[Int(op)].state != .finished {
             cancelOp(op, reason, cascade: false, &out)
         }
         out.append(.reply(ref, .ok))

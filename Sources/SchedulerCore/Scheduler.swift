@@ -27,17 +27,18 @@ public struct Scheduler: Sendable {
     var reasons: [Int32: String] = [:]          // error text or cancel reason
     var attemptErrors: [Int32: [String]] = [:]  // every failed attempt's error (capped), oldest first
     var retryDelays: [Int32: RetryDelay] = [:]  // ops with retries and non-default delays
-    var multi: [Int32: MultiPart] = [:]
+    /// Per-part records of multi-part ops (Storage.swift).
+    var multi = MultiPartTable()
     var depList: [Int32] = []
-    var edgeTarget: [Int32] = []
-    var edgeNext: [Int32] = []
+    /// Each op's dependents (Dependents.swift), a list from `OpHot.firstOut`.
+    var dependents = DependentLists()
 
     var queues: [QueueState] = []
-    var queueIndex: [String: Int32] = [:]
+    var queueIndex: [String: QueueIndex] = [:]
     var lanes: [Lane] = []
     var laneIndex: [UInt64: Int32] = [:]
     var epochs: [Epoch] = []
-    var rings: [Deque<Int32>] = Array(repeating: Deque(), count: 5)
+    var rings: [Deque<QueueIndex>] = Array(repeating: Deque(), count: 5)
 
     var kindIndex: [String: Int32] = [:]
     var kindNames: [String] = []
@@ -46,20 +47,12 @@ public struct Scheduler: Sendable {
     var classIndex: [UInt64: Int32] = [:]    // hash of (kind, required tags); see placementClass
 
     var workers: [WorkerState] = []
-    var workerIndex: [UInt64: Int32] = [:]
+    var workerIndex: [UInt64: WorkerIndex] = [:]
     var totalCredit = 0
     var liveWorkers = 0
 
-    var timeoutHeap = Heap<TimerEntry>()
-    var retryHeap = Heap<TimerEntry>()
-    var livenessHeap = Heap<TimerEntry>()
-    /// Rate-limited queues (target: queue index) and when they may dispatch again (FairShare.swift).
-    var rateWakes = Heap<TimerEntry>()
-    /// Concurrency keys under a per-key rate with ops waiting for a token (target: key index) and when the
-    /// next is due (FairShare.swift); an entry whose time is not its key's `rateWakeAt` is stale.
-    var keyRateWakes = Heap<TimerEntry>()
-    /// Queues with ageing (target: queue index) and when they are swept next (Ageing.swift).
-    var ageingWakes = Heap<TimerEntry>()
+    /// Every deadline, one heap per kind of target (Timers.swift).
+    var timers = Timers()
     /// Ready ops' latest priority change in a queue with ageing: where their wait restarts (Ageing.swift).
     var agedAt: [Int32: Int64] = [:]
     /// Each queue's share keys, by queue index (FairShare.swift); kept apart from `queues` because the
@@ -68,7 +61,7 @@ public struct Scheduler: Sendable {
     /// Share slots by (queue, share key name) (FairShare.swift).
     var shareIndex: [QueueScopedName: Int32] = [:]
     var concurrencyKeys: [ConcurrencyKey] = []
-    var concurrencyKeyIndex: [QueueScopedName: Int32] = [:]
+    var concurrencyKeyIndex: [QueueScopedName: ConcurrencyKeyIndex] = [:]
     /// Share keys ops named themselves (`OperationSpec.share`), for `key` mode and re-sharing.
     var opShares: [Int32: String] = [:]
     /// A queue's keyLimit was lowered at some time: holders may then exceed it until they finish (validate).
@@ -83,20 +76,17 @@ public struct Scheduler: Sendable {
     /// The last `WatchGroup.stream` given (streams are never reused: a stale one names nothing).
     var nextWatchStream: UInt64 = 0
 
-    var runs: [RunState?] = []
-    var runIndex: [String: Int32] = [:]
-    var freeRunSlots: [Int32] = []
+    /// Retained runs by slot and by name (RunTable.swift).
+    var runs = RunTable()
     var runCounter: Int64 = 1
     var nextRunNumber = 1                  // for generated names r-1, r-2, …
     var finishedRunCount = 0               // retained named runs with no unfinished op
-    var finishedRuns = Deque<(slot: Int32, number: Int64, at: Int64)>()   // eviction order
-    var evictedRuns: [String: EvictedRun] = [:]
-    var evictedOrder = Deque<String>()
-    var evictedTotal = 0
+    var finishedRuns = Deque<(slot: RunSlot, number: Int64, at: Int64)>()   // eviction order
+    var evictedRuns = EvictedRunNames()
     var deadOps = 0
     /// Bytes finished ops of retained runs hold (RetainBytes.swift), against `config.retainBytes`.
     public internal(set) var retainedBytes = 0
-    var crossRunDeps: [Int32: [Int32]] = [:]   // op → slots of other runs it depends on (pins)
+    var crossRunDeps: [Int32: [RunSlot]] = [:]   // op → other runs it depends on (pins)
     public internal(set) var compactions = 0
     /// Submission keys of retained runs' batches (A5).
     var submissionKeys: [String: AppliedSubmission] = [:]
@@ -106,7 +96,7 @@ public struct Scheduler: Sendable {
     var hold: RecoveryHold?
     var journalWorkers: Set<String> = []
     /// Sessions of before the restart, by id, as `workerSession` records named them (History.swift).
-    var restoredWorkers: [UInt64: Int32] = [:]
+    var restoredWorkers: [UInt64: WorkerIndex] = [:]
     /// When replay ended (0: never replayed); stories of replayed ops end there (Story.swift).
     var recoveredAt: Int64 = 0
 
@@ -188,6 +178,6 @@ public struct Scheduler: Sendable {
     /// Index of an accepted op by its key ("RUN/OP"; a bare id in the unnamed run).
     func lookup(_ id: String) -> Int32? { idTable.find(id, IdKeys(ids: ops.ids, batch: nil, base: 0)) }
 
-    func queueName(ofOp op: Int32) -> String { queues[Int(lanes[Int(ops.hot[Int(op)].lane)].queue)].name }
-    func queueOf(_ op: Int32) -> Int32 { lanes[Int(ops.hot[Int(op)].lane)].queue }
+    func queueName(ofOp op: Int32) -> String { queues[lanes[Int(ops.hot[Int(op)].lane)].queue].name }
+    func queueOf(_ op: Int32) -> QueueIndex { lanes[Int(ops.hot[Int(op)].lane)].queue }
 }

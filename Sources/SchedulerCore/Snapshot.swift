@@ -23,7 +23,7 @@ extension Scheduler {
     public func snapshotRecords() -> [(at: Int64, record: JournalRecord)] {
         var out: [(at: Int64, record: JournalRecord)] = []
         out.append((now, .runNumber(next: nextRunNumber)))
-        for name in evictedOrder {
+        for name in evictedRuns.order {
             if let e = evictedRuns[name] { out.append((e.evictedAt, .evictedRun(name: name, finishedAt: e.finishedAt, evictedAt: e.evictedAt))) }
         }
         for q in queues {
@@ -33,10 +33,10 @@ extension Scheduler {
         var tagNames = [String](repeating: "", count: 64)
         for (t, b) in tagBits { tagNames[b] = t }
         var batch: [OperationSpec] = []
-        var batchRun: Int32 = -1
+        var batchRun: RunSlot?
         var batchAt: Int64 = 0
         func flush(_ out: inout [(at: Int64, record: JournalRecord)]) {
-            guard !batch.isEmpty, let r = runs[Int(batchRun)] else { return }
+            guard !batch.isEmpty, let r = batchRun.map({ runs[$0] }) else { return }
             out.append((batchAt, .submitted(run: r.name, submitter: r.submitter, ops: batch, queues: [], key: nil)))
             batch.removeAll(keepingCapacity: true)
         }
@@ -63,7 +63,7 @@ extension Scheduler {
             out.append((ops.cold[Int(op)].finishedAt, .finished(id: ops.ids[Int(op)], outcome: outcome(of: op)!, at: ops.cold[Int(op)].finishedAt,
                                                            history: history(of: op))))
         }
-        for r in runs where r?.resultsEvicted == true { out.append((now, .resultsEvicted(run: r!.name))) }
+        for (_, r) in runs.all where r.resultsEvicted { out.append((now, .resultsEvicted(run: r.name))) }
         for op in cancelling {
             let cascade = ops.hot[Int(op)].flags & Flag.cascade != 0
             out.append((now, .cancelRequested(ids: [ops.ids[Int(op)]], cascade: cascade, reason: reasons[op] ?? "cancelled")))
@@ -73,7 +73,7 @@ extension Scheduler {
             out.append((at, .priorityChanged(id: ops.ids[Int(op)], priority: Int(ops.hot[Int(op)].priority), inherit: false)))
         }
         for (key, applied) in submissionKeys.sorted(by: { $0.key < $1.key }) {
-            guard let r = runs[Int(applied.slot)] else { continue }
+            guard let r = runs.retained(applied.slot) else { continue }
             out.append((now, .submissionKey(run: r.name, key: SubmissionKey(key: key, digest: applied.digest), count: applied.count)))
         }
         for w in workers where w.alive { out.append((now, .workerJoined(name: w.name))) }
@@ -95,7 +95,7 @@ extension Scheduler {
         var requires: [String] = []
         if cls.requires != 0 { for b in 0..<64 where cls.requires & (1 << UInt64(b)) != 0 { requires.append(tagNames[b]) } }
         let delay = retryDelays[op]
-        return OperationSpec(id: runAndOp(of: ops.ids[i]).op, name: names[op], queue: queues[Int(lane.queue)].name,
+        return OperationSpec(id: runAndOp(of: ops.ids[i]).op, name: names[op], queue: queues[lane.queue].name,
                              kind: kindNames[Int(cls.kind)], payload: ops.payloads[i], after: after,
                              priority: OperationPriority(rawValue: Int(h.priority))!, qos: OperationQoS(rank: Int(lane.qos)),
                              parts: Int(h.parts),
@@ -103,8 +103,8 @@ extension Scheduler {
                              retries: Int(h.failRetriesLeft), lossRetries: Int(h.lossRetriesLeft),
                              timeoutMicros: timeouts[op], requires: requires, barrier: h.flags & Flag.barrier != 0,
                              retryDelayMicros: OperationSpec.retryDelayMicros(delay?.base),
-                             retryDelayMaxMicros: OperationSpec.retryDelayMaxMicros(delay?.max), share: opShares[op] ?? (queues[Int(lane.queue)].fairness.share == .key ? shareTables[Int(lane.queue)].slots[Int(h.share)].name : nil),
-                             concurrencyKey: h.concurrencyKey >= 0 ? concurrencyKeys[Int(h.concurrencyKey)].name : nil)
+                             retryDelayMaxMicros: OperationSpec.retryDelayMaxMicros(delay?.max), share: opShares[op] ?? (queues[lane.queue].fairness.share == .key ? shareTables[lane.queue].slots[Int(h.share)].name : nil),
+                             concurrencyKey: h.concurrencyKey.isKey ? concurrencyKeys[h.concurrencyKey].name : nil)
     }
 
     /// A finished op's outcome with its result or text.
@@ -125,7 +125,7 @@ extension Scheduler {
             let lane = lanes[Int(ops.hot[i].lane)]
             let s = Int(ops.cold[i].depStart)
             let deps = depList[s..<s + Int(ops.cold[i].depCount)].filter { ops.hot[Int($0)].flags & Flag.evicted == 0 }.map { ops.ids[Int($0)] }
-            view[ops.ids[i]] = DurableOp(queue: queues[Int(lane.queue)].name, kind: kindNames[Int(classes[Int(lane.cls)].kind)],
+            view[ops.ids[i]] = DurableOp(queue: queues[lane.queue].name, kind: kindNames[Int(classes[Int(lane.cls)].kind)],
                                          priority: Int(ops.hot[i].priority), dependencies: deps, outcome: outcome(of: op),
                                          cancelRequested: ops.hot[i].state != .finished && ops.hot[i].flags & Flag.cancelled != 0)
         }

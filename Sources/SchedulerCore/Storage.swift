@@ -54,8 +54,8 @@ struct OpHot {
     var firstOut: Int32 = -1           // dependents list head (into edges), -1 none
     var epoch: Int32 = 0
     var storyHead: Int32 = -1
-    var holder: Int32 = -1             // worker holding the (single) part, -1 none
-    var run: Int32 = 0                 // slot of its run (Runs.swift)
+    var holder = WorkerIndex.nobody    // worker holding the (single) part
+    var run = RunSlot(raw: 0)          // its run (RunTable.swift)
     var parts: UInt16
     var partsLeft: UInt16              // parts not finished
     var waitingParts: UInt16           // parts waiting for dispatch
@@ -70,8 +70,8 @@ struct OpHot {
     var outcome: OutcomeKind = .none
     /// Its share key's slot in its queue's `ShareTable` (A11); 0 while the queue has one share.
     var share: Int32 = 0
-    /// Its concurrency key (`ConcurrencyKeys`), -1 none.
-    var concurrencyKey: Int32 = -1
+    /// Its concurrency key (`Scheduler.concurrencyKeys`), or `.noKey`.
+    var concurrencyKey = ConcurrencyKeyIndex.noKey
 
     /// Finished with `outcome` (`Scheduler.finishOp`): nothing waits for dispatch or a retry any more.
     /// One write of the record: each paged write checks uniqueness.
@@ -94,9 +94,9 @@ struct OpCold {
     /// Its dependencies: `Scheduler.depList[depStart ..< depStart + depCount]` (set when it is wired).
     var depStart: Int32 = 0
     var depCount: Int32 = 0
-    /// Worker index that last held a part (status; whose claims are taken back), `OpTable.neverHeld`, or
-    /// `OpTable.unknownHolder` for ops replayed from the journal (who held them before the restart is not recorded).
-    var lastWorker: Int32
+    /// The worker that last held a part (status; whose claims are taken back), `.nobody` before the
+    /// first dispatch, or `.unknown` for ops replayed from the journal whose worker session is not known.
+    var lastWorker: WorkerIndex
 
     /// One write for both (a paged write checks uniqueness once).
     @inline(__always) mutating func setDependencies(start: Int32, count: Int32) {
@@ -115,8 +115,6 @@ struct OpTable {
     var cold = PagedColumn<OpCold>()
 
     var count: Int { ids.count }
-    static let neverHeld: Int32 = -1
-    static let unknownHolder: Int32 = -2
 
     mutating func reserve(_ n: Int) {
         hot.reserveCapacity(n); ids.reserveCapacity(n); payloads.reserveCapacity(n); cold.reserveCapacity(n)
@@ -134,7 +132,7 @@ struct ReadyEntry: Comparable {
 /// Ready ops of one (queue, QoS, placement class), a heap per share key of the queue (FairShare.swift).
 /// Stale heap entries are skipped lazily.
 struct Lane {
-    let queue: Int32
+    let queue: QueueIndex
     let qos: UInt8                // OperationQoS.rank
     let cls: Int32
     /// Share slot 0's heap: the lane's only one while its queue has one share key (the per-op path
@@ -165,7 +163,7 @@ struct QueueState {
     var fairness = QueueFairness.default
     /// Rate limit (GCRA): the theoretical time of the next dispatch, µs; see `RateLimit`.
     var rateTheoreticalAt: Double = 0
-    /// When this queue's next ageing sweep is due (`ageingWakes`); .max = none armed (Ageing.swift).
+    /// When this queue's next ageing sweep is due (`Timers.queueAgeing`); .max = none armed (Ageing.swift).
     var ageingDue: Int64 = .max
     var pending: Int32 = 0
     var ready: Int32 = 0
@@ -219,12 +217,12 @@ struct Epoch {
 struct PlacementClass {
     let kind: Int32
     let requires: UInt64
-    var capable: [Int32] = []
+    var capable: [WorkerIndex] = []
     var credit: Int = 0
     /// Round-robin of capable workers with credit; (worker, creditEpoch), stale entries skipped.
-    var rr = Deque<(Int32, UInt32)>()
+    var rr = Deque<(WorkerIndex, UInt32)>()
     /// Queues that found this class without credit; woken when credit appears.
-    var parked: [Int32] = []
+    var parked: [QueueIndex] = []
 }
 
 struct WorkerState {
@@ -257,32 +255,68 @@ struct WorkerState {
     var restored = false
 }
 
-struct Inflight { var worker: Int32; var attempt: UInt16 }
+struct Inflight { var worker: WorkerIndex; var attempt: UInt16 }
 
 /// Per-part bookkeeping of ops with parts > 1.
 struct MultiPart {
     var status: [PartStatus]
     var results: [[UInt8]]
-    var worker: [Int32]
+    var worker: [WorkerIndex]       // .nobody: not in flight
     var attempt: [UInt16]
+
+    init(parts: Int) {
+        status = Array(repeating: .waiting, count: parts)
+        results = Array(repeating: [], count: parts)
+        worker = Array(repeating: .nobody, count: parts)
+        attempt = Array(repeating: 0, count: parts)
+    }
+}
+
+/// The `MultiPart` records of unfinished multi-part ops, by op: made at submit, dropped when the op
+/// finishes (a single-part op keeps its part in `OpHot`).
+struct MultiPartTable: Sendable {
+    private var byOp: [Int32: MultiPart] = [:]
+
+    var isEmpty: Bool { byOp.isEmpty }
+
+    /// Op `op`'s record: `op` has parts > 1 and has not finished.
+    subscript(_ op: Int32) -> MultiPart {
+        get {
+            guard let record = byOp[op] else { Self.noRecord(op) }
+            return record
+        }
+        _modify {
+            if byOp[op] == nil { Self.noRecord(op) }
+            yield &byOp[op]!
+        }
+    }
+
+    @inline(never) private static func noRecord(_ op: Int32) -> Never {
+        preconditionFailure("op \(op) has no multi-part record (single-part, or finished)")
+    }
+
+    /// Op `op`'s record if it has one (none for a single-part or finished op).
+    func record(of op: Int32) -> MultiPart? { byOp[op] }
+
+    mutating func add(_ op: Int32, parts: Int) { byOp[op] = MultiPart(parts: parts) }
+
+    mutating func remove(_ op: Int32) { byOp[op] = nil }
+
+    /// Compaction renumbered the ops (`remap[old]`, -1 dropped); finished ops have no record left.
+    mutating func renumberOps(_ remap: [Int32]) {
+        var renumbered: [Int32: MultiPart] = [:]
+        renumbered.reserveCapacity(byOp.count)
+        for (op, record) in byOp where remap[Int(op)] >= 0 { renumbered[remap[Int(op)]] = record }
+        byOp = renumbered
+    }
 }
 
 struct WaitRecord {
     var ref: ClientRef
-    var queue: Int32 = -1
-    var run: Int32 = -1               // a whole-run wait: that run's slot
+    var queue: QueueIndex?            // a whole-queue wait: that queue
+    var run: RunSlot?                 // a whole-run wait: that run
     var remaining: Int32
     var summary = WaitSummary(succeeded: 0, failed: 0, cancelled: 0)
-}
-
-/// A deadline: a worker's liveness (target = worker), or an attempt's timeout or retry delay
-/// (target = op; part and attempt name the attempt, so a stale entry is recognised and skipped).
-struct TimerEntry: Comparable {
-    var at: Int64
-    var target: Int32
-    var part: UInt16 = 0
-    var attempt: UInt16 = 0
-    static func < (a: TimerEntry, b: TimerEntry) -> Bool { a.at < b.at }
 }
 
 /// Retry delay settings of an op whose settings differ from the defaults.

@@ -98,7 +98,7 @@ extension Scheduler {
         }
         add(ops.cold[i].readyAt, .ready)
         let w = ops.cold[i].lastWorker
-        if w >= 0 { add(ops.cold[i].dispatchedAt, .dispatched(part: 0, worker: workers[Int(w)].id)) }
+        if w.isWorker { add(ops.cold[i].dispatchedAt, .dispatched(part: 0, worker: workers[w].id)) }
         add(ops.cold[i].startedAt, .started(part: 0, attempt: Int(ops.hot[i].attempt)))
         if ops.hot[i].state == .finished { add(ops.cold[i].finishedAt, .finished(ops.hot[i].outcome)) }
         out.append(StoryEntry(stimulus: 0, at: recoveredAt, event: .restarted))
@@ -110,7 +110,7 @@ extension Scheduler {
         switch r.code {
         case .submitted: ev = .submitted
         case .ready: ev = .ready
-        case .dispatched: ev = .dispatched(part: Int(r.part), worker: workers[Int(r.extra)].id)
+        case .dispatched: ev = .dispatched(part: Int(r.part), worker: workers[WorkerIndex(raw: r.extra)].id)
         case .started: ev = .started(part: Int(r.part), attempt: Int(r.extra))
         case .partFinished: ev = .partFinished(part: Int(r.part), OutcomeKind(rawValue: UInt8(r.extra)) ?? .none)
         case .requeued: ev = .requeued(part: Int(r.part), reason: RequeueReason(rawValue: r.extra)?.text ?? "?")

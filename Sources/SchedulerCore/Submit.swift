@@ -5,15 +5,15 @@
 /// One-entry caches for runs of ops sharing queue / kind / class / lane (the common case in a batch).
 struct InsertCache {
     var queueName = ""
-    var queue: Int32 = -1
+    var queue: QueueIndex?
     var kindName = ""
     var kind: Int32 = -1
     var classKey: (Int32, UInt64) = (-1, 0)
     var cls: Int32 = -1
-    var laneKey: (Int32, UInt8, Int32) = (-1, 0, -1)
+    var laneKey: (QueueIndex, UInt8, Int32) = (QueueIndex(raw: -1), 0, -1)   // -1: none yet
     var lane: Int32 = -1
     /// The share slot of the last (queue, share name) looked up.
-    var shareQueue: Int32 = -1
+    var shareQueue = QueueIndex(raw: -1)
     var shareName = ""
     var share: Int32 = 0
     /// The share mode of `queue` (read once per queue change, not per op).
@@ -25,20 +25,20 @@ extension Scheduler {
                          key: SubmissionKey? = nil, unknownPriorities: [Int: Int] = [:], _ out: inout [Action]) {
         if let key, let applied = submissionKeys[key.key] {
             // A retry (A5): the same content is acknowledged again, other content refused; nothing applied.
-            if applied.digest == key.digest, let r = runs[Int(applied.slot)] {
+            if applied.digest == key.digest, let r = runs.retained(applied.slot) {
                 out.append(.reply(ref, .acceptedBefore(count: applied.count, run: r.name)))
             } else {
                 out.append(.reply(ref, .rejected([.submissionKeyReused(key.key)])))
             }
             return
         }
-        let existed = run.name.map { runIndex[$0] != nil } ?? false
-        let slot: Int32
+        let existed = run.name.map { runs.slot(named: $0) != nil } ?? false
+        let slot: RunSlot
         switch openRun(run) {
         case .success(let s): slot = s
         case .failure(let p): out.append(.reply(ref, .rejected([p]))); return
         }
-        let runName = runs[Int(slot)]!.name
+        let runName = runs[slot].name
         // The core's keys: "RUN/OP" (bare ids in the unnamed run).
         let keys = runName.isEmpty ? specArray.map(\.id) : specArray.map { RunNames.key(run: runName, op: $0.id) }
         // Borrow elements in place (array subscripts here would copy whole specs).
@@ -48,26 +48,24 @@ extension Scheduler {
         if !accepted && !existed { dropRun(slot) }
         if accepted, let key {
             submissionKeys[key.key] = AppliedSubmission(digest: key.digest, slot: slot, count: specArray.count)
-            runs[Int(slot)]!.submissionKeys.append(key.key)
+            runs[slot].submissionKeys.append(key.key)
         }
     }
 
     /// Takes back a run created for a batch that was rejected.
-    private mutating func dropRun(_ slot: Int32) {
-        guard let r = runs[Int(slot)], r.ops.isEmpty else { return }
-        runIndex[r.name] = nil
-        runs[Int(slot)] = nil
-        freeRunSlots.append(slot)
+    private mutating func dropRun(_ slot: RunSlot) {
+        guard runs[slot].ops.isEmpty else { return }
+        runs.remove(slot)
     }
 
     /// False when the batch was rejected.
     mutating func submit(_ ref: ClientRef, _ specArray: [OperationSpec], _ specs: UnsafeBufferPointer<OperationSpec>,
-                         _ batchKeys: UnsafeBufferPointer<String>, _ qspecs: [QueueSpec], _ run: Int32,
+                         _ batchKeys: UnsafeBufferPointer<String>, _ qspecs: [QueueSpec], _ run: RunSlot,
                          _ key: SubmissionKey?, _ unknownPriorities: [Int: Int], _ out: inout [Action]) -> Bool {
         var problems = validateQueues(qspecs)
         let base = Int32(ops.count)
         let n = specs.count
-        let runName = runs[Int(run)]!.name
+        let runName = runs[run].name
         var mine = [Bool](repeating: false, count: n)
         var newTags = Set<String>()
         var resolved: [Int32] = []
@@ -99,7 +97,7 @@ extension Scheduler {
                     if let j = idTable.find(qualified ? d : RunNames.key(run: runName, op: d), keys) {
                         if j >= base + Int32(i) { ordered = false }
                         resolved.append(j)
-                    } else if qualified, let (r, _) = RunNames.split(d), runIndex[String(r)] == nil {
+                    } else if qualified, let (r, _) = RunNames.split(d), runs.slot(named: String(r)) == nil {
                         problems.append(.unavailableDependency(op: specs[i].id, dependency: d, reason: "\(runFailure(String(r)))"))
                     } else {
                         problems.append(.unknownDependency(op: specs[i].id, dependency: d))
@@ -117,7 +115,7 @@ extension Scheduler {
         starts[n] = Int32(resolved.count)
         reopenRun(run)
         if journaling {
-            out.append(.journal(.submitted(run: runName, submitter: runs[Int(run)]!.submitter, ops: specArray, queues: qspecs, key: key)))
+            out.append(.journal(.submitted(run: runName, submitter: runs[run].submitter, ops: specArray, queues: qspecs, key: key)))
         }
         for qs in qspecs { applyQueueSettings(qs) }
         var cancelNow: [(Int32, String)] = []
@@ -128,9 +126,9 @@ extension Scheduler {
             // (Replay has no workers and no one to warn: every op would be noted.)
             if !unplaceable.isPlaceable(cache.cls) && !replaying { unplaceable.note(base + Int32(i), cache.cls, self) }
         }
-        // The batch joins its run in one step (two `runs[run]!` writes per op cost ~80 instructions).
-        runs[Int(run)]!.ops.append(contentsOf: base..<base + Int32(n))
-        runs[Int(run)]!.unfinished += Int32(n)
+        // The batch joins its run in one step (two `runs[run]` writes per op cost ~80 instructions).
+        runs[run].ops.append(contentsOf: base..<base + Int32(n))
+        runs[run].unfinished += Int32(n)
         metrics.submitted &+= UInt64(n)
         for i in 0..<n {
             wire(base + Int32(i), specs, i, resolved[Int(starts[i])..<Int(starts[i + 1])], &cancelNow, &out)
@@ -143,17 +141,17 @@ extension Scheduler {
     /// Creates the queue, or sets an existing one's limit and suspension (its QoS never changes).
     mutating func applyQueueSettings(_ qs: QueueSpec) {
         if let q = queueIndex[qs.name] {
-            queues[Int(q)].maxConcurrent = Int32(qs.maxConcurrent)
-            queues[Int(q)].suspended = qs.suspended
+            queues[q].maxConcurrent = Int32(qs.maxConcurrent)
+            queues[q].suspended = qs.suspended
             if let f = qs.fairness {
-                if queues[Int(q)].fairness.ageingMicros != f.ageingMicros { queues[Int(q)].ageingDue = .max }
-                queues[Int(q)].fairness = f
+                if queues[q].fairness.ageingMicros != f.ageingMicros { queues[q].ageingDue = .max }
+                queues[q].fairness = f
                 armAgeing(q)
             }
             activateAll(q)
         } else {
             let q = ensureQueue(qs)
-            if let f = qs.fairness { queues[Int(q)].fairness = f; armAgeing(q) }
+            if let f = qs.fairness { queues[q].fairness = f; armAgeing(q) }
         }
     }
 
@@ -166,7 +164,7 @@ extension Scheduler {
                 problems.append(.invalidQueue(name: qs.name, reason: "maxConcurrent must be -1 or ≥ 0, got \(qs.maxConcurrent)"))
             }
             if let p = qs.fairness?.problem { problems.append(.invalidQueue(name: qs.name, reason: p)) }
-            if let q = queueIndex[qs.name], queues[Int(q)].qos != qs.qos {
+            if let q = queueIndex[qs.name], queues[q].qos != qs.qos {
                 problems.append(.invalidQueue(name: qs.name, reason: "qos of an existing queue cannot change"))
             }
             if let prev = seen[qs.name], prev != qs {
@@ -211,21 +209,22 @@ extension Scheduler {
     }
 
     mutating func insert(_ specs: UnsafeBufferPointer<OperationSpec>, _ keys: UnsafeBufferPointer<String>, _ i: Int,
-                         _ run: Int32, _ c: inout InsertCache) {
+                         _ run: RunSlot, _ c: inout InsertCache) {
         let op = Int32(ops.count)
         let qname = specs[i].queue
-        if qname != c.queueName || c.queue < 0 {
+        let q: QueueIndex
+        if let cached = c.queue, qname == c.queueName { q = cached } else {
+            q = ensureQueue(QueueSpec(name: qname))
             c.queueName = qname
-            c.queue = ensureQueue(QueueSpec(name: qname))
-            c.shareMode = queues[Int(c.queue)].fairness.share
+            c.queue = q
+            c.shareMode = queues[q].fairness.share
         }
-        let q = c.queue
         let kname = specs[i].kind
         if kname != c.kindName || c.kind < 0 { c.kindName = kname; c.kind = internKind(kname) }
         var mask: UInt64 = 0
         if !specs[i].requires.isEmpty { for t in specs[i].requires { mask |= 1 << UInt64(internTag(t)!) } }
         if c.classKey != (c.kind, mask) { c.classKey = (c.kind, mask); c.cls = placementClass(kind: c.kind, requires: mask) }
-        let qos = UInt8(truncatingIfNeeded: (specs[i].qos ?? queues[Int(q)].qos).rank)
+        let qos = UInt8(truncatingIfNeeded: (specs[i].qos ?? queues[q].qos).rank)
         if c.laneKey != (q, qos, c.cls) { c.laneKey = (q, qos, c.cls); c.lane = laneFor(queue: q, qos: qos, cls: c.cls) }
         let parts = specs[i].parts
         let barrier = specs[i].barrier
@@ -236,7 +235,7 @@ extension Scheduler {
                         flags: (barrier ? Flag.barrier : 0) | (specs[i].policy == .succeeded ? Flag.policySucceeded : 0))
         h.run = run
         if c.shareMode == .key {
-            let name = specs[i].share ?? runs[Int(run)]?.submitter ?? ""
+            let name = specs[i].share ?? runs[run].submitter
             if c.shareQueue != q || c.shareName != name { c.shareQueue = q; c.shareName = name; c.share = shareSlot(name, queue: q) }
             h.share = c.share
         } else if c.shareMode != .fifo {
@@ -249,7 +248,7 @@ extension Scheduler {
         if let k = specs[i].concurrencyKey { h.concurrencyKey = concurrencyKey(k, queue: q) }
         ops.ids.append(keys[i])
         ops.payloads.append(specs[i].payload)
-        ops.cold.append(OpCold(submittedAt: now, lastWorker: replaying ? OpTable.unknownHolder : OpTable.neverHeld))
+        ops.cold.append(OpCold(submittedAt: now, lastWorker: replaying ? WorkerIndex.unknown : WorkerIndex.nobody))
         if let name = specs[i].givenName, name != specs[i].id { names[op] = name }
         if let t = specs[i].timeoutMicros { timeouts[op] = t }
         if specs[i].retries > 0 {
@@ -260,14 +259,12 @@ extension Scheduler {
             }
         }
         if parts > 1 {
-            multi[op] = MultiPart(status: Array(repeating: .waiting, count: parts), results: Array(repeating: [], count: parts),
-                                  worker: Array(repeating: -1, count: parts), attempt: Array(repeating: 0, count: parts))
+            multi.add(op, parts: parts)
         }
         var unfinished: Int32 = 0
         // Barriers (S15): an epoch is a barrier plus everything added after it.
-        let qi = Int(q)
         if barrier {
-            let e = Int(queues[qi].currentEpoch)
+            let e = Int(queues[q].currentEpoch)
             var members: Int32 = 1
             if epochs[e].unfinished > 0 {
                 unfinished += 1
@@ -276,23 +273,23 @@ extension Scheduler {
                 members += 1
             }
             epochs.append(Epoch(unfinished: members, closer: -1, opener: op))
-            queues[qi].currentEpoch = Int32(epochs.count - 1)
-            queues[qi].barrier = op
+            queues[q].currentEpoch = Int32(epochs.count - 1)
+            queues[q].barrier = op
             h.epoch = Int32(epochs.count - 1)
         } else {
-            let e = queues[qi].currentEpoch
+            let e = queues[q].currentEpoch
             epochs[Int(e)].unfinished += 1
             h.epoch = e
-            let b = queues[qi].barrier
+            let b = queues[q].barrier
             if b >= 0 && ops.hot[Int(b)].state != .finished {
                 unfinished += 1
-                addEdge(from: b, to: ~op)
+                addEdge(from: b, .barrierOrder(op))
             }
         }
         h.unfinishedDeps = unfinished
         ops.hot.append(h)
-        queues[qi].pending += 1
-        queues[qi].members.append(op)
+        queues[q].pending += 1
+        queues[q].members.append(op)
         record(op, .submitted, part: 0, extra: 0)
     }
 
@@ -307,7 +304,7 @@ extension Scheduler {
             if ops.hot[Int(di)].run != ops.hot[Int(op)].run { pinDependencyRun(of: op, di) }
             if ops.hot[Int(di)].state != .finished {
                 unfinished += 1
-                addEdge(from: di, to: op)
+                addEdge(from: di, .dependency(op))
             } else if specs[i].policy == .succeeded && ops.hot[Int(di)].outcome != .succeeded {
                 let what = ops.hot[Int(di)].outcome == .failed ? "failed" : "was cancelled"
                 cancelNow.append((op, "dependency \(inputName(di, of: op)) \(what)"))
@@ -318,12 +315,10 @@ extension Scheduler {
         if unfinished == 0 { makeReady(op, &out) }
     }
 
-    /// `to` < 0 marks an implicit barrier edge (~target).
-    mutating func addEdge(from: Int32, to: Int32) {
-        let e = Int32(edgeTarget.count)
-        edgeTarget.append(to)
-        edgeNext.append(ops.hot[Int(from)].firstOut)
-        ops.hot[Int(from)].firstOut = e
+    /// Adds `edge` to the dependents of `from`. (Not inlined: `wire` stays small enough to be inlined
+    /// into the submit loop, which matters to batches without dependencies.)
+    mutating func addEdge(from: Int32, _ edge: DependentEdge) {
+        dependents.push(edge, onto: &ops.hot[Int(from)].firstOut)
     }
 }
 

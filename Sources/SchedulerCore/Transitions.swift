@@ -42,7 +42,7 @@ extension Scheduler {
         let old = ops.hot[i].state
         if !old.canMove(to: new) { impossibleTransition(op, old, new) }
         let l = Int(ops.hot[i].lane)
-        let q = Int(lanes[l].queue)
+        let q = lanes[l].queue
         // Only leaving dispatched/executing for another state can free one of the queue's places.
         let freesPlace = old.occupiesQueue && !new.occupiesQueue
         let wasAtLimit = freesPlace && queues[q].atLimit
@@ -50,8 +50,8 @@ extension Scheduler {
         if old == .ready { lanes[l].readyCount -= 1 } else if new == .ready { lanes[l].readyCount += 1 }
         ops.hot[i].state = new
         // A concurrency key's holders (FairShare.swift); share counts are counted when asked for.
-        if ops.hot[i].concurrencyKey >= 0 { keyedTransition(op, old, new) }
-        if wasAtLimit && !queues[q].atLimit { activateAll(Int32(q)) }
+        if ops.hot[i].concurrencyKey.isKey { keyedTransition(op, old, new) }
+        if wasAtLimit && !queues[q].atLimit { activateAll(q) }
         if let code { record(op, code, part: part, extra: extra, at: at ?? now) }
     }
 

@@ -20,9 +20,8 @@ extension Scheduler {
         for i in 0..<n where !dead(i) {
             var e = ops.hot[i].firstOut
             while e >= 0 {
-                let t = edgeTarget[Int(e)]
-                if ops.hot[i].state != .finished { implicitIn[Int(t < 0 ? ~t : t)] += 1 }
-                e = edgeNext[Int(e)]
+                if ops.hot[i].state != .finished { implicitIn[Int(dependents.edges[Int(e)].dependent)] += 1 }
+                e = dependents.next[Int(e)]
             }
         }
         for c in epochs where c.closer >= 0 { implicitIn[Int(c.closer)] += 1 }
@@ -49,31 +48,31 @@ extension Scheduler {
         // its holders (they finish; none is added).
         var keyHolders = [Int](repeating: 0, count: concurrencyKeys.count)
         for i in 0..<n where !dead(i) {
-            let q = Int(queueOf(Int32(i)))
+            let q = queueOf(Int32(i)).index
             check(Int(ops.hot[i].share) < shareTables[q].slots.count, "\(ops.ids[i]): share slot \(ops.hot[i].share) beyond its queue's \(shareTables[q].slots.count)")
             if ops.hot[i].state.occupiesQueue {
-                let k = Int(ops.hot[i].concurrencyKey)
-                if k >= 0 {
-                    keyHolders[k] += 1
+                let k = ops.hot[i].concurrencyKey
+                if k.isKey {
+                    keyHolders[k.index] += 1
                     check(concurrencyKeys[k].holders.contains(Int32(i)), "\(ops.ids[i]): holds key \(concurrencyKeys[k].name) unlisted")
                 }
             }
             if ops.hot[i].heapKey == Scheduler.heldForKey && ops.hot[i].state == .ready {
-                let k = Int(ops.hot[i].concurrencyKey)
-                check(k >= 0 && concurrencyKeys[k].waiting.contains(Int32(i)), "\(ops.ids[i]): held for a key it does not wait for")
+                let k = ops.hot[i].concurrencyKey
+                check(k.isKey && concurrencyKeys[k].waiting.contains(Int32(i)), "\(ops.ids[i]): held for a key it does not wait for")
             }
         }
         for (k, key) in concurrencyKeys.enumerated() {
             check(key.holders.count == keyHolders[k], "key \(key.name): \(key.holders.count) holders listed, \(keyHolders[k]) hold it")
-            let limit = queues[Int(key.queue)].fairness.keyLimit
+            let limit = queues[key.queue].fairness.keyLimit
             if limit > 0 && key.holders.count > limit {
                 check(keyLimitLowered, "key \(key.name): \(key.holders.count) holders over its limit \(limit)")
             }
             // Under a key rate, waiters of a key below its limit have a wake (or they would wait for ever).
             if key.rateWakeAt != .max {
-                check(keyRateWakes.unordered.contains { $0.target == Int32(k) && $0.at == key.rateWakeAt }, "key \(key.name): its wake is not armed")
+                check(timers.keyRates.unordered.contains { $0.target == ConcurrencyKeyIndex(k) && $0.at == key.rateWakeAt }, "key \(key.name): its wake is not armed")
             }
-            if queues[Int(key.queue)].fairness.keyRate != nil && (limit <= 0 || key.holders.count < limit) && hasLiveWaiter(k) {
+            if queues[key.queue].fairness.keyRate != nil && (limit <= 0 || key.holders.count < limit) && hasLiveWaiter(ConcurrencyKeyIndex(k)) {
                 check(key.rateWakeAt != .max, "key \(key.name): ops wait for a token, none is due")
             }
         }
@@ -84,10 +83,10 @@ extension Scheduler {
             for part in 0..<Int(ops.hot[op].parts) {
                 guard let f = inflightGet(Int32(op), part) else { continue }
                 inflightCount[op] += 1
-                perWorker[Int(f.worker)] += 1
-                if isStarted(Int32(op), part) { runningPerWorker[Int(f.worker)] += 1 }
-                check(workers[Int(f.worker)].alive, "in-flight part of \(ops.ids[op]) on lost worker")
-                check(workers[Int(f.worker)].held.contains(partKey(Int32(op), part)), "worker does not list in-flight part of \(ops.ids[op])")
+                perWorker[f.worker.index] += 1
+                if isStarted(Int32(op), part) { runningPerWorker[f.worker.index] += 1 }
+                check(workers[f.worker].alive, "in-flight part of \(ops.ids[op]) on lost worker")
+                check(workers[f.worker].held.contains(partKey(Int32(op), part)), "worker does not list in-flight part of \(ops.ids[op])")
             }
         }
         for (w, c) in perWorker.enumerated() {
@@ -95,7 +94,7 @@ extension Scheduler {
             check(workers[w].running == runningPerWorker[w], "worker \(workers[w].id): running \(workers[w].running) ≠ \(runningPerWorker[w]) started parts")
         }
         for i in 0..<n where !dead(i) {
-            let q = Int(queueOf(Int32(i)))
+            let q = queueOf(Int32(i)).index
             let id = ops.ids[i]
             let cancelledFlag = ops.hot[i].flags & Flag.cancelled != 0
             if ops.hot[i].state != .finished { epochOpen[Int(ops.hot[i].epoch)] += 1 }
@@ -117,11 +116,11 @@ extension Scheduler {
             case .dispatched, .executing:
                 if ops.hot[i].state == .dispatched { dispatched[q] += 1 } else { executing[q] += 1 }
                 if ops.hot[i].parts == 1 {
-                    check(ops.hot[i].holder >= 0 || cancelledFlag, "\(id): \(ops.hot[i].state) but on no worker")
+                    check(ops.hot[i].holder.isWorker || cancelledFlag, "\(id): \(ops.hot[i].state) but on no worker")
                     check((ops.hot[i].state == .executing) == (ops.hot[i].flags & Flag.attemptStarted != 0),
                           "\(id): state \(ops.hot[i].state) but started flag \(ops.hot[i].flags & Flag.attemptStarted != 0)")
                 } else if ops.hot[i].state == .dispatched {
-                    check(!multi[Int32(i)]!.status.contains(.running), "\(id): dispatched with a running part")
+                    check(!multi[Int32(i)].status.contains(.running), "\(id): dispatched with a running part")
                 }
                 if !cancelledFlag {
                     let s = Int(ops.cold[i].depStart)
@@ -129,7 +128,7 @@ extension Scheduler {
                         check(ops.hot[Int(d)].state == .finished, "\(id): executing before dependency \(ops.ids[Int(d)]) finished")
                     }
                     let done = Int(ops.hot[i].parts) - Int(ops.hot[i].partsLeft)
-                    let delayed = multi[Int32(i)]?.status.filter { $0 == .retryWait }.count ?? 0
+                    let delayed = multi.record(of: Int32(i))?.status.filter { $0 == .retryWait }.count ?? 0
                     check(Int(ops.hot[i].waitingParts) + Int(ops.hot[i].inflightParts) + done + delayed == Int(ops.hot[i].parts),
                           "\(id): parts waiting \(ops.hot[i].waitingParts) + in flight \(ops.hot[i].inflightParts) + done \(done) + delayed \(delayed) ≠ \(ops.hot[i].parts)")
                     if ops.hot[i].waitingParts > 0 { check(ops.hot[i].flags & Flag.inPartials != 0, "\(id): waiting part not queued") }
@@ -154,7 +153,7 @@ extension Scheduler {
             check(s.succeeded == ok[qi] && s.failed == failed[qi] && s.cancelled == cancelled[qi],
                   "queue \(s.name): finished counts differ")
             for level in 0..<5 {
-                let inRing = rings[level].contains(Int32(qi))
+                let inRing = rings[level].contains(QueueIndex(qi))
                 check(inRing == (s.inRing & (1 << UInt8(level)) != 0), "queue \(s.name): ring flag at level \(level)")
             }
         }
@@ -168,15 +167,14 @@ extension Scheduler {
         // Runs: every live op is in exactly one retained run, whose counts agree.
         var inRuns = [Int32](repeating: 0, count: n)
         var finishedRetained = 0
-        for (slot, r) in runs.enumerated() {
-            guard let r else { continue }
-            check(runIndex[r.name] == Int32(slot), "run \(r.name): not indexed at slot \(slot)")
+        for (slot, r) in runs.all {
+            check(runs.slot(named: r.name) == slot, "run \(r.name): not indexed at slot \(slot)")
             var open: Int32 = 0, succ: Int32 = 0, fail: Int32 = 0, canc: Int32 = 0
             var last: Int32 = -1
             for op in r.ops {
                 let i = Int(op)
                 check(!dead(i), "run \(r.name): evicted op \(ops.ids[i]) still listed")
-                check(ops.hot[i].run == Int32(slot), "\(ops.ids[i]): run slot \(ops.hot[i].run) ≠ \(slot)")
+                check(ops.hot[i].run == slot, "\(ops.ids[i]): run slot \(ops.hot[i].run) ≠ \(slot)")
                 check(op > last, "run \(r.name): ops not in submission order")
                 last = op
                 inRuns[i] += 1
@@ -195,19 +193,20 @@ extension Scheduler {
         check(finishedRetained == finishedRunCount, "finished runs \(finishedRunCount) ≠ \(finishedRetained)")
         // Retention by bytes (RetainBytes.swift): each run's count is what its finished ops hold.
         var totalBytes = 0
-        for r in runs where r != nil {
-            let held = r!.ops.reduce(0) { ops.hot[Int($1)].state == .finished ? $0 + heldBytes($1) : $0 }
-            check(r!.bytes == held, "run \(r!.name): bytes \(r!.bytes) ≠ \(held) held")
-            totalBytes += r!.bytes
+        for (_, r) in runs.all {
+            let held = r.ops.reduce(0) { ops.hot[Int($1)].state == .finished ? $0 + heldBytes($1) : $0 }
+            check(r.bytes == held, "run \(r.name): bytes \(r.bytes) ≠ \(held) held")
+            totalBytes += r.bytes
         }
+        check(runs.slotsByName.count == runs.all.reduce(0) { n, _ in n + 1 }, "run names index \(runs.slotsByName.count) runs, not the retained ones")
         check(totalBytes == retainedBytes, "retained bytes \(retainedBytes) ≠ \(totalBytes)")
-        var pins = [Int32: Int32]()
+        var pins = [RunSlot: Int32]()
         for (op, rs) in crossRunDeps {
             check(ops.hot[Int(op)].state != .finished, "\(ops.ids[Int(op)]): finished but still pins runs")
             for r in rs { pins[r, default: 0] += 1 }
         }
-        for (slot, r) in runs.enumerated() where r != nil {
-            check(r!.pins == pins[Int32(slot), default: 0], "run \(r!.name): pins \(r!.pins) ≠ \(pins[Int32(slot), default: 0])")
+        for (slot, r) in runs.all {
+            check(r.pins == pins[slot, default: 0], "run \(r.name): pins \(r.pins) ≠ \(pins[slot, default: 0])")
         }
         var deadCount = 0
         for i in 0..<n {
@@ -235,11 +234,11 @@ extension Scheduler {
         }
         check(total == totalCredit, "total credit \(totalCredit) ≠ \(total)")
         for (ci, c) in classes.enumerated() {
-            let sum = c.capable.reduce(0) { $0 + (workers[Int($1)].alive ? workers[Int($1)].credit : 0) }
+            let sum = c.capable.reduce(0) { $0 + (workers[$1].alive ? workers[$1].credit : 0) }
             check(sum == c.credit, "class \(ci): credit \(c.credit) ≠ \(sum)")
-            for w in c.capable where workers[Int(w)].alive && workers[Int(w)].credit > 0 {
-                check(c.rr.contains { $0.0 == w && $0.1 == workers[Int(w)].creditEpoch },
-                      "class \(ci): worker \(workers[Int(w)].id) has credit but is not in the round-robin")
+            for w in c.capable where workers[w].alive && workers[w].credit > 0 {
+                check(c.rr.contains { $0.0 == w && $0.1 == workers[w].creditEpoch },
+                      "class \(ci): worker \(workers[w].id) has credit but is not in the round-robin")
             }
         }
         return bad

@@ -46,7 +46,7 @@ extension Scheduler {
         let wid = nextWait
         nextWait &+= 1
         waits[wid] = WaitRecord(ref: ref, queue: q, remaining: 0)
-        if queues[Int(q)].unfinished == 0 { finishWait(wid, &out) } else { queues[Int(q)].waiters.append(wid) }
+        if queues[q].unfinished == 0 { finishWait(wid, &out) } else { queues[q].waiters.append(wid) }
     }
 
     mutating func waitCountDown(_ wid: Int32, _ kind: OutcomeKind, _ out: inout [Action]) {
@@ -68,10 +68,10 @@ extension Scheduler {
 
     mutating func finishWait(_ wid: Int32, _ out: inout [Action]) {
         guard var rec = waits.removeValue(forKey: wid) else { return }
-        if rec.queue >= 0 {
-            let q = queues[Int(rec.queue)]
+        if let queue = rec.queue {
+            let q = queues[queue]
             rec.summary = WaitSummary(succeeded: Int(q.succeeded), failed: Int(q.failed), cancelled: Int(q.cancelled))
-        } else if rec.run >= 0, let r = runs[Int(rec.run)] {
+        } else if let slot = rec.run, let r = runs.retained(slot) {
             rec.summary = WaitSummary(succeeded: Int(r.succeeded), failed: Int(r.failed), cancelled: Int(r.cancelled))
         }
         out.append(.reply(rec.ref, .waitDone(rec.summary)))
@@ -79,14 +79,14 @@ extension Scheduler {
 
     mutating func watch(_ ref: ClientRef, _ name: String?, _ runName: String?, withResults: Bool, progress: Bool,
                         _ out: inout [Action]) {
-        var filter: Int32 = -1, runFilter: Int32 = -1
+        var filter: QueueIndex?, runFilter = WatchGroup.RunScope.any
         if let name {
             guard let q = queueIndex[name] else { out.append(.reply(ref, .error(.notFound("unknown queue \(name)")))); return }
             filter = q
         }
         if let runName {
-            guard let r = runIndex[runName] else { out.append(.reply(ref, .error(.notFound("\(runFailure(runName))")))); return }
-            runFilter = r
+            guard let r = runs.slot(named: runName) else { out.append(.reply(ref, .error(.notFound("\(runFailure(runName))")))); return }
+            runFilter = .run(r)
         }
         unwatch(ref.client)
         let form = WatchGroup.Form(withResults: withResults, progress: progress)
@@ -112,18 +112,17 @@ extension Scheduler {
     /// event, not thousands (the group's list is shared, not copied), and the shell makes one stream of it.
     func publish(_ op: Int32, _ t: OpEvent.Transition, at: Int64? = nil, _ out: inout [Action]) {
         let q = queueOf(op)
-        let ev = OpEvent(op: ops.ids[Int(op)], queue: queues[Int(q)].name, at: at ?? now, transition: t)
+        let ev = OpEvent(op: ops.ids[Int(op)], queue: queues[q].name, at: at ?? now, transition: t)
         let r = ops.hot[Int(op)].run
         let isProgress = if case .progress = t { true } else { false }
-        // run -1: any run; -2: an evicted run's (matches nothing).
-        for g in watchers where (g.queue < 0 || g.queue == q) && (g.run == -1 || g.run == r) && (g.form.progress || !isProgress) {
+        for g in watchers where (g.queue == nil || g.queue == q) && (g.run == .any || g.run == .run(r)) && (g.form.progress || !isProgress) {
             out.append(.publish(PublishedEvent(stream: g.stream, watchers: g.clients, withResult: g.form.withResults, event: ev)))
         }
     }
 }
 
-/// Watchers with the same filters (queue, run: -1 = any; run -2 = an evicted run's, matching nothing)
-/// and the same form: one event stream (`stream`, never reused) that the shell numbers and encodes once.
+/// Watchers with the same filters (queue, run scope) and the same form: one event stream (`stream`,
+/// never reused) that the shell numbers and encodes once.
 struct WatchGroup {
     /// What the watchers asked for beside the filters: the result in FINISHED events, progress events.
     struct Form: Equatable {
@@ -131,9 +130,17 @@ struct WatchGroup {
         var progress: Bool
     }
 
+    /// Which runs' ops a group watches.
+    enum RunScope: Equatable {
+        case any
+        case run(RunSlot)
+        /// The run it watched was evicted: it matches nothing (the slot may be reused).
+        case evicted
+    }
+
     var stream: UInt64
-    var queue: Int32
-    var run: Int32
+    var queue: QueueIndex?            // nil: every queue
+    var run: RunScope
     var form: Form
     var clients: [UInt64]
 }

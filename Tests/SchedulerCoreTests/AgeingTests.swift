@@ -41,7 +41,7 @@ import Testing
         let o = Self.starve(ageing: nil, steps: 200, harness: &h)
         #expect(o.startedAt == nil)
         #expect(o.levels.map(\.priority) == [-8])
-        #expect(h.s.ageingWakes.isEmpty, "no timer for a queue without ageing")
+        #expect(h.s.timers.queueAgeing.isEmpty, "no timer for a queue without ageing")
     }
 
     @Test func withAgeingItClimbsOneLevelAPeriodAndStarts() {
@@ -79,7 +79,7 @@ import Testing
         h.send(.setQueueFairness(h.ref(), queue: "default", QueueFairness()))
         for _ in 0..<30 { h.now += Self.step; h.send(.tick) }
         #expect(h.s.status("a")?.priority == -8)
-        #expect(h.s.ageingWakes.isEmpty)
+        #expect(h.s.timers.queueAgeing.isEmpty)
     }
 
     /// The journal (or a snapshot) fed to a new core gives the same priorities, and the same clocks: the

@@ -47,7 +47,7 @@ extension FairShareTests {
         let later = Self.tickUntil(&h, out, until: start + 3_000_000).filter { $0.0.hasPrefix("k") && !["k0", "k1"].contains($0.0) }
         #expect(later.map(\.0) == (2..<20).map { "k\($0)" })
         #expect(later.map { $0.1 - start } == (1..<19).map { Int64($0) * 100_000 }, "\(later.map { $0.1 - start })")
-        #expect(h.s.keyRateWakes.isEmpty || h.s.concurrencyKeys.allSatisfy { $0.rateWakeAt == .max || $0.waiting.isEmpty })
+        #expect(h.s.timers.keyRates.isEmpty || h.s.concurrencyKeys.allSatisfy { $0.rateWakeAt == .max || $0.waiting.isEmpty })
     }
 
     @Test func aKeyRateAndAKeyLimitBothHold() {
@@ -100,12 +100,12 @@ extension FairShareTests {
         #expect(dispatches(out).map(Self.bare) == ["live0"])
         guard let live0 = dispatches(out).first?.op else { return }
         let live1 = live0.replacingOccurrences(of: "live0", with: "live1")
-        let before = h.s.concurrencyKeyIndex[QueueScopedName(queue: 0, name: "live")]
+        let before = h.s.concurrencyKeyIndex[QueueScopedName(queue: QueueIndex(raw: 0), name: "live")]
         // Many more runs: the old keys are dropped at compaction, "live" is renumbered with its wake.
         h.now += 30_000
         for k in 10..<50 { h.drain(dispatches(run("r\(k)", [OperationSpec(id: "o", concurrencyKey: "c\(k)")]))) }
         #expect(h.s.compactions > 0)
-        let after = h.s.concurrencyKeyIndex[QueueScopedName(queue: 0, name: "live")]
+        let after = h.s.concurrencyKeyIndex[QueueScopedName(queue: QueueIndex(raw: 0), name: "live")]
         #expect(before != nil && after != nil && after! < before!, "renumbered: \(String(describing: before)) → \(String(describing: after))")
         guard case .keyRateLimited(let key, let at) = h.s.why(live1) else { Issue.record("live1: \(h.s.why(live1))"); return }
         #expect(key == "live" && at == start + 100_000)

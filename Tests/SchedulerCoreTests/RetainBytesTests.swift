@@ -37,7 +37,7 @@ import Testing
         let evicted = (1...8).filter { h.s.status("r\($0)/a")?.resultEvicted == true }
         #expect(evicted == Array(1...evicted.count), "oldest first: \(evicted)")
         #expect(h.s.result("r1/a") == [] && h.s.result("r8/a") == Self.result)
-        let info = h.s.runInfo(h.s.runIndex["r1"]!)
+        let info = h.s.runInfo(h.s.runs.slot(named: "r1")!)
         #expect(info.resultsEvicted && info.bytes < 1_000)
     }
 

@@ -191,11 +191,11 @@ struct Simulation {
             if s.compactions != compactionsBefore {
                 compactionsSeen += s.compactions - compactionsBefore
                 if ProcessInfo.processInfo.environment["SIM_DEBUG"] != nil {
-                    print("compaction at step \(steps): live \(s.totalOperations) submitted \(submitted)/\(specs.count) finished \(finishedCount) inflight \(s.workers.map(\.inflightCount).reduce(0, +)) retry \(s.retryHeap.count) event \(e)".prefix(220))
+                    print("compaction at step \(steps): live \(s.totalOperations) submitted \(submitted)/\(specs.count) finished \(finishedCount) inflight \(s.workers.map(\.inflightCount).reduce(0, +)) retry \(s.timers.retryDelays.count) event \(e)".prefix(220))
                 }
                 if s.workers.contains(where: { $0.inflightCount > 0 }) { compactionsInFlight += 1 }
-                if !s.retryHeap.isEmpty { compactionsRetrying += 1 }
-                if !s.timeoutHeap.isEmpty { compactionsTimed += 1 }
+                if !s.timers.retryDelays.isEmpty { compactionsRetrying += 1 }
+                if !s.timers.attemptTimeouts.isEmpty { compactionsTimed += 1 }
                 if !s.multi.isEmpty { compactionsMultiPart += 1 }
             }
             checkRuns()
@@ -396,7 +396,7 @@ struct Simulation {
         let before = s.fencing.total
         let holding = s.isHoldingForWorkers   // a held attempt's report updates its claim (not fenced)
         // An op of an evicted run is unknown now: its late report is fenced as such.
-        let wasInflight = s.lookup(d.op).flatMap { s.inflightGet($0, d.part) }.map { Int($0.attempt) == d.attempt && s.workers[Int($0.worker)].id == w } ?? false
+        let wasInflight = s.lookup(d.op).flatMap { s.inflightGet($0, d.part) }.map { Int($0.attempt) == d.attempt && s.workers[$0.worker].id == w } ?? false
         // Run mode: half the reports carry the op's row as recovery does (stale rows: RunTests).
         let token = runMode && rng.chance(0.5) ? s.lookup(d.op).map(UInt64.init) : nil
         let at = runMode && rng.chance(0.3) ? now - Int64(rng.int(100_000)) : nil
