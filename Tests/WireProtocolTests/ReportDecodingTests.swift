@@ -4,34 +4,23 @@ import Testing
 @testable import WireProtocol
 
 /// The direct decoders of STARTED and FINISHED (`ReportDecoding`) against SwiftProtobuf's: equal messages
-/// for every report the fast path takes, and nothing taken that SwiftProtobuf refuses.
+/// for every report the fast path takes, and nothing taken that SwiftProtobuf refuses. Seeded (`SplitMix`,
+/// MalformedTests.swift), so a failure names its case.
 struct ReportDecodingTests {
-    /// SplitMix64: seeded, so a failure names its case.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static func general<M: SwiftProtobuf.Message>(_ bytes: [UInt8]) -> M? {
         try? M(serializedBytes: bytes, partial: true, options: WireCodec.decodingOptions)
     }
 
-    func text(_ rng: inout Seeded) -> String {
+    func text(_ rng: inout SplitMix) -> String {
         let pool = ["", "r/o1", "run-7/op-42", "é", "日本語の操作", "a\u{0}b", String(repeating: "x", count: 300)]
         return pool.randomElement(using: &rng)!
     }
 
-    func number(_ rng: inout Seeded) -> UInt64 {
+    func number(_ rng: inout SplitMix) -> UInt64 {
         [0, 1, 127, 128, 300, UInt64(UInt32.max), UInt64(UInt32.max) + 5, UInt64.max, rng.next()].randomElement(using: &rng)!
     }
 
-    func finished(_ rng: inout Seeded) -> WireFinished {
+    func finished(_ rng: inout SplitMix) -> WireFinished {
         var m = WireFinished()
         for _ in 0..<Int.random(in: 0...4, using: &rng) {
             var r = WireFinishedRecord()
@@ -56,7 +45,7 @@ struct ReportDecodingTests {
         return m
     }
 
-    func started(_ rng: inout Seeded) -> WireStarted {
+    func started(_ rng: inout SplitMix) -> WireStarted {
         var m = WireStarted()
         for _ in 0..<Int.random(in: 0...4, using: &rng) {
             var p = WirePartRef()
@@ -72,7 +61,7 @@ struct ReportDecodingTests {
     }
 
     /// Byte-level damage: a flipped byte, a cut, an inserted byte, two messages glued together.
-    func mutated(_ bytes: [UInt8], _ rng: inout Seeded) -> [UInt8] {
+    func mutated(_ bytes: [UInt8], _ rng: inout SplitMix) -> [UInt8] {
         var b = bytes
         switch Int.random(in: 0...3, using: &rng) {
         case 0 where !b.isEmpty: b[Int.random(in: 0..<b.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
@@ -84,7 +73,7 @@ struct ReportDecodingTests {
     }
 
     @Test func wellFormedReportsDecodeAsSwiftProtobufDecodesThem() throws {
-        var rng = Seeded(state: 1)
+        var rng = SplitMix(seed: 1)
         for i in 0..<3_000 {
             let f = finished(&rng)
             let fb = try [UInt8](f.serializedBytes() as [UInt8])
@@ -96,7 +85,7 @@ struct ReportDecodingTests {
     }
 
     @Test func damagedReportsAreEitherDecodedAlikeOrLeftToSwiftProtobuf() throws {
-        var rng = Seeded(state: 2)
+        var rng = SplitMix(seed: 2)
         var taken = 0, left = 0
         for i in 0..<20_000 {
             let f = try mutated(finished(&rng).serializedBytes(), &rng)
