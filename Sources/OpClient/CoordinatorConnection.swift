@@ -259,11 +259,26 @@ public final class CoordinatorConnection {
     }
 
     /// Sends the encoded request `id` — again, after a lost connection, the same bytes — and waits for
-    /// its reply anew.
+    /// its reply anew. Never blocks: with unlimited high-water marks a send only fails when libzmq dropped
+    /// the connection itself, which it does after a failed handshake (a protocol error: our keys, or a
+    /// peer that is no coordinator) and never reconnects; a DEALER without a connection would wait for
+    /// one for ever (DroppedHandshakeTests).
     func send(_ frames: [[UInt8]], id: UInt32, command: Command) throws {
         _ = try pumpMonitor()   // a loss before this send is not this request's
-        guard try socket.sendMultipart(frames) else {
-            throw ClientError.timeout(command, endpoint, connected: link.isUp)
+        var reopened = false
+        while try !socket.sendMultipart(frames, flags: .dontWait) {
+            _ = try pumpMonitor()   // the handshake's event comes before libzmq drops the connection
+            if let why = link.authProblem { throw ClientError.authenticationFailed(endpoint, why) }
+            // Dropped for another protocol error: once more on a fresh socket, then it is no coordinator.
+            guard !reopened else { throw ClientError.notACoordinator(endpoint) }
+            reopened = true
+            link.losses += 1   // what waited in the dropped connection is gone with it
+            if link.isUp { link.downSince = .now }
+            link.isUp = false
+            link.isConnected = false
+            link.connectedSince = nil
+            try reopen()
+            resubscribe()   // a WATCH sent before went with the dropped connection
         }
         outstanding[id] = Sent(command: command, losses: link.losses, refused: link.refusedFrames)
     }

@@ -545,12 +545,18 @@ class AsyncClient(Leadership):
         coordinator unreachable)."""
         future: asyncio.Future[tuple[str, Any]] = asyncio.get_running_loop().create_future()
         self._replies[rid] = future
-        generation = -1
+        generation, dropped = -1, 0
         while not future.done():
             if generation != self._generation:  # the first send, or on the connection the client moved to
                 sock = self._open()
                 generation = self._generation
-                await sock.send_multipart(frames)
+                if not await self._send_now(sock, frames, name):
+                    dropped += 1
+                    if dropped > 1:
+                        raise OpqueueError("%s: %s failed the ZeroMQ handshake twice: not an opqueue coordinator?"
+                                           % (name, self.endpoint))
+                    self._move(self.endpoint, "libzmq dropped the connection after a failed handshake")
+                    continue
                 sent_at, handshakes = time.monotonic(), self._watch.handshakes
                 continue
             self._refused(name)
@@ -562,11 +568,24 @@ class AsyncClient(Leadership):
             # A reconnection (a new handshake) or a quiet while may mean the reply was lost.
             if resend and (now - sent_at >= self.resend_after + (limit - self.timeout)
                            or self._watch.handshakes > handshakes > 0):
-                await sock.send_multipart(frames)
-                sent_at, handshakes = now, self._watch.handshakes
+                if await self._send_now(sock, frames, name):
+                    sent_at, handshakes = now, self._watch.handshakes
+                else:
+                    self._move(self.endpoint, "libzmq dropped the connection after a failed handshake")
             await asyncio.wait([future], timeout=min(0.1, deadline - now))
         got, msg = future.result()
         return got, msg, generation
+
+    async def _send_now(self, sock: zmq.asyncio.Socket, frames: list[bytes], name: str) -> bool:
+        """Sends without waiting; False when libzmq has no connection to queue into. It drops one whose
+        handshake failed with a protocol error (our keys, or a peer that is no coordinator) and never
+        reconnects it, so a waiting send would wait for ever. Raises AuthenticationFailed if it was the keys."""
+        try:
+            await sock.send_multipart(frames, flags=zmq.NOBLOCK)
+            return True
+        except zmq.Again:
+            self._refused(name)
+            return False
 
     def _no_reply(self, name: str, limit: float, fenced: int) -> str:
         text = "no reply to %s from %s within %g s" % (name, self.endpoint, limit)
