@@ -14,15 +14,17 @@ import Glibc
 /// 30 s in its first send: libzmq had dropped the connection before it).
 @Suite(.serialized, .timeLimit(.minutes(1)))
 struct DroppedHandshakeTests {
-    /// A peer that fails the handshake after the mechanism check: the first request waits out its short
-    /// timeout (its polls let the socket learn that libzmq dropped the connection); the second must not
-    /// block in its send (it did before), and ends within its own timeout.
+    /// A peer that fails the handshake after the mechanism check: the first request's polls let the socket
+    /// learn that libzmq dropped the connection; the later ones must not block in their send (the second
+    /// did before), and each ends within its own timeout.
     @Test func aRequestAfterLibzmqDroppedTheConnectionEndsWithinItsTimeout() throws {
         let peer = try GreetingPeer(mechanism: "NULL", then: GreetingPeer.unexpectedHello)
         defer { peer.stop() }
         let outcomes = try Self.requests(to: peer, count: 4, timeout: .milliseconds(300))
         for (text, took) in outcomes {
-            #expect(text.contains("no reply from the coordinator"), "\(text)")
+            // No reply (the send went into a connection libzmq then dropped), or — when even a fresh
+            // connection was dropped before the send — not a coordinator: a clear error either way.
+            #expect(text.contains("no reply from the coordinator") || text.contains("not an opqueue coordinator"), "\(text)")
             #expect(took < .seconds(2), "took \(took)")
         }
     }

@@ -65,4 +65,29 @@ def test_requests_after_libzmq_dropped_the_connection_end_within_their_timeout()
         outcomes = asyncio.run(asyncio.wait_for(main(), 10))
     finally:
         peer.stop()
-    assert len(outcomes) == 4 and all("no reply to WORKERS" in o for o in outcomes), outcomes
+    # Each ends within its timeout with a clear error: no reply (the send went into a connection libzmq
+    # then dropped), or — when even a fresh connection was dropped before the send — not a coordinator.
+    assert len(outcomes) == 4 and all("no reply to WORKERS" in o or "not an opqueue coordinator" in o
+                                      for o in outcomes), outcomes
+
+
+def test_many_requests_queued_while_the_coordinator_is_away_are_not_taken_for_a_dropped_connection() -> None:
+    """Sends never wait, so a full send queue must not look like a dropped connection: 1,500 requests
+    queued while nothing listens (more than libzmq's default high-water mark of 1,000) each end with
+    "no reply" after their timeout."""
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+
+    async def main() -> list[str]:
+        client = AsyncClient("tcp://127.0.0.1:%d" % port, timeout=1.0)
+        try:
+            results = await asyncio.gather(*(client.workers() for _ in range(1500)), return_exceptions=True)
+        finally:
+            await client.close()
+        return [str(r) for r in results]
+
+    outcomes = asyncio.run(asyncio.wait_for(main(), 20))
+    assert len(outcomes) == 1500
+    wrong = [o for o in outcomes if "no reply to WORKERS" not in o]
+    assert not wrong, wrong[:3]

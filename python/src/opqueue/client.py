@@ -414,6 +414,9 @@ class AsyncClient(Leadership):
                 self._ctx = zmq.asyncio.Context()
             sock = self._sock = self._ctx.socket(zmq.DEALER)
             sock.setsockopt(zmq.LINGER, 0)
+            # Unlimited, as the Swift client: a send that would wait then means only that libzmq dropped the
+            # connection (`_send_now`), never a queue full of requests made while the coordinator is away.
+            sock.setsockopt(zmq.SNDHWM, 0)
             self._watch = keyfiles.prepare(sock, self._keys, who="client")
             sock.connect(self.endpoint)
             self._reader = asyncio.ensure_future(self._read(sock))
