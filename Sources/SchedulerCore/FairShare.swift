@@ -88,6 +88,12 @@ struct SharedHead {
 struct QueueScopedName: Hashable {
     let queue: QueueIndex
     let name: String
+
+    /// One word into the hasher: the name's bytes read in place (IdTable's tag), not fed through it (a
+    /// batch of ops with many share keys looks one up per change of key).
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(UInt64(IdTable.tag(name)) << 32 | UInt64(UInt32(bitPattern: queue.raw)))
+    }
 }
 
 /// A share's head in a lane's `fronts`; the max is the share to take from next: the head's priority
@@ -185,32 +191,44 @@ extension Scheduler {
         if lanes[l].frontVersion.count <= s {
             lanes[l].frontVersion.append(contentsOf: repeatElement(0, count: s + 1 - lanes[l].frontVersion.count))
         }
-        let head: ReadyEntry?
+        // The share's head before (Int64.min: none); a front is renewed only when the head changes priority
+        // level (as `sharedHead` judges it): a newer head at the same level keeps its place until the
+        // share's turn ends.
+        let headKey: Int64
         if s == 0 {
-            head = lanes[l].heap.max
+            headKey = lanes[l].heap.max?.key ?? .min
             lanes[l].heap.insert(e)
         } else {
-            head = lanes[l].otherHeaps[s - 1].max
+            headKey = lanes[l].otherHeaps[s - 1].max?.key ?? .min
             lanes[l].otherHeaps[s - 1].insert(e)
         }
-        // A front is renewed only when the share's head changes priority level (as `cleanSharedHead`
-        // judges it): a newer head at the same level keeps its place until the share's turn ends.
-        if head.map({ e.key >> 59 > $0.key >> 59 }) ?? true {
-            if head == nil {
-                let q = lanes[l].queue
-                let vt = shareTables[q].virtualTime
-                if shareTables[q].slots[s].pass < vt { shareTables[q].slots[s].pass = vt }
-            }
-            pushFront(l, s)
+        if headKey == .min {
+            // The share comes back from idle: it starts at the queue's virtual time (banks no turns).
+            let q = lanes[l].queue
+            let vt = shareTables[q].virtualTime
+            if shareTables[q].slots[s].pass < vt { shareTables[q].slots[s].pass = vt }
+            pushFront(l, s, headKey: e.key)
+        } else if e.key >> 59 > headKey >> 59 {
+            pushFront(l, s, headKey: e.key)   // e is the new max
         }
     }
 
+    /// Share `s`'s pass in queue `q`. (Read through the buffer: a read of the nested array retained it.)
+    @inline(__always) func sharePass(_ q: QueueIndex, _ s: Int) -> Int64 {
+        shareTables.withUnsafeBufferPointer { $0[q.index].slots.withUnsafeBufferPointer { $0[s].pass } }
+    }
+
     /// A new current front for share `s` in lane `l` (older ones go stale).
-    mutating func pushFront(_ l: Int, _ s: Int) {
+    @inline(__always) mutating func pushFront(_ l: Int, _ s: Int) {
         guard let head = shareHeapMax(l, s) else { return }
+        pushFront(l, s, headKey: head.key)
+    }
+
+    /// A new current front for share `s` in lane `l` whose heap's head is `headKey`.
+    @inline(__always) mutating func pushFront(_ l: Int, _ s: Int, headKey: Int64) {
         lanes[l].frontVersion[s] &+= 1
-        let pass = shareTables[lanes[l].queue].slots[s].pass
-        lanes[l].fronts.insert(ShareFront(headKey: head.key, pass: pass, slot: Int32(s), version: lanes[l].frontVersion[s]))
+        let pass = sharePass(lanes[l].queue, s)
+        lanes[l].fronts.insert(ShareFront(headKey: headKey, pass: pass, slot: Int32(s), version: lanes[l].frontVersion[s]))
     }
 
     /// The lane's next op by share turns (sharing on): fronts that are stale are dropped or renewed.
@@ -226,7 +244,7 @@ extension Scheduler {
             // A front stays while its share's turn lasts (its head key may be older); only a change of the
             // head's priority level or of the share's pass makes it stale.
             let pass = f.pass
-            if head.key >> 59 != f.headKey >> 59 || pass != min(shareTables[q].slots[s].pass, ShareFront.passLimit) {
+            if head.key >> 59 != f.headKey >> 59 || pass != min(sharePass(q, s), ShareFront.passLimit) {
                 _ = lanes[l].fronts.popMax()
                 pushFront(l, s)
                 continue
@@ -260,7 +278,9 @@ extension Scheduler {
         }
         // Deficit round robin: a share keeps its turn for `ShareTable.turn` dispatches, then pays them all
         // at once (its front is replaced once a turn, not once a dispatch).
-        guard shareTables[q].charge(s) else {
+        // (Through the buffer: the array's `modify` accessor was an out-of-line coroutine call here.)
+        let turnEnded = shareTables.withUnsafeMutableBufferPointer { $0[q.index].charge(s) }
+        guard turnEnded else {
             // (Not `shareHeapMax`: reading the lane through a non-mutating call copied it.)
             if s == 0 ? lanes[l].heap.isEmpty : lanes[l].otherHeaps[s - 1].isEmpty { _ = lanes[l].fronts.popMax() }
             return

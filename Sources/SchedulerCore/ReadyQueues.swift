@@ -121,7 +121,7 @@ extension Scheduler {
     }
 
     /// Drops stale heads; returns the valid head entry of share `s`'s heap in lane `l`.
-    mutating func cleanHeap(_ l: Int, _ s: Int) -> ReadyEntry? {
+    @inline(__always) mutating func cleanHeap(_ l: Int, _ s: Int) -> ReadyEntry? {
         if s == 0 { return cleanHeap(l) }
         while let e = lanes[l].otherHeaps[s - 1].max {
             if isLiveReady(e) { return e }

@@ -235,16 +235,23 @@ extension Scheduler {
                         flags: (barrier ? Flag.barrier : 0) | (specs[i].policy == .succeeded ? Flag.policySucceeded : 0))
         h.run = run
         if c.shareMode == .key {
-            let name = specs[i].share ?? runs[run].submitter
-            if c.shareQueue != q || c.shareName != name { c.shareQueue = q; c.shareName = name; c.share = shareSlot(name, queue: q) }
+            // (The op's own key read once; the run's submitter only when it has none.)
+            if let name = specs[i].share {
+                if c.shareQueue != q || c.shareName != name { c.shareQueue = q; c.shareName = name; c.share = shareSlot(name, queue: q) }
+            } else {
+                let name = runs[run].submitter
+                if c.shareQueue != q || c.shareName != name { c.shareQueue = q; c.shareName = name; c.share = shareSlot(name, queue: q) }
+            }
             h.share = c.share
-        } else if c.shareMode != .fifo {
-            // By submitter or by run: one share for the whole batch (one run), looked up once per queue.
-            if c.shareQueue != q { c.shareQueue = q; c.share = shareSlot(shareName(specs[i], run: run, queue: q), queue: q) }
-            h.share = c.share
+        } else {
+            if c.shareMode != .fifo {
+                // By submitter or by run: one share for the whole batch (one run), looked up once per queue.
+                if c.shareQueue != q { c.shareQueue = q; c.share = shareSlot(shareName(specs[i], run: run, queue: q), queue: q) }
+                h.share = c.share
+            }
+            // In `key` mode the share is the slot's name; other modes ignore it, so it is kept aside (re-sharing, snapshots).
+            if let s = specs[i].share { opShares[op] = s }
         }
-        // In `key` mode the share is the slot's name; other modes ignore it, so it is kept aside (re-sharing, snapshots).
-        if let s = specs[i].share, c.shareMode != .key { opShares[op] = s }
         if let k = specs[i].concurrencyKey { h.concurrencyKey = concurrencyKey(k, queue: q) }
         ops.ids.append(keys[i])
         ops.payloads.append(specs[i].payload)
