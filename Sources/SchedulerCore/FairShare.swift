@@ -185,31 +185,23 @@ extension Scheduler {
     @inline(__always) func isSharing(lane l: Int) -> Bool { lanes[l].sharing }
 
     mutating func pushShared(_ l: Int, _ s: Int, _ e: ReadyEntry) {
-        if lanes[l].heapCount <= s {
-            lanes[l].otherHeaps.append(contentsOf: repeatElement(Heap(), count: s + 1 - lanes[l].heapCount))
-        }
-        if lanes[l].frontVersion.count <= s {
-            lanes[l].frontVersion.append(contentsOf: repeatElement(0, count: s + 1 - lanes[l].frontVersion.count))
-        }
         // The share's head before (Int64.min: none); a front is renewed only when the head changes priority
         // level (as `sharedHead` judges it): a newer head at the same level keeps its place until the
         // share's turn ends.
-        let headKey: Int64
-        if s == 0 {
-            headKey = lanes[l].heap.max?.key ?? .min
-            lanes[l].heap.insert(e)
-        } else {
-            headKey = lanes[l].otherHeaps[s - 1].max?.key ?? .min
-            lanes[l].otherHeaps[s - 1].insert(e)
-        }
+        let headKey = lanes[l].insertShared(s, e)
         if headKey == .min {
             // The share comes back from idle: it starts at the queue's virtual time (banks no turns).
             let q = lanes[l].queue
-            let vt = shareTables[q].virtualTime
-            if shareTables[q].slots[s].pass < vt { shareTables[q].slots[s].pass = vt }
-            pushFront(l, s, headKey: e.key)
+            let pass = shareTables.withUnsafeMutableBufferPointer { tables in
+                let vt = tables[q.index].virtualTime
+                return tables[q.index].slots.withUnsafeMutableBufferPointer { slots in
+                    if slots[s].pass < vt { slots[s].pass = vt }
+                    return slots[s].pass
+                }
+            }
+            lanes[l].pushFront(s, headKey: e.key, pass: pass)
         } else if e.key >> 59 > headKey >> 59 {
-            pushFront(l, s, headKey: e.key)   // e is the new max
+            lanes[l].pushFront(s, headKey: e.key, pass: sharePass(lanes[l].queue, s))   // e is the new max
         }
     }
 
@@ -221,14 +213,7 @@ extension Scheduler {
     /// A new current front for share `s` in lane `l` (older ones go stale).
     @inline(__always) mutating func pushFront(_ l: Int, _ s: Int) {
         guard let head = shareHeapMax(l, s) else { return }
-        pushFront(l, s, headKey: head.key)
-    }
-
-    /// A new current front for share `s` in lane `l` whose heap's head is `headKey`.
-    @inline(__always) mutating func pushFront(_ l: Int, _ s: Int, headKey: Int64) {
-        lanes[l].frontVersion[s] &+= 1
-        let pass = sharePass(lanes[l].queue, s)
-        lanes[l].fronts.insert(ShareFront(headKey: headKey, pass: pass, slot: Int32(s), version: lanes[l].frontVersion[s]))
+        lanes[l].pushFront(s, headKey: head.key, pass: sharePass(lanes[l].queue, s))
     }
 
     /// The lane's next op by share turns (sharing on): fronts that are stale are dropped or renewed.
@@ -257,7 +242,7 @@ extension Scheduler {
     /// Takes the head `sharedHead(l)` returned (of share `s`) off its heap. Its front stays on top until
     /// `settleShare` replaces it (one heap operation instead of a pop and a push).
     @inline(__always) mutating func takeHead(_ l: Int, share s: Int) -> Int32 {
-        s == 0 ? lanes[l].heap.popMax()!.op : lanes[l].otherHeaps[s - 1].popMax()!.op
+        lanes[l].takeShared(s)
     }
 
     @inline(__always) func shareHeapMax(_ l: Int, _ s: Int) -> ReadyEntry? {
@@ -280,15 +265,11 @@ extension Scheduler {
         // at once (its front is replaced once a turn, not once a dispatch).
         // (Through the buffer: the array's `modify` accessor was an out-of-line coroutine call here.)
         let turnEnded = shareTables.withUnsafeMutableBufferPointer { $0[q.index].charge(s) }
-        guard turnEnded else {
-            // (Not `shareHeapMax`: reading the lane through a non-mutating call copied it.)
-            if s == 0 ? lanes[l].heap.isEmpty : lanes[l].otherHeaps[s - 1].isEmpty { _ = lanes[l].fronts.popMax() }
-            return
+        if turnEnded {
+            lanes[l].renewTopFront(s, pass: sharePass(q, s))
+        } else {
+            lanes[l].dropTopFrontIfEmpty(s)
         }
-        guard let head = shareHeapMax(l, s) else { _ = lanes[l].fronts.popMax(); return }
-        lanes[l].frontVersion[s] &+= 1
-        _ = lanes[l].fronts.replaceMax(with: ShareFront(headKey: head.key, pass: shareTables[q].slots[s].pass,
-                                                         slot: Int32(s), version: lanes[l].frontVersion[s]))
     }
 
     /// Whether lane head `a` (its share's pass `passA`) goes before `b`: priority level, then the smaller
@@ -594,5 +575,49 @@ extension Scheduler {
                                  holders: k.holders.map { ops.ids[Int($0)] })
         }.sorted { $0.name < $1.name }
         return QueueFairnessStatus(queue: queues[q].name, fairness: fair, shares: shares, keys: keys, nextTokenAt: nextToken(q))
+    }
+}
+
+// The lane's own share bookkeeping, one access to `Scheduler.lanes` each (every separate mutation of a
+// lane through the array checked the array's uniqueness again).
+extension Lane {
+    /// Inserts `e` into share `s`'s heap (made on first use); the heap's head key before, Int64.min when
+    /// it was empty.
+    @inline(__always) mutating func insertShared(_ s: Int, _ e: ReadyEntry) -> Int64 {
+        if heapCount <= s { otherHeaps.append(contentsOf: repeatElement(Heap(), count: s + 1 - heapCount)) }
+        if frontVersion.count <= s { frontVersion.append(contentsOf: repeatElement(0, count: s + 1 - frontVersion.count)) }
+        if s == 0 {
+            let before = heap.max?.key ?? .min
+            heap.insert(e)
+            return before
+        }
+        let before = otherHeaps[s - 1].max?.key ?? .min
+        otherHeaps[s - 1].insert(e)
+        return before
+    }
+
+    /// A new current front for share `s` whose heap's head is `headKey` (older fronts of `s` go stale).
+    @inline(__always) mutating func pushFront(_ s: Int, headKey: Int64, pass: Int64) {
+        frontVersion[s] &+= 1
+        fronts.insert(ShareFront(headKey: headKey, pass: pass, slot: Int32(s), version: frontVersion[s]))
+    }
+
+    /// Takes the head of share `s`'s heap (the caller read it: it is there).
+    @inline(__always) mutating func takeShared(_ s: Int) -> Int32 {
+        s == 0 ? heap.popMax()!.op : otherHeaps[s - 1].popMax()!.op
+    }
+
+    /// After a dispatch of share `s` (its front on top) whose turn goes on: the front goes when the
+    /// share's heap is empty.
+    @inline(__always) mutating func dropTopFrontIfEmpty(_ s: Int) {
+        if s == 0 ? heap.isEmpty : otherHeaps[s - 1].isEmpty { _ = fronts.popMax() }
+    }
+
+    /// After a dispatch of share `s` (its front on top) that ended its turn: the front is replaced by
+    /// one for the heap's head at the share's new `pass`, or goes when the heap is empty.
+    @inline(__always) mutating func renewTopFront(_ s: Int, pass: Int64) {
+        guard let head = s == 0 ? heap.max : otherHeaps[s - 1].max else { _ = fronts.popMax(); return }
+        frontVersion[s] &+= 1
+        _ = fronts.replaceMax(with: ShareFront(headKey: head.key, pass: pass, slot: Int32(s), version: frontVersion[s]))
     }
 }
