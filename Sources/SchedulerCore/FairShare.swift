@@ -84,8 +84,8 @@ struct SharedHead {
 }
 
 /// A name that means something within one queue (a share key, a concurrency key): what their indexes
-/// are keyed by.
-struct QueueScopedName: Hashable {
+/// (`ScopedNameIndex`) are keyed by.
+struct QueueScopedName: Equatable {
     let queue: QueueIndex
     let name: String
 
@@ -338,7 +338,7 @@ extension Scheduler {
             lanes[l].sharing = false
         }
         shareTables[q] = ShareTable()
-        shareIndex = shareIndex.filter { $0.key.queue != q }
+        shareIndex = shareIndex.filter { $0.queue != q }
         for op in queues[q].members where ops.hot[Int(op)].state != .finished {
             let i = Int(op)
             let spec = OperationSpec(id: "", share: opShares[op])
