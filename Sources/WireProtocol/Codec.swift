@@ -130,7 +130,7 @@ public enum WireCodec {
             case .cancel: return .cancel(try p(body))
             case .heartbeat: _ = try p(body) as WireHeartbeat; return .heartbeat
             case .disconnect: return .disconnect(try p(body))
-            case .submit: return .submit(try p(body))
+            case .submit: return .submit(try SubmitDecoding.submit(body) ?? p(body))
             case .submitReply: return .submitReply(try p(body))
             case .cancelOps: return .cancelOps(try p(body))
             case .queue: return .queue(try p(body))
