@@ -27,7 +27,7 @@ public enum WireCodec {
         case .welcome(let m): serialize(m)
         case .reject(let m): serialize(m)
         case .credit(let m): serialize(m)
-        case .dispatch(let m): serialize(m)
+        case .dispatch(let m): DispatchEncoding.body(m) ?? serialize(m)
         case .started(let m): serialize(m)
         case .progress(let m): serialize(m)
         case .finished(let m): serialize(m)
