@@ -88,12 +88,6 @@ struct SharedHead {
 struct QueueScopedName: Equatable {
     let queue: QueueIndex
     let name: String
-
-    /// One word into the hasher: the name's bytes read in place (IdTable's tag), not fed through it (a
-    /// batch of ops with many share keys looks one up per change of key).
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(UInt64(IdTable.tag(name)) << 32 | UInt64(UInt32(bitPattern: queue.raw)))
-    }
 }
 
 /// A share's head in a lane's `fronts`; the max is the share to take from next: the head's priority
