@@ -7,38 +7,31 @@ import Testing
 /// dispatches (defaults, negative and unrecognised enum values, multi-byte varints, inputs, the epoch), and
 /// a dispatch with unknown fields left to SwiftProtobuf. Seeded (`SplitMix`, MalformedTests.swift).
 struct DispatchEncodingTests {
-    func text(_ rng: inout SplitMix) -> String {
-        ["", "r/o1", "run-7/op-42", "é", "日本語の操作", "a\u{0}b", String(repeating: "x", count: 300)].randomElement(using: &rng)!
-    }
-
-    func number(_ rng: inout SplitMix) -> UInt64 {
-        [0, 1, 127, 128, 300, 16_383, 16_384, UInt64(UInt32.max), UInt64.max, rng.next()].randomElement(using: &rng)!
-    }
 
     func dispatch(_ rng: inout SplitMix) -> WireDispatch {
         var m = WireDispatch()
         m.records = (0..<Int.random(in: 0...5, using: &rng)).map { _ in
             var r = WireDispatchRecord()
-            if Bool.random(using: &rng) { r.opID = text(&rng) }
-            if Bool.random(using: &rng) { r.part = UInt32(truncatingIfNeeded: number(&rng)) }
-            if Bool.random(using: &rng) { r.attempt = UInt32(truncatingIfNeeded: number(&rng)) }
-            if Bool.random(using: &rng) { r.kind = text(&rng) }
-            if Bool.random(using: &rng) { r.payload = Data(text(&rng).utf8) }
+            if Bool.random(using: &rng) { r.opID = FastCodecFuzz.text(&rng) }
+            if Bool.random(using: &rng) { r.part = UInt32(truncatingIfNeeded: FastCodecFuzz.number(&rng)) }
+            if Bool.random(using: &rng) { r.attempt = UInt32(truncatingIfNeeded: FastCodecFuzz.number(&rng)) }
+            if Bool.random(using: &rng) { r.kind = FastCodecFuzz.text(&rng) }
+            if Bool.random(using: &rng) { r.payload = Data(FastCodecFuzz.text(&rng).utf8) }
             if Bool.random(using: &rng) {
                 r.inputs = (0..<Int.random(in: 1...3, using: &rng)).map { _ in
                     var i = WireInput()
-                    if Bool.random(using: &rng) { i.dependencyID = text(&rng) }
-                    if Bool.random(using: &rng) { i.result = Data(text(&rng).utf8) }
+                    if Bool.random(using: &rng) { i.dependencyID = FastCodecFuzz.text(&rng) }
+                    if Bool.random(using: &rng) { i.result = Data(FastCodecFuzz.text(&rng).utf8) }
                     return i
                 }
             }
-            if Bool.random(using: &rng) { r.priority = Int32(truncatingIfNeeded: Int64(bitPattern: number(&rng))) }
+            if Bool.random(using: &rng) { r.priority = Int32(truncatingIfNeeded: Int64(bitPattern: FastCodecFuzz.number(&rng))) }
             if Bool.random(using: &rng) { r.qos = WireQoS(rawValue: [0, 1, 3, 5, 9, -1, -300].randomElement(using: &rng)!) ?? .unspecified }
-            if Bool.random(using: &rng) { r.name = text(&rng) }
-            if Bool.random(using: &rng) { r.token = number(&rng) }
+            if Bool.random(using: &rng) { r.name = FastCodecFuzz.text(&rng) }
+            if Bool.random(using: &rng) { r.token = FastCodecFuzz.number(&rng) }
             return r
         }
-        if Bool.random(using: &rng) { m.epoch = number(&rng) }
+        if Bool.random(using: &rng) { m.epoch = FastCodecFuzz.number(&rng) }
         return m
     }
 

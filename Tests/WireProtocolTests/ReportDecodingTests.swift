@@ -11,37 +11,28 @@ struct ReportDecodingTests {
         try? M(serializedBytes: bytes, partial: true, options: WireCodec.decodingOptions)
     }
 
-    func text(_ rng: inout SplitMix) -> String {
-        let pool = ["", "r/o1", "run-7/op-42", "é", "日本語の操作", "a\u{0}b", String(repeating: "x", count: 300)]
-        return pool.randomElement(using: &rng)!
-    }
-
-    func number(_ rng: inout SplitMix) -> UInt64 {
-        [0, 1, 127, 128, 300, UInt64(UInt32.max), UInt64(UInt32.max) + 5, UInt64.max, rng.next()].randomElement(using: &rng)!
-    }
-
     func finished(_ rng: inout SplitMix) -> WireFinished {
         var m = WireFinished()
         for _ in 0..<Int.random(in: 0...4, using: &rng) {
             var r = WireFinishedRecord()
-            if Bool.random(using: &rng) { r.opID = text(&rng) }
-            if Bool.random(using: &rng) { r.part = UInt32(truncatingIfNeeded: number(&rng)) }
-            r.attempt = UInt32(truncatingIfNeeded: number(&rng))
+            if Bool.random(using: &rng) { r.opID = FastCodecFuzz.text(&rng) }
+            if Bool.random(using: &rng) { r.part = UInt32(truncatingIfNeeded: FastCodecFuzz.number(&rng)) }
+            r.attempt = UInt32(truncatingIfNeeded: FastCodecFuzz.number(&rng))
             switch Int.random(in: 0...3, using: &rng) {
-            case 0: r.outcome = .succeeded(Data(text(&rng).utf8))
-            case 1: r.outcome = .failed(text(&rng))
-            case 2: r.outcome = .cancelled(text(&rng))
+            case 0: r.outcome = .succeeded(Data(FastCodecFuzz.text(&rng).utf8))
+            case 1: r.outcome = .failed(FastCodecFuzz.text(&rng))
+            case 2: r.outcome = .cancelled(FastCodecFuzz.text(&rng))
             default: break
             }
-            if Bool.random(using: &rng) { r.atUs = Int64(bitPattern: number(&rng)) }
-            if Bool.random(using: &rng) { r.startedAtUs = Int64(bitPattern: number(&rng)) }
-            if Bool.random(using: &rng) { r.stdoutTail = Data(text(&rng).utf8); r.stdoutDropped = number(&rng) }
-            if Bool.random(using: &rng) { r.stderrTail = Data(text(&rng).utf8); r.stderrDropped = number(&rng) }
-            if Bool.random(using: &rng) { r.token = number(&rng) }
+            if Bool.random(using: &rng) { r.atUs = Int64(bitPattern: FastCodecFuzz.number(&rng)) }
+            if Bool.random(using: &rng) { r.startedAtUs = Int64(bitPattern: FastCodecFuzz.number(&rng)) }
+            if Bool.random(using: &rng) { r.stdoutTail = Data(FastCodecFuzz.text(&rng).utf8); r.stdoutDropped = FastCodecFuzz.number(&rng) }
+            if Bool.random(using: &rng) { r.stderrTail = Data(FastCodecFuzz.text(&rng).utf8); r.stderrDropped = FastCodecFuzz.number(&rng) }
+            if Bool.random(using: &rng) { r.token = FastCodecFuzz.number(&rng) }
             m.records.append(r)
         }
-        if Bool.random(using: &rng) { m.credit = UInt32(truncatingIfNeeded: number(&rng)) }
-        if Bool.random(using: &rng) { m.sentUs = Int64(bitPattern: number(&rng)) }
+        if Bool.random(using: &rng) { m.credit = UInt32(truncatingIfNeeded: FastCodecFuzz.number(&rng)) }
+        if Bool.random(using: &rng) { m.sentUs = Int64(bitPattern: FastCodecFuzz.number(&rng)) }
         return m
     }
 
@@ -49,27 +40,15 @@ struct ReportDecodingTests {
         var m = WireStarted()
         for _ in 0..<Int.random(in: 0...4, using: &rng) {
             var p = WirePartRef()
-            p.opID = text(&rng)
-            p.part = UInt32(truncatingIfNeeded: number(&rng))
-            p.attempt = UInt32(truncatingIfNeeded: number(&rng))
-            if Bool.random(using: &rng) { p.atUs = Int64(bitPattern: number(&rng)) }
-            if Bool.random(using: &rng) { p.token = number(&rng) }
+            p.opID = FastCodecFuzz.text(&rng)
+            p.part = UInt32(truncatingIfNeeded: FastCodecFuzz.number(&rng))
+            p.attempt = UInt32(truncatingIfNeeded: FastCodecFuzz.number(&rng))
+            if Bool.random(using: &rng) { p.atUs = Int64(bitPattern: FastCodecFuzz.number(&rng)) }
+            if Bool.random(using: &rng) { p.token = FastCodecFuzz.number(&rng) }
             m.parts.append(p)
         }
-        if Bool.random(using: &rng) { m.sentUs = Int64(bitPattern: number(&rng)) }
+        if Bool.random(using: &rng) { m.sentUs = Int64(bitPattern: FastCodecFuzz.number(&rng)) }
         return m
-    }
-
-    /// Byte-level damage: a flipped byte, a cut, an inserted byte, two messages glued together.
-    func mutated(_ bytes: [UInt8], _ rng: inout SplitMix) -> [UInt8] {
-        var b = bytes
-        switch Int.random(in: 0...3, using: &rng) {
-        case 0 where !b.isEmpty: b[Int.random(in: 0..<b.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
-        case 1 where !b.isEmpty: b.removeLast(Int.random(in: 1...b.count, using: &rng))
-        case 2: b.insert(UInt8.random(in: 0...255, using: &rng), at: Int.random(in: 0...b.count, using: &rng))
-        default: b += bytes
-        }
-        return b
     }
 
     @Test func wellFormedReportsDecodeAsSwiftProtobufDecodesThem() throws {
@@ -88,12 +67,12 @@ struct ReportDecodingTests {
         var rng = SplitMix(seed: 2)
         var taken = 0, left = 0
         for i in 0..<20_000 {
-            let f = try mutated(finished(&rng).serializedBytes(), &rng)
+            let f = try FastCodecFuzz.mutated(finished(&rng).serializedBytes(), &rng)
             if let fast = ReportDecoding.finished(f) {
                 taken += 1
                 #expect(fast == Self.general(f) as WireFinished?, "case \(i): \(f)")
             } else { left += 1 }
-            let s = try mutated(started(&rng).serializedBytes(), &rng)
+            let s = try FastCodecFuzz.mutated(started(&rng).serializedBytes(), &rng)
             if let fast = ReportDecoding.started(s) {
                 #expect(fast == Self.general(s) as WireStarted?, "case \(i): \(s)")
             }

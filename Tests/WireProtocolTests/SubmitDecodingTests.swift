@@ -7,36 +7,28 @@ import Testing
 /// submission the fast path takes, and nothing taken that SwiftProtobuf refuses. Seeded (`SplitMix`,
 /// MalformedTests.swift), so a failure names its case.
 struct SubmitDecodingTests {
-    func text(_ rng: inout SplitMix) -> String {
-        let pool = ["", "r/o1", "run-7/op-42", "é", "日本語の操作", "a\u{0}b", String(repeating: "x", count: 300)]
-        return pool.randomElement(using: &rng)!
-    }
-
-    func number(_ rng: inout SplitMix) -> UInt64 {
-        [0, 1, 127, 128, 300, UInt64(UInt32.max), UInt64(UInt32.max) + 5, UInt64.max, rng.next()].randomElement(using: &rng)!
-    }
 
     func operation(_ rng: inout SplitMix) -> WireOperation {
         var o = WireOperation()
-        if Bool.random(using: &rng) { o.id = text(&rng) }
-        if Bool.random(using: &rng) { o.name = text(&rng) }
-        if Bool.random(using: &rng) { o.queue = text(&rng) }
-        if Bool.random(using: &rng) { o.kind = text(&rng) }
-        if Bool.random(using: &rng) { o.payload = Data(text(&rng).utf8) }
-        if Bool.random(using: &rng) { o.after = (0..<Int.random(in: 1...4, using: &rng)).map { _ in text(&rng) } }
-        if Bool.random(using: &rng) { o.priority = Int32(truncatingIfNeeded: Int64(bitPattern: number(&rng))) }
-        if Bool.random(using: &rng) { o.qos = WireQoS(rawValue: Int(Int32(truncatingIfNeeded: number(&rng)))) ?? .unspecified }
-        if Bool.random(using: &rng) { o.parts = UInt32(truncatingIfNeeded: number(&rng)) }
+        if Bool.random(using: &rng) { o.id = FastCodecFuzz.text(&rng) }
+        if Bool.random(using: &rng) { o.name = FastCodecFuzz.text(&rng) }
+        if Bool.random(using: &rng) { o.queue = FastCodecFuzz.text(&rng) }
+        if Bool.random(using: &rng) { o.kind = FastCodecFuzz.text(&rng) }
+        if Bool.random(using: &rng) { o.payload = Data(FastCodecFuzz.text(&rng).utf8) }
+        if Bool.random(using: &rng) { o.after = (0..<Int.random(in: 1...4, using: &rng)).map { _ in FastCodecFuzz.text(&rng) } }
+        if Bool.random(using: &rng) { o.priority = Int32(truncatingIfNeeded: Int64(bitPattern: FastCodecFuzz.number(&rng))) }
+        if Bool.random(using: &rng) { o.qos = WireQoS(rawValue: Int(Int32(truncatingIfNeeded: FastCodecFuzz.number(&rng)))) ?? .unspecified }
+        if Bool.random(using: &rng) { o.parts = UInt32(truncatingIfNeeded: FastCodecFuzz.number(&rng)) }
         if Bool.random(using: &rng) { o.policy = WireDependencyPolicy(rawValue: Int.random(in: -2...5, using: &rng)) ?? .UNRECOGNIZED(9) }
-        if Bool.random(using: &rng) { o.retries = UInt32(truncatingIfNeeded: number(&rng)) }
-        if Bool.random(using: &rng) { o.lossRetries = UInt32(truncatingIfNeeded: number(&rng)) }
-        if Bool.random(using: &rng) { o.timeoutUs = Int64(bitPattern: number(&rng)) }
-        if Bool.random(using: &rng) { o.requires = (0..<Int.random(in: 1...3, using: &rng)).map { _ in text(&rng) } }
+        if Bool.random(using: &rng) { o.retries = UInt32(truncatingIfNeeded: FastCodecFuzz.number(&rng)) }
+        if Bool.random(using: &rng) { o.lossRetries = UInt32(truncatingIfNeeded: FastCodecFuzz.number(&rng)) }
+        if Bool.random(using: &rng) { o.timeoutUs = Int64(bitPattern: FastCodecFuzz.number(&rng)) }
+        if Bool.random(using: &rng) { o.requires = (0..<Int.random(in: 1...3, using: &rng)).map { _ in FastCodecFuzz.text(&rng) } }
         if Bool.random(using: &rng) { o.barrier = true }
-        if Bool.random(using: &rng) { o.retryDelayUs = Int64(bitPattern: number(&rng)) }
-        if Bool.random(using: &rng) { o.retryDelayMaxUs = Int64(bitPattern: number(&rng)) }
-        if Bool.random(using: &rng) { o.share = text(&rng) }
-        if Bool.random(using: &rng) { o.concurrencyKey = text(&rng) }
+        if Bool.random(using: &rng) { o.retryDelayUs = Int64(bitPattern: FastCodecFuzz.number(&rng)) }
+        if Bool.random(using: &rng) { o.retryDelayMaxUs = Int64(bitPattern: FastCodecFuzz.number(&rng)) }
+        if Bool.random(using: &rng) { o.share = FastCodecFuzz.text(&rng) }
+        if Bool.random(using: &rng) { o.concurrencyKey = FastCodecFuzz.text(&rng) }
         return o
     }
 
@@ -44,30 +36,18 @@ struct SubmitDecodingTests {
         var m = WireSubmit()
         for _ in 0..<Int.random(in: 0...2, using: &rng) where Int.random(in: 0...3, using: &rng) == 0 {
             var q = WireQueueSettings()
-            q.name = text(&rng)
-            if Bool.random(using: &rng) { q.maxConcurrent = Int32(truncatingIfNeeded: Int64(bitPattern: number(&rng))) }
+            q.name = FastCodecFuzz.text(&rng)
+            if Bool.random(using: &rng) { q.maxConcurrent = Int32(truncatingIfNeeded: Int64(bitPattern: FastCodecFuzz.number(&rng))) }
             if Bool.random(using: &rng) { q.suspended = Bool.random(using: &rng) }
-            if Bool.random(using: &rng) { q.fairness.keyLimit = UInt32(truncatingIfNeeded: number(&rng)) }
+            if Bool.random(using: &rng) { q.fairness.keyLimit = UInt32(truncatingIfNeeded: FastCodecFuzz.number(&rng)) }
             m.queues.append(q)
         }
         m.operations = (0..<Int.random(in: 0...5, using: &rng)).map { _ in operation(&rng) }
-        if Bool.random(using: &rng) { m.run = text(&rng) }
+        if Bool.random(using: &rng) { m.run = FastCodecFuzz.text(&rng) }
         if Bool.random(using: &rng) { m.append = true }
-        if Bool.random(using: &rng) { m.submitter = text(&rng) }
-        if Bool.random(using: &rng) { m.submissionKey = text(&rng) }
+        if Bool.random(using: &rng) { m.submitter = FastCodecFuzz.text(&rng) }
+        if Bool.random(using: &rng) { m.submissionKey = FastCodecFuzz.text(&rng) }
         return m
-    }
-
-    /// Byte-level damage: a flipped byte, a cut, an inserted byte, two messages glued together.
-    func mutated(_ bytes: [UInt8], _ rng: inout SplitMix) -> [UInt8] {
-        var b = bytes
-        switch Int.random(in: 0...3, using: &rng) {
-        case 0 where !b.isEmpty: b[Int.random(in: 0..<b.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
-        case 1 where !b.isEmpty: b.removeLast(Int.random(in: 1...b.count, using: &rng))
-        case 2: b.insert(UInt8.random(in: 0...255, using: &rng), at: Int.random(in: 0...b.count, using: &rng))
-        default: b += bytes
-        }
-        return b
     }
 
     @Test func wellFormedSubmissionsDecodeAsSwiftProtobufDecodesThem() throws {
@@ -83,7 +63,7 @@ struct SubmitDecodingTests {
         var rng = SplitMix(seed: 4)
         var taken = 0, left = 0
         for i in 0..<20_000 {
-            let bytes = try mutated(submit(&rng).serializedBytes(), &rng)
+            let bytes = try FastCodecFuzz.mutated(submit(&rng).serializedBytes(), &rng)
             if let fast = SubmitDecoding.submit(bytes) {
                 taken += 1
                 #expect(fast == ReportDecodingTests.general(bytes) as WireSubmit?, "case \(i): \(bytes)")
