@@ -111,13 +111,21 @@ public enum JournalCodec {
         append(entry, to: &out, frameHeader: JournalFormat.frameHeaderSize)
     }
 
+    private static let zeros = [UInt8](repeating: 0, count: 4096)
+
     /// Grows `out` once by an upper bound of the size, writes through a pointer, trims the rest: byte-wise
     /// `Array.append` spent more time on uniqueness and capacity checks than on encoding.
     @inline(__always)
     private static func append(_ entry: JournalEntry, to out: inout [UInt8], frameHeader: Int) {
         let bound = frameHeader + JournalEncoder.bound(entry)
         let start = out.count
-        out.append(contentsOf: repeatElement(0, count: bound))
+        // Grown by copying zeros (a memcpy), not by `repeatElement`, which Array appends byte by byte.
+        var left = bound
+        while left > 0 {
+            let n = min(left, zeros.count)
+            out.append(contentsOf: zeros[..<n])
+            left -= n
+        }
         let used = out.withUnsafeMutableBytes { buffer in
             let base = buffer.baseAddress! + start
             var writer = JournalEncoder(base + frameHeader)
