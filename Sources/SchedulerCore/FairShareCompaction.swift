@@ -35,7 +35,7 @@ extension Scheduler {
             shareTables[q].isSharing = false
             for l in queues[q].lanesByQos.joined() { lanes[Int(l)].sharing = false }
         }
-        shareIndex = ScopedNameIndex()
+        shareIndex = [:]
         for (q, table) in shareTables.enumerated() {
             for (s, slot) in table.slots.enumerated() where s > 0 || table.named {
                 shareIndex[QueueScopedName(queue: QueueIndex(q), name: slot.name)] = Int32(s)
@@ -60,7 +60,7 @@ extension Scheduler {
             ops.hot[i].concurrencyKey = ConcurrencyKeyIndex(raw: remap[ops.hot[i].concurrencyKey.index])
         }
         concurrencyKeys = kept
-        concurrencyKeyIndex = ScopedNameIndex()
+        concurrencyKeyIndex = [:]
         for (k, key) in kept.enumerated() { concurrencyKeyIndex[QueueScopedName(queue: key.queue, name: key.name)] = ConcurrencyKeyIndex(k) }
         // A dropped key has no waiters, so no wake to keep; the kept keys' current wakes are retargeted
         // (stale entries go).

@@ -59,9 +59,9 @@ public struct Scheduler: Sendable {
     /// per-dispatch writes to a share's turn copied the whole queue state when it lived inside it.
     var shareTables: [ShareTable] = []
     /// Share slots by (queue, share key name) (FairShare.swift).
-    var shareIndex = ScopedNameIndex<Int32>()
+    var shareIndex: [QueueScopedName: Int32] = [:]
     var concurrencyKeys: [ConcurrencyKey] = []
-    var concurrencyKeyIndex = ScopedNameIndex<ConcurrencyKeyIndex>()
+    var concurrencyKeyIndex: [QueueScopedName: ConcurrencyKeyIndex] = [:]
     /// Share keys ops named themselves (`OperationSpec.share`), for `key` mode and re-sharing.
     var opShares: [Int32: String] = [:]
     /// A queue's keyLimit was lowered at some time: holders may then exceed it until they finish (validate).
