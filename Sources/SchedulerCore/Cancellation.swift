@@ -32,8 +32,8 @@ extension Scheduler {
         while let v = work.popLast() {
             var e = ops.hot[Int(v)].firstOut
             while e >= 0 {
-                let edge = dependents.edges[Int(e)]
-                e = dependents.next[Int(e)]
+                let edge = ops.dependents.edges[Int(e)]
+                e = ops.dependents.next[Int(e)]
                 // Implicit barrier edges order, they do not cascade (drainReleases).
                 guard !edge.isBarrierOrder else { continue }
                 let t = edge.dependent
@@ -85,7 +85,7 @@ extension Scheduler {
         case .dispatched, .executing:
             if ops.hot[i].flags & Flag.cancelled != 0 { return }
             ops.hot[i].flags |= Flag.cancelled | (cascade ? Flag.cascade : 0)
-            reasons[op] = reason
+            ops.reasons[op] = reason
             record(op, .cancelRequested, part: 0, extra: 0)
             if metrics.cancelLatency.capacity > 0 { cancelAskedAt[op] = now }
             if !watchers.isEmpty { publish(op, .cancelled(state: ops.hot[i].state), &out) }

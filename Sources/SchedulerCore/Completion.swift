@@ -40,8 +40,8 @@ extension Scheduler {
             guard ops.hot[i].flags & Flag.attemptStarted == 0 else { return }   // a repeated STARTED
             ops.hot[i].flags |= Flag.attemptStarted
         } else {
-            guard multi[op].status[ref.part] == .dispatched else { return }
-            multi[op].status[ref.part] = .running
+            guard ops.multi[op].status[ref.part] == .dispatched else { return }
+            ops.multi[op].status[ref.part] = .running
         }
         workers[w].running += 1
         let at = eventTime(ref, op)
@@ -54,7 +54,7 @@ extension Scheduler {
             record(op, .started, part: ref.part, extra: Int32(ref.attempt), at: at)
         }
         // A timeout bounds each attempt from its start (A4).
-        if !timeouts.isEmpty, let t = timeouts[op] {
+        if !ops.timeouts.isEmpty, let t = ops.timeouts[op] {
             timers.attemptTimeouts.insert(AttemptDeadline(at: at &+ t, op: OpIndex(raw: op), part: UInt16(ref.part), attempt: UInt16(truncatingIfNeeded: ref.attempt)))
         }
         if !watchers.isEmpty {
@@ -82,7 +82,7 @@ extension Scheduler {
         record(op, .partFinished, part: ref.part, extra: Int32(outcome.kind.rawValue), at: at)
         if ops.hot[i].flags & Flag.cancelled != 0 {
             partDone(op, ref.part, [])
-            if ops.hot[i].inflightParts == 0 { finishOp(op, .cancelled(reasons[op] ?? "cancelled"), at: at, &out) }
+            if ops.hot[i].inflightParts == 0 { finishOp(op, .cancelled(ops.reasons[op] ?? "cancelled"), at: at, &out) }
             return
         }
         switch outcome {
@@ -93,7 +93,7 @@ extension Scheduler {
             } else {
                 partDone(op, ref.part, bytes)
                 if ops.hot[i].partsLeft == 0 {
-                    finishOp(op, .succeeded(multi[op].results.flatMap { $0 }), at: at, &out)
+                    finishOp(op, .succeeded(ops.multi[op].results.flatMap { $0 }), at: at, &out)
                 }
             }
         case .failed(let error):
@@ -106,8 +106,8 @@ extension Scheduler {
 
     mutating func partDone(_ op: Int32, _ part: Int, _ bytes: [UInt8]) {
         guard ops.hot[Int(op)].parts > 1 else { return }
-        multi[op].status[part] = .done
-        if !bytes.isEmpty { multi[op].results[part] = bytes }
+        ops.multi[op].status[part] = .done
+        if !bytes.isEmpty { ops.multi[op].results[part] = bytes }
     }
 
     /// Any state → finished with `outcome`, exactly once. Tells workers still holding parts to stop.
@@ -126,15 +126,15 @@ extension Scheduler {
         case .succeeded(let bytes):
             metrics.succeeded &+= 1
             queues[q].succeeded += 1
-            if !bytes.isEmpty { results[op] = bytes }
+            if !bytes.isEmpty { ops.results[op] = bytes }
         case .failed(let e):
             metrics.failed &+= 1
             queues[q].failed += 1
-            reasons[op] = e
+            ops.reasons[op] = e
         case .cancelled(let r):
             metrics.cancelled &+= 1
             queues[q].cancelled += 1
-            reasons[op] = r
+            ops.reasons[op] = r
         }
         ops.payloads[i] = []   // needed only to dispatch
         holdBytes(op, outcome)
@@ -151,9 +151,9 @@ extension Scheduler {
             }
             ops.hot[i].inflightParts = 0
         }
-        if ops.hot[i].parts > 1 { multi.remove(op) }
-        if !timeouts.isEmpty { timeouts[op] = nil }
-        if !retryDelays.isEmpty { retryDelays[op] = nil }
+        if ops.hot[i].parts > 1 { ops.multi.remove(op) }
+        if !ops.timeouts.isEmpty { ops.timeouts[op] = nil }
+        if !ops.retryDelays.isEmpty { ops.retryDelays[op] = nil }
         if journaling { out.append(.journal(.finished(id: ops.ids[i], outcome: outcome, at: at, history: history(of: op)))) }
         if !watchers.isEmpty { publish(op, .finished(outcome), at: at, &out) }
         var e = Int(ops.hot[i].epoch)
@@ -206,8 +206,8 @@ extension Scheduler {
             let cascade = ops.hot[i].flags & Flag.cascade != 0
             var e = ops.hot[i].firstOut
             while e >= 0 {
-                let edge = dependents.edges[Int(e)]
-                e = dependents.next[Int(e)]
+                let edge = ops.dependents.edges[Int(e)]
+                e = ops.dependents.next[Int(e)]
                 if edge.isBarrierOrder { releaseOne(edge.dependent, &out); continue }   // ordering only
                 let t = edge.dependent
                 let di = Int(t)

@@ -104,11 +104,11 @@ extension Scheduler {
         let w = pickWorker(Int(cls))
         var part = 0
         if ops.hot[i].parts > 1 {
-            guard let waiting = multi[op].status.firstIndex(of: .waiting) else {
+            guard let waiting = ops.multi[op].status.firstIndex(of: .waiting) else {
                 preconditionFailure("\(ops.ids[i]): dispatched with no part waiting (waitingParts \(ops.hot[i].waitingParts))")
             }
             part = waiting
-            multi[op].status[part] = .dispatched
+            ops.multi[op].status[part] = .dispatched
         }
         ops.cold[i].dispatchedAt = now
         metrics.dispatched &+= 1
@@ -130,12 +130,12 @@ extension Scheduler {
             let s = Int(ops.cold[i].depStart)
             // A dependency's run is never evicted before its dependents finish (pins, Runs.swift;
             // `validate` checks it), so every succeeded dependency's result is still here.
-            for d in depList[s..<s + dc] where ops.hot[Int(d)].outcome == .succeeded {
-                inputs.append((inputName(d, of: op), results.isEmpty ? [] : results[d] ?? []))
+            for d in ops.depList[s..<s + dc] where ops.hot[Int(d)].outcome == .succeeded {
+                inputs.append((inputName(d, of: op), ops.results.isEmpty ? [] : ops.results[d] ?? []))
             }
         }
         let laneQoS = lanes[Int(ops.hot[i].lane)].qos
-        out.append(.dispatch(Dispatch(worker: wid, op: ops.ids[i], name: names.isEmpty ? nil : names[op], part: part, parts: Int(ops.hot[i].parts),
+        out.append(.dispatch(Dispatch(worker: wid, op: ops.ids[i], name: ops.names.isEmpty ? nil : ops.names[op], part: part, parts: Int(ops.hot[i].parts),
                                       attempt: Int(attempt), kind: kindNames[Int(classes[Int(cls)].kind)],
                                       payload: ops.payloads[i], inputs: inputs, priority: Int(ops.hot[i].priority),
                                       qos: OperationQoS(rank: Int(laneQoS))!, token: UInt64(i))))

@@ -62,12 +62,7 @@ extension Scheduler {
             case .cancelled: queues[q].cancelled -= 1
             case .none: preconditionFailure("evicting unfinished op \(ops.ids[i])")
             }
-            ops.hot[i].flags |= Flag.evicted
-            ops.payloads[i] = []
-            if !names.isEmpty { names[op] = nil }
-            if !results.isEmpty { results[op] = nil }
-            if !reasons.isEmpty { reasons[op] = nil }
-            if !attemptErrors.isEmpty { attemptErrors[op] = nil }
+            ops.forgetEvicted(op)
         }
         deadOps += r.ops.count
         retainedBytes -= r.bytes
@@ -83,62 +78,14 @@ extension Scheduler {
         evictedRuns.remember(name, EvictedRun(finishedAt: finishedAt, evictedAt: evictedAt), limit: config.evictedRunsRemembered)
     }
 
-    /// Renumbers the live ops into fresh columns and rewrites every stored op index.
+    /// Drops the evicted ops' rows: the op store renumbers the rest (in order) and every table that
+    /// stores op indices applies its `OpRemap`.
     mutating func compact() {
-        let n = ops.count
-        var remap = [Int32](repeating: -1, count: n)
-        var live = 0
-        for i in 0..<n where ops.hot[i].flags & Flag.evicted == 0 {
-            remap[i] = Int32(live)
-            live += 1
-        }
-        @inline(__always) func m(_ op: Int32) -> Int32 { op < 0 ? -1 : remap[Int(op)] }
-
-        // Columns, dependency lists and dependents lists.
-        var t = OpTable()
-        t.reserve(live)
-        var deps: [Int32] = []
-        var lists = DependentLists()
-        deps.reserveCapacity(live)
-        for i in 0..<n where remap[i] >= 0 {
-            var h = ops.hot[i]
-            // Dependents lists: kept in order, each edge of its kind.
-            var e = h.firstOut
-            var head: Int32 = -1, tail: Int32 = -1
-            while e >= 0 {
-                let edge = dependents.edges[Int(e)]
-                let to = m(edge.dependent)
-                if to >= 0 { lists.append(edge.to(to), head: &head, tail: &tail) }
-                e = dependents.next[Int(e)]
-            }
-            h.firstOut = head
-            t.hot.append(h)
-            t.ids.append(ops.ids[i])
-            t.payloads.append(ops.payloads[i])
-            var c = ops.cold[i]
-            let s = Int(c.depStart)
-            c.depStart = Int32(deps.count)
-            for d in depList[s..<s + Int(c.depCount)] where remap[Int(d)] >= 0 { deps.append(remap[Int(d)]) }
-            c.depCount = Int32(deps.count) - c.depStart
-            t.cold.append(c)
-        }
-        ops = t
-        depList = deps
-        dependents = lists
-
-        // Side tables keyed by op.
-        func rekey<V>(_ d: [Int32: V]) -> [Int32: V] {
-            var r: [Int32: V] = [:]
-            r.reserveCapacity(d.count)
-            for (k, v) in d where remap[Int(k)] >= 0 { r[remap[Int(k)]] = v }
-            return r
-        }
-        names = rekey(names); timeouts = rekey(timeouts); results = rekey(results); reasons = rekey(reasons)
-        attemptErrors = rekey(attemptErrors); retryDelays = rekey(retryDelays); multi.renumberOps(remap)
-        opWaiters = rekey(opWaiters); crossRunDeps = rekey(crossRunDeps); cancelAskedAt = rekey(cancelAskedAt)
+        let remap = ops.compactEvicted()
+        opWaiters = remap.rekeyed(opWaiters); crossRunDeps = remap.rekeyed(crossRunDeps); cancelAskedAt = remap.rekeyed(cancelAskedAt)
 
         // The id table stores index + 1 per slot: rewritten in place.
-        idTable.remap { remap[Int($0)] }
+        idTable.remap { remap[$0] }
 
         // Share slots and concurrency keys that no live op names are dropped (FairShareCompaction.swift).
         let slotRemaps = compactShareSlots()
@@ -155,13 +102,11 @@ extension Scheduler {
                 guard ns >= 0 else { continue }
                 var entries: [ReadyEntry] = []
                 for e in old.unordered {
-                    let j = Int(e.op)
-                    guard remap[j] >= 0, ops.hot[Int(remap[j])].heapKey == e.key,
-                          ops.hot[Int(remap[j])].state == .ready else { continue }
-                    let nop = remap[j]
-                    let key = readyKey(nop, ops.hot[Int(nop)].priority)
-                    ops.hot[Int(nop)].heapKey = key
-                    entries.append(ReadyEntry(key: key, op: nop))
+                    let op = remap[e.op]
+                    guard op >= 0, ops.hot[Int(op)].heapKey == e.key, ops.hot[Int(op)].state == .ready else { continue }
+                    let key = readyKey(op, ops.hot[Int(op)].priority)
+                    ops.hot[Int(op)].heapKey = key
+                    entries.append(ReadyEntry(key: key, op: op))
                 }
                 while rebuilt.count <= ns { rebuilt.append(Heap()) }
                 rebuilt[ns] = Heap(entries)
@@ -171,32 +116,32 @@ extension Scheduler {
             lanes[l].fronts = Heap()
             lanes[l].frontVersion = [UInt32](repeating: 0, count: rebuilt.count)
             if isSharing(lane: l) { for (s, h) in rebuilt.enumerated() where !h.isEmpty { pushFront(l, s) } }
-            lanes[l].partials = Deque(lanes[l].partials.compactMap { remap[Int($0)] >= 0 ? remap[Int($0)] : nil })
+            lanes[l].partials = remap.renumbered(lanes[l].partials)
         }
         // Concurrency keys hold unfinished ops only (never evicted): renumbered in place.
         for k in concurrencyKeys.indices {
-            concurrencyKeys[k].holders = concurrencyKeys[k].holders.map { remap[Int($0)] }
-            concurrencyKeys[k].waiting = Deque(concurrencyKeys[k].waiting.compactMap { remap[Int($0)] >= 0 ? remap[Int($0)] : nil })
+            concurrencyKeys[k].holders = concurrencyKeys[k].holders.map { remap.kept($0) }
+            concurrencyKeys[k].waiting = remap.renumbered(concurrencyKeys[k].waiting)
         }
-        opShares = rekey(opShares)
-        agedAt = rekey(agedAt)
+        opShares = remap.rekeyed(opShares)
+        agedAt = remap.rekeyed(agedAt)
         for q in queues.indices {
-            queues[q].members = queues[q].members.compactMap { remap[Int($0)] >= 0 ? remap[Int($0)] : nil }
-            queues[q].barrier = m(queues[q].barrier)
+            queues[q].members = remap.renumbered(queues[q].members)
+            queues[q].barrier = remap[queues[q].barrier]
         }
         for e in epochs.indices {
-            epochs[e].closer = m(epochs[e].closer)
-            epochs[e].opener = m(epochs[e].opener)
+            epochs[e].closer = remap[epochs[e].closer]
+            epochs[e].opener = remap[epochs[e].opener]
         }
         for w in workers.indices {
             workers[w].held = workers[w].held.compactMap { key in
-                let op = remap[Int(key >> 16)]
+                let op = remap[Int32(key >> 16)]
                 return op >= 0 ? partKey(op, Int(key & 0xFFFF)) : nil
             }
         }
         timers.renumberOps(remap)
         runs.renumberOps(remap)
-        for i in story.indices { story[i].op = m(story[i].op) }
+        story.renumberOps(remap)
         deadOps = 0
         compactions += 1
     }

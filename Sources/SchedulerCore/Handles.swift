@@ -18,7 +18,7 @@ extension TableHandle {
     var description: String { "\(raw)" }
 }
 
-/// An op's row in `OpTable` (renumbered by `compact`, Eviction.swift).
+/// An op's row in `OpStore` (renumbered by `compact`, Eviction.swift).
 struct OpIndex: TableHandle {
     var raw: Int32
     @inline(__always) init(raw: Int32) { self.raw = raw }

@@ -10,7 +10,7 @@ extension Scheduler {
         let w = ops.cold[i].lastWorker
         return OpHistory(worker: w.isWorker ? workers[w].id : 0, readyAt: ops.cold[i].readyAt, dispatchedAt: ops.cold[i].dispatchedAt,
                          startedAt: ops.cold[i].startedAt, attempts: Int(ops.hot[i].attempt),
-                         attemptErrors: attemptErrors.isEmpty ? [] : attemptErrors[op] ?? [])
+                         attemptErrors: ops.attemptErrors.isEmpty ? [] : ops.attemptErrors[op] ?? [])
     }
 
     /// Replay: a worker session of before the restart, held as a worker that is never alive (not in
@@ -34,7 +34,7 @@ extension Scheduler {
         ops.cold[i].dispatchedAt = h.dispatchedAt
         ops.cold[i].startedAt = h.startedAt
         ops.hot[i].attempt = UInt16(clamping: max(1, h.attempts))
-        attemptErrors[op] = h.attemptErrors.isEmpty ? nil : h.attemptErrors
+        ops.attemptErrors[op] = h.attemptErrors.isEmpty ? nil : h.attemptErrors
     }
 
     /// Every worker session this core knows (live, lost, or from before a restart), oldest first: the

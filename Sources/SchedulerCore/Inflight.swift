@@ -14,7 +14,7 @@ extension Scheduler {
             let w = ops.hot[i].holder
             return w.isWorker ? Inflight(worker: w, attempt: ops.hot[i].attempt) : nil
         }
-        guard let m = multi.record(of: op), m.worker[part].isWorker else { return nil }
+        guard let m = ops.multi.record(of: op), m.worker[part].isWorker else { return nil }
         return Inflight(worker: m.worker[part], attempt: m.attempt[part])
     }
 
@@ -24,8 +24,8 @@ extension Scheduler {
         if ops.hot[i].parts == 1 {
             ops.hot[i].holder = w
         } else {
-            multi[op].worker[part] = w
-            multi[op].attempt[part] = attempt
+            ops.multi[op].worker[part] = w
+            ops.multi[op].attempt[part] = attempt
         }
         workers[w].held.append(partKey(op, part))
         workers[w].inflightCount += 1
@@ -43,8 +43,8 @@ extension Scheduler {
             ops.hot[i].holder = .nobody
             ops.hot[i].flags &= ~Flag.attemptStarted
         } else {
-            multi[op].worker[part] = .nobody
-            multi[op].status[part] = .waiting
+            ops.multi[op].worker[part] = .nobody
+            ops.multi[op].status[part] = .waiting
         }
         workers[w].inflightCount -= 1
         if workers[w].held.count > 2 * workers[w].inflightCount + 64 { compactHeld(f.worker) }

@@ -129,7 +129,7 @@ extension Scheduler {
     public func dependencies(of key: String) -> [String] {
         guard let op = find(key) else { return [] }
         let s = Int(ops.cold[Int(op)].depStart)
-        return depList[s..<s + Int(ops.cold[Int(op)].depCount)].map { ops.ids[Int($0)] }
+        return ops.depList[s..<s + Int(ops.cold[Int(op)].depCount)].map { ops.ids[Int($0)] }
     }
 
     public func status(_ ref: String) -> OpStatus? {
@@ -139,10 +139,10 @@ extension Scheduler {
         let lane = lanes[Int(ops.hot[i].lane)]
         let partsFinished: Int
         if ops.hot[i].state == .finished { partsFinished = ops.hot[i].outcome == .succeeded ? Int(ops.hot[i].parts) : 0 }
-        else if let m = multi.record(of: op) { partsFinished = m.status.filter { $0 == .done }.count }
+        else if let m = ops.multi.record(of: op) { partsFinished = m.status.filter { $0 == .done }.count }
         else { partsFinished = 0 }
         return OpStatus(
-            id: id, name: names[op] ?? runAndOp(of: id).op, queue: queues[lane.queue].name,
+            id: id, name: ops.names[op] ?? runAndOp(of: id).op, queue: queues[lane.queue].name,
             kind: kindNames[Int(classes[Int(lane.cls)].kind)], state: ops.hot[i].state,
             isCancelled: ops.hot[i].flags & Flag.cancelled != 0, outcome: ops.hot[i].outcome, workers: holders(op),
             lastWorker: ops.cold[i].lastWorker.isWorker ? workers[ops.cold[i].lastWorker].id : nil,
@@ -154,7 +154,7 @@ extension Scheduler {
             dispatchedAt: ops.cold[i].dispatchedAt == 0 ? nil : ops.cold[i].dispatchedAt,
             startedAt: ops.cold[i].startedAt == 0 ? nil : ops.cold[i].startedAt,
             finishedAt: ops.hot[i].state == .finished ? ops.cold[i].finishedAt : nil,
-            resultSize: results[op]?.count ?? 0, errorText: reasons[op], attemptErrors: attemptErrors[op] ?? [],
+            resultSize: ops.results[op]?.count ?? 0, errorText: ops.reasons[op], attemptErrors: ops.attemptErrors[op] ?? [],
             resultEvicted: ops.hot[i].outcome == .succeeded && resultEvicted(op))
     }
 
@@ -206,7 +206,7 @@ extension Scheduler {
     /// Result bytes of a succeeded op (empty if none).
     public func result(_ id: String) -> [UInt8]? {
         guard let op = find(id), ops.hot[Int(op)].outcome == .succeeded else { return nil }
-        return results[op] ?? []
+        return ops.results[op] ?? []
     }
 
     func holders(_ op: Int32) -> [UInt64] {
@@ -243,10 +243,10 @@ extension Scheduler {
             if ops.hot[i].flags & Flag.retryWait != 0 {
                 let until = timers.retryDelays.unordered.filter { $0.op.raw == op && $0.attempt == ops.hot[i].attempt }.map(\.at).min()
                 return .retrying(failedAttempts: Int(ops.hot[i].failures), until: until ?? now,
-                                 lastError: attemptErrors[op]?.last)
+                                 lastError: ops.attemptErrors[op]?.last)
             }
             let s = Int(ops.cold[i].depStart)
-            let open = depList[s..<s + Int(ops.cold[i].depCount)].filter { ops.hot[Int($0)].state != .finished }
+            let open = ops.depList[s..<s + Int(ops.cold[i].depCount)].filter { ops.hot[Int($0)].state != .finished }
             if !open.isEmpty { return .waitingForDependencies(open.map { ops.ids[Int($0)] }) }
             let e = epochs[Int(ops.hot[i].epoch)]
             if ops.hot[i].flags & Flag.barrier == 0, e.opener >= 0, ops.hot[Int(e.opener)].state != .finished {

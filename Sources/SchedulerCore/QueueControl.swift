@@ -52,7 +52,7 @@ extension Scheduler {
             while let v = work.popLast() {
                 let i = Int(v)
                 let s = Int(ops.cold[i].depStart)
-                for d in depList[s..<s + Int(ops.cold[i].depCount)] {
+                for d in ops.depList[s..<s + Int(ops.cold[i].depCount)] {
                     let di = Int(d)
                     guard ops.hot[di].state != .finished && Int(ops.hot[di].priority) < p else { continue }
                     if let scope, !scope.allows(queue: queueName(of: d)) {

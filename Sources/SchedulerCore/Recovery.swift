@@ -58,8 +58,8 @@ extension Scheduler {
                 // Finished already by replay (a dependency's cancel reached it first): the record's text wins.
                 releaseBytes(op)
                 switch outcome {
-                case .succeeded(let bytes): results[op] = bytes.isEmpty ? nil : bytes
-                case .failed(let text), .cancelled(let text): reasons[op] = text
+                case .succeeded(let bytes): ops.results[op] = bytes.isEmpty ? nil : bytes
+                case .failed(let text), .cancelled(let text): ops.reasons[op] = text
                 }
                 holdBytes(op)
             } else {
@@ -224,7 +224,7 @@ extension Scheduler {
         let i = Int(op)
         if let refusal = claimRefusal(op, by: w) { return refusal }
         if ops.hot[i].state == .finished { return "the operation has finished" }
-        if ops.hot[i].parts > 1 { return "parts of multi-part operations run again" }
+        if ops.hot[i].parts > 1 { return "parts of ops.multi-part operations run again" }
         if ops.hot[i].state == .pending { return "its dependencies have not finished" }
         return "another attempt holds it"
     }

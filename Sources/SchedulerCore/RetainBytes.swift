@@ -15,9 +15,9 @@ extension Scheduler {
     /// What finished op `op` holds now.
     func heldBytes(_ op: Int32) -> Int {
         var n = Self.opOverheadBytes + ops.ids[Int(op)].utf8.count
-        if !results.isEmpty, let r = results[op] { n += r.count }
-        if !reasons.isEmpty, let t = reasons[op] { n += t.utf8.count + 16 }
-        if !attemptErrors.isEmpty, let es = attemptErrors[op] { for e in es { n += e.utf8.count + 16 } }
+        if !ops.results.isEmpty, let r = ops.results[op] { n += r.count }
+        if !ops.reasons.isEmpty, let t = ops.reasons[op] { n += t.utf8.count + 16 }
+        if !ops.attemptErrors.isEmpty, let es = ops.attemptErrors[op] { for e in es { n += e.utf8.count + 16 } }
         return n
     }
 
@@ -36,7 +36,7 @@ extension Scheduler {
         case .succeeded(let bytes): n += bytes.count
         case .failed(let text), .cancelled(let text): n += text.utf8.count + 16
         }
-        if !attemptErrors.isEmpty, let es = attemptErrors[op] { for e in es { n += e.utf8.count + 16 } }
+        if !ops.attemptErrors.isEmpty, let es = ops.attemptErrors[op] { for e in es { n += e.utf8.count + 16 } }
         runs[ops.hot[Int(op)].run].bytes += n
         retainedBytes += n
     }
@@ -72,7 +72,7 @@ extension Scheduler {
         guard runs[slot].finishedAt != 0, !runs[slot].resultsEvicted else { return }
         var freed = 0
         for op in runs[slot].ops {
-            if let r = results.removeValue(forKey: op) { freed += r.count }
+            if let r = ops.results.removeValue(forKey: op) { freed += r.count }
         }
         runs[slot].bytes -= freed
         runs[slot].resultsEvicted = true

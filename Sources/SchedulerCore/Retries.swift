@@ -13,16 +13,16 @@ extension Scheduler {
                                 _ out: inout [Action]) {
         let i = Int(op)
         ops.hot[i].failures &+= 1
-        var errors = attemptErrors.removeValue(forKey: op) ?? []
+        var errors = ops.attemptErrors.removeValue(forKey: op) ?? []
         errors.append("attempt \(attempt): \(error)")
         if errors.count > Self.attemptErrorsKept { errors.removeFirst(errors.count - Self.attemptErrorsKept) }
-        attemptErrors[op] = errors
+        ops.attemptErrors[op] = errors
         guard ops.hot[i].failRetriesLeft > 0 else {
             let n = Int(ops.hot[i].failures)
             let attempts = "\(n) attempt\(n == 1 ? "" : "s")"
             let text: String
             if timedOut {
-                text = "timed out after \(attempts)" + (timeouts[op].map { " (limit \(durationText($0)) each)" } ?? "")
+                text = "timed out after \(attempts)" + (ops.timeouts[op].map { " (limit \(durationText($0)) each)" } ?? "")
             } else {
                 text = n > 1 ? "failed after \(attempts): \(error)" : error
             }
@@ -56,13 +56,13 @@ extension Scheduler {
             ops.hot[i].unfinishedDeps += 1
             transition(op, to: .pending, .retryDelay, extra: ms)
         } else if delay <= 0 {
-            multi[op].status[part] = .waiting
+            ops.multi[op].status[part] = .waiting
             ops.hot[i].waitingParts += 1
             record(op, .requeued, part: part, extra: why.rawValue)
             pushPartial(op)
             return
         } else {
-            multi[op].status[part] = .retryWait
+            ops.multi[op].status[part] = .retryWait
             record(op, .retryDelay, part: part, extra: ms)
         }
         if !watchers.isEmpty {
@@ -74,7 +74,7 @@ extension Scheduler {
     /// then drawn between half and all of it. The draw hashes (op, attempt), so the core stays
     /// deterministic and a replay waits the same.
     func retryDelay(_ op: Int32) -> Int64 {
-        let d = retryDelays[op] ?? RetryDelay(base: OperationSpec.defaultRetryDelayMicros,
+        let d = ops.retryDelays[op] ?? RetryDelay(base: OperationSpec.defaultRetryDelayMicros,
                                               max: OperationSpec.defaultRetryDelayMaxMicros)
         guard d.base > 0, d.max > 0 else { return 0 }
         let i = Int(op)
@@ -104,8 +104,8 @@ extension Scheduler {
             } else {
                 let part = Int(top.part)
                 guard ops.hot[i].state.occupiesQueue, ops.hot[i].flags & Flag.cancelled == 0,
-                      multi.record(of: op)?.status[part] == .retryWait else { continue }
-                multi[op].status[part] = .waiting
+                      ops.multi.record(of: op)?.status[part] == .retryWait else { continue }
+                ops.multi[op].status[part] = .waiting
                 ops.hot[i].waitingParts += 1
                 pushPartial(op)
             }
@@ -120,7 +120,7 @@ extension Scheduler {
             let i = Int(op)
             let part = Int(top.part)
             guard ops.hot[i].state == .executing, let f = inflightGet(op, part), f.attempt == top.attempt,
-                  isStarted(op, part), let limit = timeouts[op] else { continue }
+                  isStarted(op, part), let limit = ops.timeouts[op] else { continue }
             record(op, .timedOut, part: part, extra: Int32(f.attempt))
             metrics.timedOut &+= 1
             out.append(.cancelOnWorker(worker: workers[f.worker].id, op: ops.ids[i], part: part,
@@ -129,7 +129,7 @@ extension Scheduler {
             ops.hot[i].inflightParts -= 1
             if ops.hot[i].flags & Flag.cancelled != 0 {
                 partDone(op, part, [])
-                if ops.hot[i].inflightParts == 0 { finishOp(op, .cancelled(reasons[op] ?? "cancelled"), &out) }
+                if ops.hot[i].inflightParts == 0 { finishOp(op, .cancelled(ops.reasons[op] ?? "cancelled"), &out) }
                 continue
             }
             attemptFailed(op, part, attempt: Int(f.attempt), error: "timed out after \(durationText(limit))",
@@ -142,7 +142,7 @@ extension Scheduler {
     func isStarted(_ op: Int32, _ part: Int) -> Bool {
         let i = Int(op)
         if ops.hot[i].parts == 1 { return ops.hot[i].flags & Flag.attemptStarted != 0 }
-        return multi.record(of: op)?.status[part] == .running
+        return ops.multi.record(of: op)?.status[part] == .running
     }
 }
 

@@ -95,10 +95,10 @@ struct RunTable: Sendable {
     }
 
     /// Compaction renumbered the ops (`remap[old]`; retained runs hold live ops only).
-    mutating func renumberOps(_ remap: [Int32]) {
+    mutating func renumberOps(_ remap: OpRemap) {
         for k in slots.indices {
             guard let ops = slots[k]?.ops else { continue }
-            slots[k]?.ops = ops.map { remap[Int($0)] }
+            slots[k]?.ops = ops.map { remap.kept($0) }
         }
     }
 }

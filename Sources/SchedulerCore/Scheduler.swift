@@ -19,19 +19,9 @@ public struct FencingCounters: Sendable, Equatable {
 /// Rule numbers in this module's comments (S1–S17, A1–A10) are those of docs/SEMANTICS.md.
 public struct Scheduler: Sendable {
     public let config: SchedulerConfig
-    var ops = OpTable()
+    /// Everything kept per op: columns, dependency lists, side tables (OpStore.swift).
+    var ops = OpStore()
     var idTable = IdTable()
-    var names: [Int32: String] = [:]
-    var timeouts: [Int32: Int64] = [:]
-    var results: [Int32: [UInt8]] = [:]
-    var reasons: [Int32: String] = [:]          // error text or cancel reason
-    var attemptErrors: [Int32: [String]] = [:]  // every failed attempt's error (capped), oldest first
-    var retryDelays: [Int32: RetryDelay] = [:]  // ops with retries and non-default delays
-    /// Per-part records of multi-part ops (Storage.swift).
-    var multi = MultiPartTable()
-    var depList: [Int32] = []
-    /// Each op's dependents (Dependents.swift), a list from `OpHot.firstOut`.
-    var dependents = DependentLists()
 
     var queues: [QueueState] = []
     var queueIndex: [String: QueueIndex] = [:]
@@ -100,8 +90,9 @@ public struct Scheduler: Sendable {
     /// When replay ended (0: never replayed); stories of replayed ops end there (Story.swift).
     var recoveredAt: Int64 = 0
 
-    var story: [StoryRaw] = []
-    var storyPos = 0
+    /// Every op's transitions, in one bounded ring (Story.swift).
+    var story: StoryRing
+    /// The ready heaps' push counter (`readyKey`).
     var nextSeq: Int64 = 0
     public internal(set) var fencing = FencingCounters()
     public internal(set) var metrics: SchedulerMetrics
@@ -115,6 +106,7 @@ public struct Scheduler: Sendable {
 
     public init(config: SchedulerConfig = SchedulerConfig()) {
         self.config = config
+        story = StoryRing(capacity: config.storyCapacity)
         metrics = SchedulerMetrics(sampleCapacity: config.metricsSampleCapacity)
         _ = ensureQueue(QueueSpec(name: "default"))
     }

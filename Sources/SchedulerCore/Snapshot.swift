@@ -66,7 +66,7 @@ extension Scheduler {
         for (_, r) in runs.all where r.resultsEvicted { out.append((now, .resultsEvicted(run: r.name))) }
         for op in cancelling {
             let cascade = ops.hot[Int(op)].flags & Flag.cascade != 0
-            out.append((now, .cancelRequested(ids: [ops.ids[Int(op)]], cascade: cascade, reason: reasons[op] ?? "cancelled")))
+            out.append((now, .cancelRequested(ids: [ops.ids[Int(op)]], cascade: cascade, reason: ops.reasons[op] ?? "cancelled")))
         }
         // Ageing's clocks (Ageing.swift): the op's latest priority change again, at its time.
         for (op, at) in agedAt.sorted(by: { $0.key < $1.key }) where ops.hot[Int(op)].state != .finished && ops.hot[Int(op)].flags & Flag.evicted == 0 {
@@ -89,19 +89,19 @@ extension Scheduler {
         let cls = classes[Int(lane.cls)]
         var after: [String] = []
         let s = Int(ops.cold[i].depStart)
-        for d in depList[s..<s + Int(ops.cold[i].depCount)] where ops.hot[Int(d)].flags & Flag.evicted == 0 {
+        for d in ops.depList[s..<s + Int(ops.cold[i].depCount)] where ops.hot[Int(d)].flags & Flag.evicted == 0 {
             after.append(inputName(d, of: op))
         }
         var requires: [String] = []
         if cls.requires != 0 { for b in 0..<64 where cls.requires & (1 << UInt64(b)) != 0 { requires.append(tagNames[b]) } }
-        let delay = retryDelays[op]
-        return OperationSpec(id: runAndOp(of: ops.ids[i]).op, name: names[op], queue: queues[lane.queue].name,
+        let delay = ops.retryDelays[op]
+        return OperationSpec(id: runAndOp(of: ops.ids[i]).op, name: ops.names[op], queue: queues[lane.queue].name,
                              kind: kindNames[Int(cls.kind)], payload: ops.payloads[i], after: after,
                              priority: OperationPriority(rawValue: Int(h.priority))!, qos: OperationQoS(rank: Int(lane.qos)),
                              parts: Int(h.parts),
                              policy: h.flags & Flag.policySucceeded != 0 ? .succeeded : .finished,
                              retries: Int(h.failRetriesLeft), lossRetries: Int(h.lossRetriesLeft),
-                             timeoutMicros: timeouts[op], requires: requires, barrier: h.flags & Flag.barrier != 0,
+                             timeoutMicros: ops.timeouts[op], requires: requires, barrier: h.flags & Flag.barrier != 0,
                              retryDelayMicros: OperationSpec.retryDelayMicros(delay?.base),
                              retryDelayMaxMicros: OperationSpec.retryDelayMaxMicros(delay?.max), share: opShares[op] ?? (queues[lane.queue].fairness.share == .key ? shareTables[lane.queue].slots[Int(h.share)].name : nil),
                              concurrencyKey: h.concurrencyKey.isKey ? concurrencyKeys[h.concurrencyKey].name : nil)
@@ -111,9 +111,9 @@ extension Scheduler {
     func outcome(of op: Int32) -> Outcome? {
         switch ops.hot[Int(op)].outcome {
         case .none: return nil
-        case .succeeded: return .succeeded(results[op] ?? [])
-        case .failed: return .failed(reasons[op] ?? "")
-        case .cancelled: return .cancelled(reasons[op] ?? "")
+        case .succeeded: return .succeeded(ops.results[op] ?? [])
+        case .failed: return .failed(ops.reasons[op] ?? "")
+        case .cancelled: return .cancelled(ops.reasons[op] ?? "")
         }
     }
 
@@ -124,7 +124,7 @@ extension Scheduler {
             let op = Int32(i)
             let lane = lanes[Int(ops.hot[i].lane)]
             let s = Int(ops.cold[i].depStart)
-            let deps = depList[s..<s + Int(ops.cold[i].depCount)].filter { ops.hot[Int($0)].flags & Flag.evicted == 0 }.map { ops.ids[Int($0)] }
+            let deps = ops.depList[s..<s + Int(ops.cold[i].depCount)].filter { ops.hot[Int($0)].flags & Flag.evicted == 0 }.map { ops.ids[Int($0)] }
             view[ops.ids[i]] = DurableOp(queue: queues[lane.queue].name, kind: kindNames[Int(classes[Int(lane.cls)].kind)],
                                          priority: Int(ops.hot[i].priority), dependencies: deps, outcome: outcome(of: op),
                                          cancelRequested: ops.hot[i].state != .finished && ops.hot[i].flags & Flag.cancelled != 0)

@@ -91,7 +91,7 @@ struct OpCold {
     var dispatchedAt: Int64 = 0
     var startedAt: Int64 = 0
     var finishedAt: Int64 = 0
-    /// Its dependencies: `Scheduler.depList[depStart ..< depStart + depCount]` (set when it is wired).
+    /// Its dependencies: `OpStore.depList[depStart ..< depStart + depCount]` (set when it is wired).
     var depStart: Int32 = 0
     var depCount: Int32 = 0
     /// The worker that last held a part (status; whose claims are taken back), `.nobody` before the
@@ -102,22 +102,6 @@ struct OpCold {
     @inline(__always) mutating func setDependencies(start: Int32, count: Int32) {
         depStart = start
         depCount = count
-    }
-}
-
-/// Per-op columns: the hot record plus colder columns. Rarely used fields live in side dictionaries
-/// (names, timeouts, results, errors, multi-part). Columns are paged (PagedColumn.swift): growing and
-/// the copy-on-write copy after a snapshot request take a page at a time, not the whole column.
-struct OpTable {
-    var hot = PagedColumn<OpHot>()
-    var ids = PagedColumn<String>()
-    var payloads = PagedColumn<[UInt8]>()
-    var cold = PagedColumn<OpCold>()
-
-    var count: Int { ids.count }
-
-    mutating func reserve(_ n: Int) {
-        hot.reserveCapacity(n); ids.reserveCapacity(n); payloads.reserveCapacity(n); cold.reserveCapacity(n)
     }
 }
 
@@ -292,7 +276,7 @@ struct MultiPartTable: Sendable {
     }
 
     @inline(never) private static func noRecord(_ op: Int32) -> Never {
-        preconditionFailure("op \(op) has no multi-part record (single-part, or finished)")
+        preconditionFailure("op \(op) has no ops.multi-part record (single-part, or finished)")
     }
 
     /// Op `op`'s record if it has one (none for a single-part or finished op).
@@ -302,13 +286,11 @@ struct MultiPartTable: Sendable {
 
     mutating func remove(_ op: Int32) { byOp[op] = nil }
 
-    /// Compaction renumbered the ops (`remap[old]`, -1 dropped); finished ops have no record left.
-    mutating func renumberOps(_ remap: [Int32]) {
-        var renumbered: [Int32: MultiPart] = [:]
-        renumbered.reserveCapacity(byOp.count)
-        for (op, record) in byOp where remap[Int(op)] >= 0 { renumbered[remap[Int(op)]] = record }
-        byOp = renumbered
-    }
+    /// Ops that have a record (validation).
+    var ops: [Int32] { Array(byOp.keys) }
+
+    /// Compaction renumbered the ops; finished ops have no record left.
+    mutating func renumberOps(_ remap: OpRemap) { byOp = remap.rekeyed(byOp) }
 }
 
 struct WaitRecord {

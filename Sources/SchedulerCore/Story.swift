@@ -46,45 +46,76 @@ public struct StoryEntry: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "[\(stimulus) @\(at)µs] \(event)" }
 }
 
+/// The ring every op's story is kept in: `capacity` entries, the oldest overwritten first; each entry
+/// links to its op's previous one (`prev`), so an op's story is a chain from `OpHot.storyHead`.
+struct StoryRing {
+    private(set) var entries: [StoryRaw] = []
+    /// Entries ever appended: the next goes to slot `appended % capacity`.
+    private(set) var appended = 0
+    let capacity: Int
+
+    init(capacity: Int) {
+        precondition(capacity >= 0 && capacity <= Int(Int32.max), "story capacity \(capacity) is not an Int32 slot count")
+        self.capacity = capacity
+    }
+
+    /// Stores `entry` (over the oldest when full); returns its slot.
+    @inline(__always) mutating func append(_ entry: StoryRaw) -> Int32 {
+        let slot = capacity & (capacity - 1) == 0 ? appended & (capacity - 1) : appended % capacity
+        if entries.count < capacity { entries.append(entry) } else { entries[slot] = entry }
+        appended += 1
+        return Int32(truncatingIfNeeded: slot)   // < capacity ≤ Int32.max
+    }
+
+    /// Age of slot `slot` (0 = newest).
+    func age(ofSlot slot: Int) -> Int {
+        ((appended - 1 - slot) % capacity + capacity) % capacity
+    }
+
+    /// Op `op`'s entries from slot `head` back, newest first, at most `limit`; where the chain ended
+    /// (-1: its first entry, `storyRestarted`: a restart) and whether entries are missing (overwritten
+    /// by newer ones, or beyond `limit`).
+    func chain(of op: Int32, from head: Int32, limit: Int) -> (entries: [StoryRaw], end: Int32, truncated: Bool) {
+        var raws: [StoryRaw] = []
+        var i = Int(head)
+        var lastAge = -1
+        while i >= 0 {
+            let age = age(ofSlot: i)
+            // A slot since taken by another op, or by a newer entry of the same op, ends the chain.
+            guard i < entries.count, entries[i].op == op, age > lastAge, appended - age > 0 else { return (raws, Int32(i), true) }
+            if raws.count >= limit { return (raws, Int32(i), true) }
+            raws.append(entries[i])
+            lastAge = age
+            i = Int(entries[i].prev)
+        }
+        return (raws, Int32(i), false)
+    }
+
+    /// Compaction renumbered the ops: entries follow their op; those of dropped ops name none (-1),
+    /// so no chain reaches them.
+    mutating func renumberOps(_ remap: OpRemap) {
+        for i in entries.indices { entries[i].op = remap[entries[i].op] }
+    }
+}
+
 extension Scheduler {
     /// Appends one entry to the op's story; `at` is when it happened (default: this input's time).
     @inline(__always)
     mutating func record(_ op: Int32, _ code: StoryCode, part: Int, extra: Int32, at: Int64? = nil) {
-        let cap = config.storyCapacity
-        guard cap > 0 else { return }
+        guard story.capacity > 0 else { return }
         if replaying { ops.hot[Int(op)].storyHead = storyRestarted; return }
         let entry = StoryRaw(stimulus: stimulus, at: at ?? now, op: op, prev: ops.hot[Int(op)].storyHead, extra: extra,
                              part: UInt16(truncatingIfNeeded: part), code: code)
-        let idx = cap & (cap - 1) == 0 ? storyPos & (cap - 1) : storyPos % cap
-        if story.count < cap { story.append(entry) } else { story[idx] = entry }
-        ops.hot[Int(op)].storyHead = Int32(idx)
-        storyPos += 1
-    }
-
-    /// Age of ring slot i (0 = newest).
-    func storyAge(_ i: Int) -> Int {
-        let cap = config.storyCapacity
-        return ((storyPos - 1 - i) % cap + cap) % cap
+        ops.hot[Int(op)].storyHead = story.append(entry)
     }
 
     /// The op's transitions, oldest first; earlier ones may have been overwritten (`truncated`), or lost
     /// in a restart (then the story starts with entries rebuilt from the journal and `.restarted`).
     public func story(_ id: String) -> (entries: [StoryEntry], truncated: Bool)? {
         guard let op = find(id) else { return nil }
-        var raws: [StoryRaw] = []
-        var i = Int(ops.hot[Int(op)].storyHead)
-        var lastAge = -1
-        var truncated = false
-        while i >= 0 {
-            let age = storyAge(i)
-            guard i < story.count, story[i].op == op, age > lastAge, storyPos - age > 0 else { truncated = true; break }
-            if raws.count >= config.storyPerOp { truncated = true; break }
-            raws.append(story[i])
-            lastAge = age
-            i = Int(story[i].prev)
-        }
-        let entries = raws.reversed().map(decode)
-        guard i == Int(storyRestarted) && !truncated else { return (entries, truncated) }
+        let chain = story.chain(of: op, from: ops.hot[Int(op)].storyHead, limit: config.storyPerOp)
+        let entries = chain.entries.reversed().map(decode)
+        guard chain.end == storyRestarted && !chain.truncated else { return (entries, chain.truncated) }
         return (rebuiltStory(op) + entries, false)
     }
 

@@ -257,17 +257,17 @@ extension Scheduler {
         ops.ids.append(keys[i])
         ops.payloads.append(specs[i].payload)
         ops.cold.append(OpCold(submittedAt: now, lastWorker: replaying ? WorkerIndex.unknown : WorkerIndex.nobody))
-        if let name = specs[i].givenName, name != specs[i].id { names[op] = name }
-        if let t = specs[i].timeoutMicros { timeouts[op] = t }
+        if let name = specs[i].givenName, name != specs[i].id { ops.names[op] = name }
+        if let t = specs[i].timeoutMicros { ops.timeouts[op] = t }
         if specs[i].retries > 0 {
             let base = specs[i].retryDelayMicros ?? OperationSpec.defaultRetryDelayMicros
             let max = specs[i].retryDelayMaxMicros ?? OperationSpec.defaultRetryDelayMaxMicros
             if base != OperationSpec.defaultRetryDelayMicros || max != OperationSpec.defaultRetryDelayMaxMicros {
-                retryDelays[op] = RetryDelay(base: base, max: max)
+                ops.retryDelays[op] = RetryDelay(base: base, max: max)
             }
         }
         if parts > 1 {
-            multi.add(op, parts: parts)
+            ops.multi.add(op, parts: parts)
         }
         var unfinished: Int32 = 0
         // Barriers (S15): an epoch is a barrier plus everything added after it.
@@ -305,10 +305,10 @@ extension Scheduler {
     mutating func wire(_ op: Int32, _ specs: UnsafeBufferPointer<OperationSpec>, _ i: Int, _ deps: ArraySlice<Int32>,
                        _ cancelNow: inout [(Int32, String)], _ out: inout [Action]) {
         var unfinished = ops.hot[Int(op)].unfinishedDeps
-        let depBase = depList.count
+        let depBase = ops.depList.count
         for di in deps {
-            if deps.count > 1 && depList[depBase...].contains(di) { continue }   // duplicate edge
-            depList.append(di)
+            if deps.count > 1 && ops.depList[depBase...].contains(di) { continue }   // duplicate edge
+            ops.depList.append(di)
             if ops.hot[Int(di)].run != ops.hot[Int(op)].run { pinDependencyRun(of: op, di) }
             if ops.hot[Int(di)].state != .finished {
                 unfinished += 1
@@ -318,7 +318,7 @@ extension Scheduler {
                 cancelNow.append((op, "dependency \(inputName(di, of: op)) \(what)"))
             }
         }
-        ops.cold[Int(op)].setDependencies(start: Int32(depBase), count: Int32(depList.count - depBase))
+        ops.cold[Int(op)].setDependencies(start: Int32(depBase), count: Int32(ops.depList.count - depBase))
         ops.hot[Int(op)].unfinishedDeps = unfinished
         if unfinished == 0 { makeReady(op, &out) }
     }
@@ -326,7 +326,7 @@ extension Scheduler {
     /// Adds `edge` to the dependents of `from`. (Not inlined: `wire` stays small enough to be inlined
     /// into the submit loop, which matters to batches without dependencies.)
     mutating func addEdge(from: Int32, _ edge: DependentEdge) {
-        dependents.push(edge, onto: &ops.hot[Int(from)].firstOut)
+        ops.dependents.push(edge, onto: &ops.hot[Int(from)].firstOut)
     }
 }
 

@@ -58,10 +58,10 @@ struct Timers: Sendable {
 
     /// Compaction renumbered the ops (`remap[old]`, −1 for a dropped op): attempt deadlines follow
     /// their op; those of dropped ops go.
-    mutating func renumberOps(_ remap: [Int32]) {
+    mutating func renumberOps(_ remap: OpRemap) {
         func renumbered(_ h: Heap<AttemptDeadline>) -> Heap<AttemptDeadline> {
             Heap(h.unordered.compactMap { e in
-                let op = remap[e.op.index]
+                let op = remap[e.op.raw]
                 guard op >= 0 else { return nil }
                 var e = e
                 e.op = OpIndex(raw: op)

@@ -6,9 +6,8 @@ extension Scheduler {
         var bad: [String] = []
         func check(_ ok: Bool, _ msg: @autoclosure () -> String) { if !ok { bad.append(msg()) } }
         let n = ops.count
-        for (name, c) in [("payloads", ops.payloads.count), ("hot", ops.hot.count), ("cold", ops.cold.count)] {
-            check(c == n, "column \(name) has \(c) rows, expected \(n)")
-        }
+        // The op store's own structure first: the rest reads it.
+        bad = ops.validate()
         if !bad.isEmpty { return bad }
         // Per-queue counters and epochs.
         var pending = [Int32](repeating: 0, count: queues.count), ready = pending, dispatched = pending, executing = pending
@@ -20,8 +19,8 @@ extension Scheduler {
         for i in 0..<n where !dead(i) {
             var e = ops.hot[i].firstOut
             while e >= 0 {
-                if ops.hot[i].state != .finished { implicitIn[Int(dependents.edges[Int(e)].dependent)] += 1 }
-                e = dependents.next[Int(e)]
+                if ops.hot[i].state != .finished { implicitIn[Int(ops.dependents.edges[Int(e)].dependent)] += 1 }
+                e = ops.dependents.next[Int(e)]
             }
         }
         for c in epochs where c.closer >= 0 { implicitIn[Int(c.closer)] += 1 }
@@ -120,15 +119,15 @@ extension Scheduler {
                     check((ops.hot[i].state == .executing) == (ops.hot[i].flags & Flag.attemptStarted != 0),
                           "\(id): state \(ops.hot[i].state) but started flag \(ops.hot[i].flags & Flag.attemptStarted != 0)")
                 } else if ops.hot[i].state == .dispatched {
-                    check(!multi[Int32(i)].status.contains(.running), "\(id): dispatched with a running part")
+                    check(!ops.multi[Int32(i)].status.contains(.running), "\(id): dispatched with a running part")
                 }
                 if !cancelledFlag {
                     let s = Int(ops.cold[i].depStart)
-                    for d in depList[s..<s + Int(ops.cold[i].depCount)] {
+                    for d in ops.depList[s..<s + Int(ops.cold[i].depCount)] {
                         check(ops.hot[Int(d)].state == .finished, "\(id): executing before dependency \(ops.ids[Int(d)]) finished")
                     }
                     let done = Int(ops.hot[i].parts) - Int(ops.hot[i].partsLeft)
-                    let delayed = multi.record(of: Int32(i))?.status.filter { $0 == .retryWait }.count ?? 0
+                    let delayed = ops.multi.record(of: Int32(i))?.status.filter { $0 == .retryWait }.count ?? 0
                     check(Int(ops.hot[i].waitingParts) + Int(ops.hot[i].inflightParts) + done + delayed == Int(ops.hot[i].parts),
                           "\(id): parts waiting \(ops.hot[i].waitingParts) + in flight \(ops.hot[i].inflightParts) + done \(done) + delayed \(delayed) ≠ \(ops.hot[i].parts)")
                     if ops.hot[i].waitingParts > 0 { check(ops.hot[i].flags & Flag.inPartials != 0, "\(id): waiting part not queued") }
@@ -198,7 +197,7 @@ extension Scheduler {
             check(r.bytes == held, "run \(r.name): bytes \(r.bytes) ≠ \(held) held")
             totalBytes += r.bytes
         }
-        check(runs.slotsByName.count == runs.all.reduce(0) { n, _ in n + 1 }, "run names index \(runs.slotsByName.count) runs, not the retained ones")
+        check(runs.slotsByName.count == runs.all.reduce(0) { n, _ in n + 1 }, "run ops.names index \(runs.slotsByName.count) runs, not the retained ones")
         check(totalBytes == retainedBytes, "retained bytes \(retainedBytes) ≠ \(totalBytes)")
         var pins = [RunSlot: Int32]()
         for (op, rs) in crossRunDeps {
@@ -213,7 +212,7 @@ extension Scheduler {
             if dead(i) { deadCount += 1; continue }
             if ops.hot[i].state != .finished {
                 let s = Int(ops.cold[i].depStart)
-                for d in depList[s..<s + Int(ops.cold[i].depCount)] where dead(Int(d)) {
+                for d in ops.depList[s..<s + Int(ops.cold[i].depCount)] where dead(Int(d)) {
                     bad.append("\(ops.ids[i]): unfinished, but its dependency's run was evicted (pins)")
                 }
             }

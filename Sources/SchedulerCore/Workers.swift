@@ -118,7 +118,7 @@ extension Scheduler {
             ops.hot[i].inflightParts -= 1
             if ops.hot[i].flags & Flag.cancelled != 0 {
                 partDone(op, part, [])
-                if ops.hot[i].inflightParts == 0 { finishOp(op, .cancelled(reasons[op] ?? "cancelled"), &out) }
+                if ops.hot[i].inflightParts == 0 { finishOp(op, .cancelled(ops.reasons[op] ?? "cancelled"), &out) }
             } else if ops.hot[i].lossRetriesLeft > 0 {
                 ops.hot[i].lossRetriesLeft -= 1
                 requeuePart(op, part, why: .workerLost, delay: 0, &out)

@@ -22,7 +22,7 @@ import Testing
         #expect(runs.retained(a)?.number == 3, "an old holder of the slot sees the new run")
         #expect(runs.all.map(\.run.name) == ["c", "b"], "slot order")
         runs[c].ops = [5, 9]
-        runs.renumberOps([Int32](repeating: -1, count: 5) + [0, -1, -1, -1, 1])
+        runs.renumberOps(OpRemap(newIndex: [Int32](repeating: -1, count: 5) + [0, -1, -1, -1, 1]))
         #expect(runs[c].ops == [0, 1])
     }
 
@@ -74,7 +74,7 @@ import Testing
         #expect(timers.earliestDue == 20)
         let early = timers.queueAgeing.popDue(29), due = timers.queueAgeing.popDue(30)
         #expect(early == nil && due?.target == QueueIndex(2))
-        timers.renumberOps([-1, -1, 0, 1])
+        timers.renumberOps(OpRemap(newIndex: [-1, -1, 0, 1]))
         #expect(timers.retryDelays.isEmpty, "op 1 was dropped")
         #expect(timers.attemptTimeouts.min?.op == OpIndex(1), "op 3 is op 1 now")
         #expect(timers.earliestDue == 40)
@@ -98,7 +98,94 @@ import Testing
         table[4].status[1] = .running
         table.remove(2)
         #expect(table.record(of: 2) == nil)
-        table.renumberOps([-1, -1, -1, -1, 0])
+        table.renumberOps(OpRemap(newIndex: [-1, -1, -1, -1, 0]))
         #expect(table.record(of: 4) == nil && table[0].status == [.waiting, .running])
+    }
+
+    /// Appends an op row with dependencies `deps` (wired into their dependents lists, newest first).
+    private func addOp(_ store: inout OpStore, _ id: String, after deps: [Int32] = []) {
+        let op = Int32(store.count)
+        store.hot.append(OpHot(lane: 0, parts: 1, partsLeft: 1, waitingParts: 1, failRetriesLeft: 0, lossRetriesLeft: 0,
+                               priority: 0, flags: 0))
+        store.ids.append(id)
+        store.payloads.append(Array(id.utf8))
+        var cold = OpCold(submittedAt: 0, lastWorker: .nobody)
+        cold.setDependencies(start: Int32(store.depList.count), count: Int32(deps.count))
+        store.cold.append(cold)
+        store.depList += deps
+        for d in deps {
+            var head = store.hot[Int(d)].firstOut
+            store.dependents.push(.dependency(op), onto: &head)
+            store.hot[Int(d)].firstOut = head
+        }
+    }
+
+    private func dependents(_ store: OpStore, of op: Int32) -> [String] {
+        var out: [String] = [], e = store.hot[Int(op)].firstOut
+        while e >= 0 { out.append(store.ids[Int(store.dependents.edges[Int(e)].dependent)]); e = store.dependents.next[Int(e)] }
+        return out
+    }
+
+    /// Compaction drops evicted rows from every per-op table of the store at once: columns, dependency
+    /// and dependents lists, side tables and multi-part records follow their op; the remap it returns
+    /// renumbers the rest in order and drops the evicted.
+    @Test func opStoreCompactionRenumbersEveryPerOpTable() {
+        var store = OpStore()
+        addOp(&store, "a")                       // 0
+        addOp(&store, "b")                       // 1, evicted
+        addOp(&store, "c", after: [0, 1])        // 2
+        addOp(&store, "d", after: [2])           // 3, evicted
+        addOp(&store, "e", after: [2, 0])        // 4
+        store.names = [0: "A", 2: "C", 4: "E"]
+        store.timeouts = [4: 7]
+        store.results = [1: [1], 2: [2]]
+        store.reasons = [4: "why"]
+        store.attemptErrors = [2: ["x"]]
+        store.retryDelays = [4: RetryDelay(base: 1, max: 2)]
+        store.multi.add(4, parts: 2)
+        #expect(store.validate().isEmpty)
+        store.forgetEvicted(1)
+        store.forgetEvicted(3)
+        #expect(store.results[1] == nil && store.payloads[1].isEmpty, "an evicted op's data goes at once")
+
+        let remap = store.compactEvicted()
+        #expect(remap.liveCount == 3 && remap[0] == 0 && remap[1] == -1 && remap[2] == 1 && remap[3] == -1 && remap[4] == 2)
+        #expect(remap[-1] == -1, "none stays none")
+        #expect(store.count == 3 && (0..<3).map { store.ids[$0] } == ["a", "c", "e"])
+        #expect((0..<3).map { String(decoding: store.payloads[$0], as: UTF8.self) } == ["a", "c", "e"])
+        #expect(store.names == [0: "A", 1: "C", 2: "E"] && store.timeouts == [2: 7] && store.results == [1: [2]])
+        #expect(store.reasons == [2: "why"] && store.attemptErrors == [1: ["x"]] && store.retryDelays[2]?.max == 2)
+        #expect(store.multi.record(of: 2)?.status.count == 2 && store.multi.ops == [2])
+        func deps(_ op: Int) -> [Int32] {
+            let c = store.cold[op]
+            return Array(store.depList[Int(c.depStart)..<Int(c.depStart + c.depCount)])
+        }
+        #expect(deps(0) == [] && deps(1) == [0] && deps(2) == [1, 0], "an evicted dependency leaves the list")
+        #expect(dependents(store, of: 0) == ["e", "c"] && dependents(store, of: 1) == ["e"], "lists keep their order")
+        #expect(store.validate().isEmpty)
+    }
+
+    /// The store's validation names a side table keyed beyond the rows and a dependency range beyond the list.
+    @Test func opStoreValidationCatchesStrayIndices() {
+        var store = OpStore()
+        addOp(&store, "a")
+        addOp(&store, "b", after: [0])
+        store.reasons[5] = "stray"
+        store.multi.add(9, parts: 2)
+        var cold = store.cold[1]
+        cold.setDependencies(start: 0, count: 4)
+        store.cold[1] = cold
+        let bad = store.validate()
+        #expect(bad.contains { $0.contains("reasons keys op 5") })
+        #expect(bad.contains { $0.contains("multi keys op 9") })
+        #expect(bad.contains { $0.contains("b: dependencies 0+4") })
+    }
+
+    /// Renumbering lists keeps their order and drops what compaction dropped; `kept` refuses a dropped op.
+    @Test func opRemapRenumbersListsAndTables() {
+        let remap = OpRemap(newIndex: [0, -1, 1, 2])
+        #expect(remap.renumbered([3, 1, 0]) == [2, 0])
+        #expect(remap.rekeyed([1: "x", 3: "y"]) == [2: "y"])
+        #expect(remap.kept(3) == 2)
     }
 }

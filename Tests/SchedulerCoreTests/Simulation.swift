@@ -196,7 +196,7 @@ struct Simulation {
                 if s.workers.contains(where: { $0.inflightCount > 0 }) { compactionsInFlight += 1 }
                 if !s.timers.retryDelays.isEmpty { compactionsRetrying += 1 }
                 if !s.timers.attemptTimeouts.isEmpty { compactionsTimed += 1 }
-                if !s.multi.isEmpty { compactionsMultiPart += 1 }
+                if !s.ops.multi.isEmpty { compactionsMultiPart += 1 }
             }
             checkRuns()
         }
