@@ -24,8 +24,12 @@ if [ -z "$BIN" ] || [ ! -x "$BIN/opctl" ] || [ ! -x "$BIN/opcoord" ] || [ ! -x "
 fi
 BIN="$(cd "$BIN" && pwd)"
 command -v "${OPQ_ETCD:-etcd}" >/dev/null || { echo "failover.sh: etcd is not installed (Debian's etcd-server; scripts/setup)" >&2; exit 1; }
-PY=/usr/bin/python3
+# failover.py talks ZeroMQ to the heads (pyzmq): the venv scripts/setup makes has it (Debian's python3
+# has no zmq module unless python3-zmq is installed, which setup does not do).
+PY="$HERE/../../.venv-python/bin/python"
+[ -x "$PY" ] || PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
+"$PY" -c 'import zmq' 2>/dev/null || { echo "failover.sh: $PY has no zmq module (run scripts/setup: it makes .venv-python with pyzmq)" >&2; exit 1; }
 export OPQ_NETNS_PREFIX="${OPQ_NETNS_PREFIX:-opqha}"
 export OPQ_NETNS_BASE="${OPQ_NETNS_BASE:-160}"
 export OPQ_NETNS_STATE="${OPQ_NETNS_STATE:-/tmp/${OPQ_NETNS_PREFIX}-netns}"
