@@ -7,7 +7,7 @@ import DequeModule
 
 extension Scheduler {
     mutating func pump(_ out: inout [Action]) {
-        if hold != nil { return }   // after recovery, until the workers that were connected are back (Recovery.swift)
+        if recovery.hold != nil { return }   // after recovery, until the workers that were connected are back (Recovery.swift)
         var level = 4
         while level >= 0 {
             while totalCredit > 0, let q = rings[level].first {

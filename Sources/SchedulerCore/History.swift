@@ -16,8 +16,8 @@ extension Scheduler {
     /// Replay: a worker session of before the restart, held as a worker that is never alive (not in
     /// `workerIndex`: a new session may reuse its id and must not be refused or fenced for it).
     mutating func restoreWorkerSession(id: UInt64, name: String, owner: String) {
-        guard restoredWorkers[id] == nil else { return }
-        restoredWorkers[id] = WorkerIndex(workers.count)
+        guard recovery.restoredWorkers[id] == nil else { return }
+        recovery.restoredWorkers[id] = WorkerIndex(workers.count)
         var w = WorkerState(id: id, name: name, owner: owner, slots: 0, capacity: 0, tags: 0, kinds: [], tagNames: [],
                             kindNames: [], lastSeen: now)
         w.alive = false
@@ -29,7 +29,7 @@ extension Scheduler {
     /// Replay: a finished op's history as its finish record kept it.
     mutating func applyHistory(_ op: Int32, _ h: OpHistory) {
         let i = Int(op)
-        if h.worker != 0 { ops.cold[i].lastWorker = restoredWorkers[h.worker] ?? workerIndex[h.worker] ?? WorkerIndex.unknown }
+        if h.worker != 0 { ops.cold[i].lastWorker = recovery.restoredWorkers[h.worker] ?? workerIndex[h.worker] ?? WorkerIndex.unknown }
         ops.cold[i].readyAt = h.readyAt
         ops.cold[i].dispatchedAt = h.dispatchedAt
         ops.cold[i].startedAt = h.startedAt

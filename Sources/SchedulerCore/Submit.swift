@@ -124,7 +124,7 @@ extension Scheduler {
         for i in 0..<n {   // all ops exist before edges are wired
             insert(specs, batchKeys, i, run, &cache)
             // (Replay has no workers and no one to warn: every op would be noted.)
-            if !unplaceable.isPlaceable(cache.cls) && !replaying { unplaceable.note(base + Int32(i), cache.cls, self) }
+            if !unplaceable.isPlaceable(cache.cls) && !recovery.replaying { unplaceable.note(base + Int32(i), cache.cls, self) }
         }
         // The batch joins its run in one step (two `runs[run]` writes per op cost ~80 instructions).
         runs[run].ops.append(contentsOf: base..<base + Int32(n))
@@ -256,7 +256,7 @@ extension Scheduler {
         if let k = specs[i].concurrencyKey { h.concurrencyKey = concurrencyKey(k, queue: q) }
         ops.ids.append(keys[i])
         ops.payloads.append(specs[i].payload)
-        ops.cold.append(OpCold(submittedAt: now, lastWorker: replaying ? WorkerIndex.unknown : WorkerIndex.nobody))
+        ops.cold.append(OpCold(submittedAt: now, lastWorker: recovery.replaying ? WorkerIndex.unknown : WorkerIndex.nobody))
         if let name = specs[i].givenName, name != specs[i].id { ops.names[op] = name }
         if let t = specs[i].timeoutMicros { ops.timeouts[op] = t }
         if specs[i].retries > 0 {

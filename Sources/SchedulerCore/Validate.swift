@@ -240,6 +240,12 @@ extension Scheduler {
                       "class \(ci): worker \(workers[w].id) has credit but is not in the round-robin")
             }
         }
+        // A wait counts an op until it finishes (then the op's entry goes): only unfinished ops are
+        // waited on, each by open waits.
+        for (op, wids) in waits.waitsByOp {
+            check(op >= 0 && Int(op) < n && ops.hot[Int(op)].state != .finished, "op \(op) is waited on but finished or unknown")
+            check(wids.allSatisfy(waits.isOpen), "op \(op) is counted by an answered wait")
+        }
         return bad
     }
 }

@@ -188,4 +188,41 @@ import Testing
         #expect(remap.rekeyed([1: "x", 3: "y"]) == [2: "y"])
         #expect(remap.kept(3) == 2)
     }
+
+    /// A wait counting ops is answered by its last op, with every outcome counted; an op's waits are
+    /// taken once; compaction renumbers the ops waited on.
+    @Test func waitsCountDownAndAnswerOnce() {
+        var waits = WaitTable()
+        let ref = ClientRef(client: 1, request: 1)
+        let a = waits.add(WaitRecord(ref: ref, remaining: 2), onOps: [3, 5])
+        let b = waits.add(WaitRecord(ref: ref, remaining: 1), onOps: [5])
+        #expect(a != b)
+        waits.renumberOps(OpRemap(newIndex: [-1, -1, -1, 0, -1, 1]))
+        #expect(waits.takeWaits(on: 0) == [a] && waits.takeWaits(on: 0) == nil, "op 3 is op 0 now; taken once")
+        #expect(waits.countDown(a, .failed) == nil, "one op left")
+        #expect(waits.takeWaits(on: 1) == [a, b])
+        let doneA = waits.countDown(a, .succeeded), doneB = waits.countDown(b, .cancelled)
+        #expect(doneA?.summary == WaitSummary(succeeded: 1, failed: 1, cancelled: 0))
+        #expect(doneB?.summary == WaitSummary(succeeded: 0, failed: 0, cancelled: 1))
+        #expect(!waits.isOpen(a) && waits.countDown(a, .succeeded) == nil && waits.remove(b) == nil, "answered once")
+    }
+
+    /// Watchers with the same filters and form share one stream; a new combination gets a new one,
+    /// never a reused one; the last watcher's leaving drops the group; an evicted run's group matches nothing.
+    @Test func watchGroupsShareStreamsAndNeverReuseThem() {
+        var watchers = WatchGroups()
+        let form = WatchGroup.Form(withResults: false, progress: false)
+        let s1 = watchers.add(1, queue: nil, run: .any, form: form)
+        let s2 = watchers.add(2, queue: nil, run: .any, form: form)
+        let s3 = watchers.add(3, queue: nil, run: .run(RunSlot(4)), form: form)
+        #expect(s1 == s2 && s3 != s1 && watchers.groups.count == 2)
+        watchers.remove(3)
+        #expect(watchers.groups.count == 1)
+        let s4 = watchers.add(3, queue: nil, run: .run(RunSlot(4)), form: form)
+        #expect(s4 != s3 && s4 != s1, "a stream is never reused")
+        watchers.runEvicted(RunSlot(4))
+        #expect(watchers.groups.first { $0.stream == s4 }?.run == .evicted)
+        watchers.remove(1); watchers.remove(2); watchers.remove(3)
+        #expect(watchers.isEmpty)
+    }
 }
