@@ -33,7 +33,7 @@ extension Scheduler {
 
     /// dispatched → executing: the worker started the part's handler.
     mutating func partStarted(_ ref: PartRef, _ out: inout [Action]) {
-        if recovery.hold != nil, let w = workerIndex[ref.worker], claimStarted(w, ref) { return }
+        if recovery.hold != nil, let w = workers.byID[ref.worker], claimStarted(w, ref) { return }
         guard let (w, op, _) = fenced(ref) else { return }
         let i = Int(op)
         if ops.hot[i].parts == 1 {

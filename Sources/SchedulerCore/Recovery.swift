@@ -283,7 +283,7 @@ extension Scheduler {
     func claimRefusal(_ op: Int32, by w: WorkerIndex) -> String? {
         let i = Int(op)
         let worker = workers[w]
-        guard capable(worker, classes[Int(lanes[Int(ops.hot[i].lane)].cls)]) else {
+        guard WorkerPool.capable(worker, workers.classes[Int(lanes[Int(ops.hot[i].lane)].cls)]) else {
             return "this worker could not have been sent it (its kind, required tags or key pin do not match)"
         }
         let holder = ops.cold[i].lastWorker
@@ -296,7 +296,7 @@ extension Scheduler {
     /// Whether live worker `worker` may claim op `key` ("RUN/OP"): the shell keeps a claimed attempt's output
     /// only then.
     public func mayClaim(_ key: String, by worker: UInt64) -> Bool {
-        guard let op = lookup(key), let w = workerIndex[worker], workers[w].alive else { return false }
+        guard let op = lookup(key), let w = workers.byID[worker], workers[w].alive else { return false }
         return claimRefusal(op, by: w) == nil
     }
 
@@ -317,6 +317,6 @@ extension Scheduler {
     /// Credit beyond what a worker may still take (capacity − parts it holds) is taken back.
     private mutating func trimCredit(_ w: WorkerIndex) {
         let excess = workers[w].credit - max(0, workers[w].capacity - workers[w].inflightCount)
-        if excess > 0 { takeCredit(w, excess) }
+        if excess > 0 { workers.takeCredit(w, excess) }
     }
 }

@@ -30,16 +30,8 @@ public struct Scheduler: Sendable {
     var epochs: [Epoch] = []
     var rings: [Deque<QueueIndex>] = Array(repeating: Deque(), count: 5)
 
-    var kindIndex: [String: Int32] = [:]
-    var kindNames: [String] = []
-    var tagBits: [String: Int] = [:]
-    var classes: [PlacementClass] = []
-    var classIndex: [UInt64: Int32] = [:]    // hash of (kind, required tags); see placementClass
-
-    var workers: [WorkerState] = []
-    var workerIndex: [UInt64: WorkerIndex] = [:]
-    var totalCredit = 0
-    var liveWorkers = 0
+    /// Workers, their credit and the placement classes (WorkerPool.swift).
+    var workers = WorkerPool()
 
     /// Every deadline, one heap per kind of target (Timers.swift).
     var timers = Timers()

@@ -231,8 +231,8 @@ extension Scheduler {
                 check(w.credit == 0 && w.inflightCount == 0, "lost worker \(w.id) holds credit or parts")
             }
         }
-        check(total == totalCredit, "total credit \(totalCredit) ≠ \(total)")
-        for (ci, c) in classes.enumerated() {
+        check(total == workers.totalCredit, "total credit \(workers.totalCredit) ≠ \(total)")
+        for (ci, c) in workers.classes.enumerated() {
             let sum = c.capable.reduce(0) { $0 + (workers[$1].alive ? workers[$1].credit : 0) }
             check(sum == c.credit, "class \(ci): credit \(c.credit) ≠ \(sum)")
             for w in c.capable where workers[w].alive && workers[w].credit > 0 {
