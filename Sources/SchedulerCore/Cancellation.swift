@@ -108,7 +108,7 @@ extension Scheduler {
         fireKeyRateWakes()
         fireAgeing(&out)
         checkLiveness(&out)
-        if let h = hold, now >= h.until { endHold(&out) }
+        if let h = recovery.hold, now >= h.until { endHold(&out) }
         // Eviction by age is left to the end of `handle`: compaction renumbers ops, and this input's
         // finished ops (timeouts, lost workers) still wait in `releaseQueue` for `drainReleases`.
     }
@@ -117,7 +117,7 @@ extension Scheduler {
     mutating func armTick(_ out: inout [Action]) {
         var due = timers.earliestDue
         if let t = nextEviction, t < due { due = t }
-        if let h = hold, h.until < due { due = h.until }
+        if let h = recovery.hold, h.until < due { due = h.until }
         if due < requestedTick {
             requestedTick = due
             out.append(.scheduleTick(at: due))

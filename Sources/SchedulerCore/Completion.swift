@@ -33,7 +33,7 @@ extension Scheduler {
 
     /// dispatched → executing: the worker started the part's handler.
     mutating func partStarted(_ ref: PartRef, _ out: inout [Action]) {
-        if hold != nil, let w = workerIndex[ref.worker], claimStarted(w, ref) { return }
+        if recovery.hold != nil, let w = workers.byID[ref.worker], claimStarted(w, ref) { return }
         guard let (w, op, _) = fenced(ref) else { return }
         let i = Int(op)
         if ops.hot[i].parts == 1 {
@@ -72,7 +72,7 @@ extension Scheduler {
         // The grant is applied fenced or not, after the part's place is freed (credit is capped by it).
         // After recovery, an attempt a worker listed in its HELLO may finish before the hold ends: its
         // claim takes the outcome (Recovery.swift).
-        if hold != nil, claimFinished(w, ref, outcome) { giveCredit(w, grant); return }
+        if recovery.hold != nil, claimFinished(w, ref, outcome) { giveCredit(w, grant); return }
         guard let (_, op, _) = fencedOp(ref, w) else { giveCredit(w, grant); return }
         let i = Int(op)
         let at = eventTime(ref, op)
@@ -168,7 +168,7 @@ extension Scheduler {
             e = Int(next)
             epochs[e].unfinished -= 1
         }
-        if !opWaiters.isEmpty, let ws = opWaiters.removeValue(forKey: op) {
+        if let ws = waits.takeWaits(on: op) {
             for wid in ws { waitCountDown(wid, outcome.kind, &out) }
         }
         if queues[q].unfinished == 0 && !queues[q].waiters.isEmpty {

@@ -7,10 +7,10 @@ import DequeModule
 
 extension Scheduler {
     mutating func pump(_ out: inout [Action]) {
-        if hold != nil { return }   // after recovery, until the workers that were connected are back (Recovery.swift)
+        if recovery.hold != nil { return }   // after recovery, until the workers that were connected are back (Recovery.swift)
         var level = 4
         while level >= 0 {
-            while totalCredit > 0, let q = rings[level].first {
+            while workers.totalCredit > 0, let q = rings[level].first {
                 rings[level].removeFirst()
                 if tryDispatchOne(q, level, &out) {
                     rings[level].append(q)
@@ -18,7 +18,7 @@ extension Scheduler {
                     queues[q].inRing &= ~(UInt8(1) << UInt8(level))
                 }
             }
-            if totalCredit == 0 { return }
+            if workers.totalCredit == 0 { return }
             level -= 1
         }
     }
@@ -41,7 +41,7 @@ extension Scheduler {
         for l32 in laneList {
             let l = Int(l32)
             if heapsEmpty(l) && lanes[l].partials.isEmpty { continue }
-            if classes[Int(lanes[l].cls)].credit <= 0 {
+            if workers.classes[Int(lanes[l].cls)].credit <= 0 {
                 if cleanPartials(l) != nil || (!atLimit && rateAllows && cleanHead(l) != nil) { blockedByCredit = true }
                 continue
             }
@@ -61,7 +61,7 @@ extension Scheduler {
             if blockedByCredit {
                 for l32 in laneList where !(heapsEmpty(Int(l32)) && lanes[Int(l32)].partials.isEmpty) {
                     let c = Int(lanes[Int(l32)].cls)
-                    if classes[c].credit <= 0 { classes[c].parked.append(q) }
+                    if workers.classes[c].credit <= 0 { workers.classes[c].parked.append(q) }
                 }
             }
             return false
@@ -86,22 +86,9 @@ extension Scheduler {
         return true
     }
 
-    mutating func pickWorker(_ c: Int) -> WorkerIndex {
-        while let (w, ep) = classes[c].rr.first {
-            classes[c].rr.removeFirst()
-            // Field reads only: copying a WorkerState would retain its collections.
-            let credit = workers[w].credit
-            if workers[w].alive && credit > 0 && workers[w].creditEpoch == ep {
-                if credit > 1 { classes[c].rr.append((w, ep)) }
-                return w
-            }
-        }
-        preconditionFailure("class credit > 0 but no worker in round-robin")
-    }
-
     mutating func dispatchPart(_ op: Int32, cls: Int32, _ out: inout [Action]) {
         let i = Int(op)
-        let w = pickWorker(Int(cls))
+        let w = workers.pickWorker(Int(cls))
         var part = 0
         if ops.hot[i].parts > 1 {
             guard let waiting = ops.multi[op].status.firstIndex(of: .waiting) else {
@@ -117,7 +104,7 @@ extension Scheduler {
         }
         ops.hot[i].waitingParts -= 1
         ops.hot[i].inflightParts += 1
-        takeCredit(w, 1)
+        workers.takeCredit(w, 1)
         workers[w].dispatched += 1
         let attempt = ops.hot[i].attempt
         inflightSet(op, part, w, attempt)
@@ -136,7 +123,7 @@ extension Scheduler {
         }
         let laneQoS = lanes[Int(ops.hot[i].lane)].qos
         out.append(.dispatch(Dispatch(worker: wid, op: ops.ids[i], name: ops.names.isEmpty ? nil : ops.names[op], part: part, parts: Int(ops.hot[i].parts),
-                                      attempt: Int(attempt), kind: kindNames[Int(classes[Int(cls)].kind)],
+                                      attempt: Int(attempt), kind: workers.kindNames[Int(workers.classes[Int(cls)].kind)],
                                       payload: ops.payloads[i], inputs: inputs, priority: Int(ops.hot[i].priority),
                                       qos: OperationQoS(rank: Int(laneQoS))!, token: UInt64(i))))
         if !watchers.isEmpty {

@@ -69,7 +69,7 @@ extension Scheduler {
         finishedRunCount -= 1
         rememberEvicted(r.name, finishedAt: r.finishedAt, evictedAt: now)
         for k in r.submissionKeys { submissionKeys[k] = nil }
-        for g in watchers.indices where watchers[g].run == .run(slot) { watchers[g].run = .evicted }
+        watchers.runEvicted(slot)
         runs.remove(slot)
     }
 
@@ -82,7 +82,7 @@ extension Scheduler {
     /// stores op indices applies its `OpRemap`.
     mutating func compact() {
         let remap = ops.compactEvicted()
-        opWaiters = remap.rekeyed(opWaiters); crossRunDeps = remap.rekeyed(crossRunDeps); cancelAskedAt = remap.rekeyed(cancelAskedAt)
+        waits.renumberOps(remap); crossRunDeps = remap.rekeyed(crossRunDeps); cancelAskedAt = remap.rekeyed(cancelAskedAt)
 
         // The id table stores index + 1 per slot: rewritten in place.
         idTable.remap { remap[$0] }

@@ -16,20 +16,19 @@ extension Scheduler {
     /// Replay: a worker session of before the restart, held as a worker that is never alive (not in
     /// `workerIndex`: a new session may reuse its id and must not be refused or fenced for it).
     mutating func restoreWorkerSession(id: UInt64, name: String, owner: String) {
-        guard restoredWorkers[id] == nil else { return }
-        restoredWorkers[id] = WorkerIndex(workers.count)
+        guard recovery.restoredWorkers[id] == nil else { return }
         var w = WorkerState(id: id, name: name, owner: owner, slots: 0, capacity: 0, tags: 0, kinds: [], tagNames: [],
                             kindNames: [], lastSeen: now)
         w.alive = false
         w.restored = true
         w.lostReason = "connected before the coordinator restarted"
-        workers.append(w)
+        recovery.restoredWorkers[id] = workers.restore(w)
     }
 
     /// Replay: a finished op's history as its finish record kept it.
     mutating func applyHistory(_ op: Int32, _ h: OpHistory) {
         let i = Int(op)
-        if h.worker != 0 { ops.cold[i].lastWorker = restoredWorkers[h.worker] ?? workerIndex[h.worker] ?? WorkerIndex.unknown }
+        if h.worker != 0 { ops.cold[i].lastWorker = recovery.restoredWorkers[h.worker] ?? workers.byID[h.worker] ?? WorkerIndex.unknown }
         ops.cold[i].readyAt = h.readyAt
         ops.cold[i].dispatchedAt = h.dispatchedAt
         ops.cold[i].startedAt = h.startedAt

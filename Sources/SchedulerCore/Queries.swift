@@ -119,7 +119,7 @@ extension Scheduler {
     /// Ops ever accepted (finished ones included; see `QueueCounts.operationCount` for unfinished).
     public var totalOperations: Int { ops.count - deadOps }
     /// Workers connected now.
-    public var liveWorkerCount: Int { liveWorkers }
+    public var liveWorkerCount: Int { workers.liveCount }
 
     /// Index of an op a client names (`resolve` without a run context).
     func find(_ ref: String) -> Int32? { if case .success(let op) = resolve(ref) { op } else { nil } }
@@ -143,7 +143,7 @@ extension Scheduler {
         else { partsFinished = 0 }
         return OpStatus(
             id: id, name: ops.names[op] ?? runAndOp(of: id).op, queue: queues[lane.queue].name,
-            kind: kindNames[Int(classes[Int(lane.cls)].kind)], state: ops.hot[i].state,
+            kind: workers.kindNames[Int(workers.classes[Int(lane.cls)].kind)], state: ops.hot[i].state,
             isCancelled: ops.hot[i].flags & Flag.cancelled != 0, outcome: ops.hot[i].outcome, workers: holders(op),
             lastWorker: ops.cold[i].lastWorker.isWorker ? workers[ops.cold[i].lastWorker].id : nil,
             lastWorkerOwner: ops.cold[i].lastWorker.isWorker ? workers[ops.cold[i].lastWorker].owner : nil,
@@ -289,11 +289,11 @@ extension Scheduler {
             if q.atLimit { return .queueAtLimit(queue: q.name, limit: Int(q.maxConcurrent), ahead: ahead) }
             if let at = nextToken(lane.queue) { return .rateLimited(queue: q.name, nextTokenAt: at) }
         }
-        let c = classes[Int(lane.cls)]
+        let c = workers.classes[Int(lane.cls)]
         let capableAlive = c.capable.filter { workers[$0].alive }.count
         if capableAlive == 0 {
-            let tags = tagBits.filter { c.requires & (1 << UInt64($0.value)) != 0 }.map(\.key).sorted()
-            return .noWorkerWith(kind: kindNames[Int(c.kind)], tags: tags)
+            let tags = workers.tagBits.filter { c.requires & (1 << UInt64($0.value)) != 0 }.map(\.key).sorted()
+            return .noWorkerWith(kind: workers.kindNames[Int(c.kind)], tags: tags)
         }
         if c.credit <= 0 {
             if sharing {
@@ -311,28 +311,28 @@ extension Scheduler {
 extension Scheduler {
     /// Whether a live worker can run ops of placement class `c` (has the kind and every tag).
     func hasLiveWorker(_ c: Int32) -> Bool {
-        classes[Int(c)].capable.contains { workers[$0].alive }
+        workers.classes[Int(c)].capable.contains { workers[$0].alive }
     }
 
     /// What class `c` lacks, for a warning: tags no live worker with the kind has, or the kind itself.
     func unplaceable(_ c: Int32, ops sample: [String], count: Int) -> Unplaceable {
-        let pc = classes[Int(c)]
-        let required = tagBits.filter { pc.requires & (1 << UInt64($0.value)) != 0 }.map(\.key).sorted()
+        let pc = workers.classes[Int(c)]
+        let required = workers.tagBits.filter { pc.requires & (1 << UInt64($0.value)) != 0 }.map(\.key).sorted()
         var offered: UInt64 = 0
         var kindSeen = false
         for w in workers where w.alive && w.kinds.contains(pc.kind) {
             kindSeen = true
             offered |= w.tags
         }
-        let missing = required.filter { offered & (1 << UInt64(tagBits[$0]!)) == 0 }
-        return Unplaceable(kind: kindNames[Int(pc.kind)], requires: required, missingTags: missing,
+        let missing = required.filter { offered & (1 << UInt64(workers.tagBits[$0]!)) == 0 }
+        return Unplaceable(kind: workers.kindNames[Int(pc.kind)], requires: required, missingTags: missing,
                            noWorkerKind: !kindSeen, ops: sample, count: count)
     }
 
     /// Ready ops that no live worker can run now, by placement class (status and watch show them).
     public func unplaceableReady() -> [Unplaceable] {
         var list: [Unplaceable] = []
-        for c in classes.indices where !hasLiveWorker(Int32(c)) {
+        for c in workers.classes.indices where !hasLiveWorker(Int32(c)) {
             var count = 0
             var sample: [Int32] = []
             for l in lanes where l.cls == Int32(c) && l.readyCount > 0 {

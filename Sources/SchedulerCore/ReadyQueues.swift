@@ -15,50 +15,6 @@ extension Scheduler {
         return q
     }
 
-    /// Kinds are interned when an op uses them; live workers that named the kind in HELLO get it then.
-    mutating func internKind(_ k: String) -> Int32 {
-        if let i = kindIndex[k] { return i }
-        let i = Int32(kindNames.count)
-        kindNames.append(k); kindIndex[k] = i
-        for w in workers.indices where workers[w].alive && workers[w].kindNames.contains(k) { workers[w].kinds.insert(i) }
-        return i
-    }
-
-    /// Tag bit, or nil when 64 distinct tags are already in use. Interned when an op requires the tag;
-    /// live workers that have it get the bit then.
-    mutating func internTag(_ t: String) -> Int? {
-        if let b = tagBits[t] { return b }
-        guard tagBits.count < 64 else { return nil }
-        let b = tagBits.count
-        tagBits[t] = b
-        for w in workers.indices where workers[w].alive && workers[w].tagNames.contains(t) { workers[w].tags |= 1 << UInt64(b) }
-        return b
-    }
-
-    func capable(_ w: WorkerState, _ c: PlacementClass) -> Bool {
-        w.alive && w.kinds.contains(c.kind) && (c.requires & ~w.tags) == 0
-    }
-
-    mutating func placementClass(kind: Int32, requires: UInt64) -> Int32 {
-        // Classes are few; key mixes kind and tag mask.
-        let key = UInt64(UInt32(kind)) &* 0x9E37_79B9_7F4A_7C15 ^ requires
-        if let c = classIndex[key], classes[Int(c)].kind == kind, classes[Int(c)].requires == requires { return c }
-        for (i, c) in classes.enumerated() where c.kind == kind && c.requires == requires { return Int32(i) }
-        let c = Int32(classes.count)
-        var pc = PlacementClass(kind: kind, requires: requires)
-        for w in workers.indices where capable(workers[w], pc) {
-            pc.capable.append(WorkerIndex(w))
-            workers[w].classes.append(c)
-            if workers[w].credit > 0 {
-                pc.credit += workers[w].credit
-                pc.rr.append((WorkerIndex(w), workers[w].creditEpoch))
-            }
-        }
-        classes.append(pc)
-        if classIndex[key] == nil { classIndex[key] = c }
-        return c
-    }
-
     mutating func laneFor(queue q: QueueIndex, qos: UInt8, cls: Int32) -> Int32 {
         let key = UInt64(UInt32(q.raw)) << 35 | UInt64(qos) << 32 | UInt64(UInt32(cls))
         if let l = laneIndex[key] { return l }

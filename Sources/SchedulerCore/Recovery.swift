@@ -14,6 +14,20 @@ private struct ClaimedPart: Hashable {
 }
 
 /// Dispatch held after recovery, for the workers that were connected (by name).
+/// Where recovery from the journal stands (`Scheduler.recovery`).
+struct RecoveryState {
+    /// Replaying the journal: nothing is journalled, stories record nothing, no worker is connected.
+    var replaying = false
+    /// After replay, dispatch held for the workers that were connected (nil: not holding).
+    var hold: RecoveryHold?
+    /// Worker sessions by name as the journal told them (while replaying).
+    var journalWorkers: Set<String> = []
+    /// Sessions of before the restart, by id, as `workerSession` records named them (History.swift).
+    var restoredWorkers: [UInt64: WorkerIndex] = [:]
+    /// When replay ended (0: never replayed); stories of replayed ops end there (Story.swift).
+    var recoveredAt: Int64 = 0
+}
+
 struct RecoveryHold {
     var until: Int64
     var awaited: Set<String>
@@ -33,7 +47,7 @@ struct RecoveryHold {
 extension Scheduler {
     /// One journal record, applied as the original request was (its reply goes nowhere).
     mutating func restore(_ record: JournalRecord, _ out: inout [Action]) {
-        replaying = true
+        recovery.replaying = true
         let ref = ClientRef(client: .max, request: 0)
         switch record {
         case .submitted(let run, let submitter, let specs, let qs, let key):
@@ -75,9 +89,9 @@ extension Scheduler {
         case .workerSession(let id, let name, let owner):
             restoreWorkerSession(id: id, name: name, owner: owner)
         case .workerJoined(let name):
-            journalWorkers.insert(name)
+            recovery.journalWorkers.insert(name)
         case .workerLeft(let name):
-            journalWorkers.remove(name)
+            recovery.journalWorkers.remove(name)
         case .runNumber(let next):
             nextRunNumber = max(nextRunNumber, next)
         case .evictedRun(let name, let finishedAt, let evictedAt):
@@ -97,47 +111,47 @@ extension Scheduler {
 
     /// Replay is over: hold dispatch for the workers that were connected, if anything is left to run.
     mutating func recovered(_ out: inout [Action]) {
-        replaying = false
-        recoveredAt = now
+        recovery.replaying = false
+        recovery.recoveredAt = now
         let unfinished = queues.reduce(0) { $0 + Int($1.unfinished) }
-        if !journalWorkers.isEmpty && unfinished > 0 {
+        if !recovery.journalWorkers.isEmpty && unfinished > 0 {
             // A worker notices the old coordinator's silence one liveness bound after it stopped, then
             // reconnects after at most a second while it holds work (and may have tried a coordinator
             // that died again): two bounds and three seconds cover that.
-            hold = RecoveryHold(until: now &+ 2 * config.livenessBoundMicros &+ 3_000_000, awaited: journalWorkers)
+            recovery.hold = RecoveryHold(until: now &+ 2 * config.livenessBoundMicros &+ 3_000_000, awaited: recovery.journalWorkers)
         } else {
-            for name in journalWorkers where config.journal { out.append(.journal(.workerLeft(name: name))) }
+            for name in recovery.journalWorkers where config.journal { out.append(.journal(.workerLeft(name: name))) }
         }
-        journalWorkers = []
+        recovery.journalWorkers = []
     }
 
     /// Records are emitted unless this core runs without a journal, or is replaying one (nothing to write again).
-    var journaling: Bool { @inline(__always) get { config.journal && !replaying } }
+    var journaling: Bool { @inline(__always) get { config.journal && !recovery.replaying } }
 
     /// Whether dispatch is held after recovery (status shows it).
-    public var isHoldingForWorkers: Bool { hold != nil }
+    public var isHoldingForWorkers: Bool { recovery.hold != nil }
     /// Until when, at the latest (nil: not held).
-    public var holdingUntil: Int64? { hold?.until }
+    public var holdingUntil: Int64? { recovery.hold?.until }
 
     /// A worker joined (workerJoined has registered it): its attempts are taken back now, or when the
     /// hold ends.
     mutating func workerClaims(_ w: WorkerIndex, _ h: WorkerHello, _ out: inout [Action]) {
         let holds = !h.running.isEmpty || !h.finished.isEmpty
-        guard hold != nil else {
+        guard recovery.hold != nil else {
             if holds { takeBack([(w, h)], &out) }
             return
         }
-        hold?.awaited.remove(h.name)
-        if holds { hold?.claims.append((w, h)) }
-        if hold?.awaited.isEmpty == true { endHold(&out) }
+        recovery.hold?.awaited.remove(h.name)
+        if holds { recovery.hold?.claims.append((w, h)) }
+        if recovery.hold?.awaited.isEmpty == true { endHold(&out) }
     }
 
     /// The hold ends (all awaited workers are back, or its time is up): attempts are taken back, then
     /// dispatch resumes (`pump` at the end of `handle`). Workers that did not come back are recorded as
     /// gone, so the next recovery does not wait for them.
     mutating func endHold(_ out: inout [Action]) {
-        guard let h = hold else { return }
-        hold = nil
+        guard let h = recovery.hold else { return }
+        recovery.hold = nil
         if config.journal { for name in h.awaited { out.append(.journal(.workerLeft(name: name))) } }
         takeBack(h.claims, &out)
     }
@@ -269,7 +283,7 @@ extension Scheduler {
     func claimRefusal(_ op: Int32, by w: WorkerIndex) -> String? {
         let i = Int(op)
         let worker = workers[w]
-        guard capable(worker, classes[Int(lanes[Int(ops.hot[i].lane)].cls)]) else {
+        guard WorkerPool.capable(worker, workers.classes[Int(lanes[Int(ops.hot[i].lane)].cls)]) else {
             return "this worker could not have been sent it (its kind, required tags or key pin do not match)"
         }
         let holder = ops.cold[i].lastWorker
@@ -282,27 +296,27 @@ extension Scheduler {
     /// Whether live worker `worker` may claim op `key` ("RUN/OP"): the shell keeps a claimed attempt's output
     /// only then.
     public func mayClaim(_ key: String, by worker: UInt64) -> Bool {
-        guard let op = lookup(key), let w = workerIndex[worker], workers[w].alive else { return false }
+        guard let op = lookup(key), let w = workers.byID[worker], workers[w].alive else { return false }
         return claimRefusal(op, by: w) == nil
     }
 
     /// During the hold: a held attempt's STARTED updates its claim.
     mutating func claimStarted(_ w: WorkerIndex, _ ref: PartRef) -> Bool {
-        guard let (c, k) = hold?.heldAttempt(w, ref) else { return false }
-        hold?.claims[c].hello.running[k].startedAt = ref.at ?? now
+        guard let (c, k) = recovery.hold?.heldAttempt(w, ref) else { return false }
+        recovery.hold?.claims[c].hello.running[k].startedAt = ref.at ?? now
         return true
     }
 
     /// During the hold: a held attempt's outcome moves its claim from running to finished.
     mutating func claimFinished(_ w: WorkerIndex, _ ref: PartRef, _ outcome: Outcome) -> Bool {
-        guard let (c, k) = hold?.heldAttempt(w, ref), let p = hold?.claims[c].hello.running.remove(at: k) else { return false }
-        hold?.claims[c].hello.finished.append(FinishedPart(part: p, outcome: outcome, at: ref.at ?? now))
+        guard let (c, k) = recovery.hold?.heldAttempt(w, ref), let p = recovery.hold?.claims[c].hello.running.remove(at: k) else { return false }
+        recovery.hold?.claims[c].hello.finished.append(FinishedPart(part: p, outcome: outcome, at: ref.at ?? now))
         return true
     }
 
     /// Credit beyond what a worker may still take (capacity − parts it holds) is taken back.
     private mutating func trimCredit(_ w: WorkerIndex) {
         let excess = workers[w].credit - max(0, workers[w].capacity - workers[w].inflightCount)
-        if excess > 0 { takeCredit(w, excess) }
+        if excess > 0 { workers.takeCredit(w, excess) }
     }
 }

@@ -366,9 +366,7 @@ extension Scheduler {
     /// WAIT for a whole run: answered when it has no unfinished op, with its outcome counts only.
     mutating func waitRun(_ ref: ClientRef, _ name: String, _ out: inout [Action]) {
         guard let slot = runs.slot(named: name) else { out.append(.reply(ref, .error(.notFound("\(runFailure(name))")))); return }
-        let wid = nextWait
-        nextWait &+= 1
-        waits[wid] = WaitRecord(ref: ref, run: slot, remaining: 0)
+        let wid = waits.add(WaitRecord(ref: ref, run: slot, remaining: 0))
         if runs[slot].unfinished == 0 { finishWait(wid, &out) } else { runs[slot].waiters.append(wid) }
     }
 

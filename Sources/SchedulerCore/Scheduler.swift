@@ -30,16 +30,8 @@ public struct Scheduler: Sendable {
     var epochs: [Epoch] = []
     var rings: [Deque<QueueIndex>] = Array(repeating: Deque(), count: 5)
 
-    var kindIndex: [String: Int32] = [:]
-    var kindNames: [String] = []
-    var tagBits: [String: Int] = [:]
-    var classes: [PlacementClass] = []
-    var classIndex: [UInt64: Int32] = [:]    // hash of (kind, required tags); see placementClass
-
-    var workers: [WorkerState] = []
-    var workerIndex: [UInt64: WorkerIndex] = [:]
-    var totalCredit = 0
-    var liveWorkers = 0
+    /// Workers, their credit and the placement classes (WorkerPool.swift).
+    var workers = WorkerPool()
 
     /// Every deadline, one heap per kind of target (Timers.swift).
     var timers = Timers()
@@ -58,13 +50,9 @@ public struct Scheduler: Sendable {
     var keyLimitLowered = false
     var requestedTick: Int64 = .max
 
-    var waits: [Int32: WaitRecord] = [:]
-    var nextWait: Int32 = 0
-    var opWaiters: [Int32: [Int32]] = [:]
-    /// Watchers grouped by their filters (Waits.swift): an event is published once per group.
-    var watchers: [WatchGroup] = []
-    /// The last `WatchGroup.stream` given (streams are never reused: a stale one names nothing).
-    var nextWatchStream: UInt64 = 0
+    /// Open waits (S12) and watchers (A9), Waits.swift.
+    var waits = WaitTable()
+    var watchers = WatchGroups()
 
     /// Retained runs by slot and by name (RunTable.swift).
     var runs = RunTable()
@@ -80,15 +68,8 @@ public struct Scheduler: Sendable {
     public internal(set) var compactions = 0
     /// Submission keys of retained runs' batches (A5).
     var submissionKeys: [String: AppliedSubmission] = [:]
-    /// Recovery (Recovery.swift): replaying the journal; then holding dispatch for the workers that
-    /// were connected; worker sessions by name as the journal told them.
-    var replaying = false
-    var hold: RecoveryHold?
-    var journalWorkers: Set<String> = []
-    /// Sessions of before the restart, by id, as `workerSession` records named them (History.swift).
-    var restoredWorkers: [UInt64: WorkerIndex] = [:]
-    /// When replay ended (0: never replayed); stories of replayed ops end there (Story.swift).
-    var recoveredAt: Int64 = 0
+    /// Where recovery stands: replaying, holding dispatch for the workers that were connected (Recovery.swift).
+    var recovery = RecoveryState()
 
     /// Every op's transitions, in one bounded ring (Story.swift).
     var story: StoryRing
@@ -160,7 +141,7 @@ public struct Scheduler: Sendable {
         drainReleases(&out)
         pump(&out)
         // Replay evicts where the journal's `evictedRun` records say, nothing else (Eviction.swift).
-        if !replaying && (finishedRunCount > config.retainRuns || retainedBytes > config.retainHighWater
+        if !recovery.replaying && (finishedRunCount > config.retainRuns || retainedBytes > config.retainHighWater
                           || (finishedRuns.first.map { now &- $0.at >= config.retainMicros } ?? false)) {
             evictRuns(&out)
         }

@@ -31,7 +31,7 @@ extension Scheduler {
         }
         for r in workerSessionRecords() { out.append((now, r)) }
         var tagNames = [String](repeating: "", count: 64)
-        for (t, b) in tagBits { tagNames[b] = t }
+        for (t, b) in workers.tagBits { tagNames[b] = t }
         var batch: [OperationSpec] = []
         var batchRun: RunSlot?
         var batchAt: Int64 = 0
@@ -86,7 +86,7 @@ extension Scheduler {
         let i = Int(op)
         let h = ops.hot[i]
         let lane = lanes[Int(h.lane)]
-        let cls = classes[Int(lane.cls)]
+        let cls = workers.classes[Int(lane.cls)]
         var after: [String] = []
         let s = Int(ops.cold[i].depStart)
         for d in ops.depList[s..<s + Int(ops.cold[i].depCount)] where ops.hot[Int(d)].flags & Flag.evicted == 0 {
@@ -96,7 +96,7 @@ extension Scheduler {
         if cls.requires != 0 { for b in 0..<64 where cls.requires & (1 << UInt64(b)) != 0 { requires.append(tagNames[b]) } }
         let delay = ops.retryDelays[op]
         return OperationSpec(id: runAndOp(of: ops.ids[i]).op, name: ops.names[op], queue: queues[lane.queue].name,
-                             kind: kindNames[Int(cls.kind)], payload: ops.payloads[i], after: after,
+                             kind: workers.kindNames[Int(cls.kind)], payload: ops.payloads[i], after: after,
                              priority: OperationPriority(rawValue: Int(h.priority))!, qos: OperationQoS(rank: Int(lane.qos)),
                              parts: Int(h.parts),
                              policy: h.flags & Flag.policySucceeded != 0 ? .succeeded : .finished,
@@ -125,7 +125,7 @@ extension Scheduler {
             let lane = lanes[Int(ops.hot[i].lane)]
             let s = Int(ops.cold[i].depStart)
             let deps = ops.depList[s..<s + Int(ops.cold[i].depCount)].filter { ops.hot[Int($0)].flags & Flag.evicted == 0 }.map { ops.ids[Int($0)] }
-            view[ops.ids[i]] = DurableOp(queue: queues[lane.queue].name, kind: kindNames[Int(classes[Int(lane.cls)].kind)],
+            view[ops.ids[i]] = DurableOp(queue: queues[lane.queue].name, kind: workers.kindNames[Int(workers.classes[Int(lane.cls)].kind)],
                                          priority: Int(ops.hot[i].priority), dependencies: deps, outcome: outcome(of: op),
                                          cancelRequested: ops.hot[i].state != .finished && ops.hot[i].flags & Flag.cancelled != 0)
         }

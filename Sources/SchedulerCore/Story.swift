@@ -103,7 +103,7 @@ extension Scheduler {
     @inline(__always)
     mutating func record(_ op: Int32, _ code: StoryCode, part: Int, extra: Int32, at: Int64? = nil) {
         guard story.capacity > 0 else { return }
-        if replaying { ops.hot[Int(op)].storyHead = storyRestarted; return }
+        if recovery.replaying { ops.hot[Int(op)].storyHead = storyRestarted; return }
         let entry = StoryRaw(stimulus: stimulus, at: at ?? now, op: op, prev: ops.hot[Int(op)].storyHead, extra: extra,
                              part: UInt16(truncatingIfNeeded: part), code: code)
         ops.hot[Int(op)].storyHead = story.append(entry)
@@ -125,14 +125,14 @@ extension Scheduler {
         let i = Int(op)
         var out = [StoryEntry(stimulus: 0, at: ops.cold[i].submittedAt, event: .submitted)]
         func add(_ at: Int64, _ event: StoryEntry.Event) {
-            if at > 0 && at <= recoveredAt { out.append(StoryEntry(stimulus: 0, at: at, event: event)) }
+            if at > 0 && at <= recovery.recoveredAt { out.append(StoryEntry(stimulus: 0, at: at, event: event)) }
         }
         add(ops.cold[i].readyAt, .ready)
         let w = ops.cold[i].lastWorker
         if w.isWorker { add(ops.cold[i].dispatchedAt, .dispatched(part: 0, worker: workers[w].id)) }
         add(ops.cold[i].startedAt, .started(part: 0, attempt: Int(ops.hot[i].attempt)))
         if ops.hot[i].state == .finished { add(ops.cold[i].finishedAt, .finished(ops.hot[i].outcome)) }
-        out.append(StoryEntry(stimulus: 0, at: recoveredAt, event: .restarted))
+        out.append(StoryEntry(stimulus: 0, at: recovery.recoveredAt, event: .restarted))
         return out
     }
 

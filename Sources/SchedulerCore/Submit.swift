@@ -86,7 +86,7 @@ extension Scheduler {
                     mine[i] = true
                 }
                 let unknownPriority = unknownPriorities.isEmpty ? nil : unknownPriorities[i]
-                Self.checkFields(specs, i, unknownPriority, tagBits, &problems, &newTags)
+                Self.checkFields(specs, i, unknownPriority, workers.tagBits, &problems, &newTags)
             }
             // Resolve dependencies once; the indices are reused when wiring. "RUN/OP" names another
             // run's op; a bare id one of this run.
@@ -124,7 +124,7 @@ extension Scheduler {
         for i in 0..<n {   // all ops exist before edges are wired
             insert(specs, batchKeys, i, run, &cache)
             // (Replay has no workers and no one to warn: every op would be noted.)
-            if !unplaceable.isPlaceable(cache.cls) && !replaying { unplaceable.note(base + Int32(i), cache.cls, self) }
+            if !unplaceable.isPlaceable(cache.cls) && !recovery.replaying { unplaceable.note(base + Int32(i), cache.cls, self) }
         }
         // The batch joins its run in one step (two `runs[run]` writes per op cost ~80 instructions).
         runs[run].ops.append(contentsOf: base..<base + Int32(n))
@@ -220,10 +220,10 @@ extension Scheduler {
             c.shareMode = queues[q].fairness.share
         }
         let kname = specs[i].kind
-        if kname != c.kindName || c.kind < 0 { c.kindName = kname; c.kind = internKind(kname) }
+        if kname != c.kindName || c.kind < 0 { c.kindName = kname; c.kind = workers.internKind(kname) }
         var mask: UInt64 = 0
-        if !specs[i].requires.isEmpty { for t in specs[i].requires { mask |= 1 << UInt64(internTag(t)!) } }
-        if c.classKey != (c.kind, mask) { c.classKey = (c.kind, mask); c.cls = placementClass(kind: c.kind, requires: mask) }
+        if !specs[i].requires.isEmpty { for t in specs[i].requires { mask |= 1 << UInt64(workers.internTag(t)!) } }
+        if c.classKey != (c.kind, mask) { c.classKey = (c.kind, mask); c.cls = workers.placementClass(kind: c.kind, requires: mask) }
         let qos = UInt8(truncatingIfNeeded: (specs[i].qos ?? queues[q].qos).rank)
         if c.laneKey != (q, qos, c.cls) { c.laneKey = (q, qos, c.cls); c.lane = laneFor(queue: q, qos: qos, cls: c.cls) }
         let parts = specs[i].parts
@@ -256,7 +256,7 @@ extension Scheduler {
         if let k = specs[i].concurrencyKey { h.concurrencyKey = concurrencyKey(k, queue: q) }
         ops.ids.append(keys[i])
         ops.payloads.append(specs[i].payload)
-        ops.cold.append(OpCold(submittedAt: now, lastWorker: replaying ? WorkerIndex.unknown : WorkerIndex.nobody))
+        ops.cold.append(OpCold(submittedAt: now, lastWorker: recovery.replaying ? WorkerIndex.unknown : WorkerIndex.nobody))
         if let name = specs[i].givenName, name != specs[i].id { ops.names[op] = name }
         if let t = specs[i].timeoutMicros { ops.timeouts[op] = t }
         if specs[i].retries > 0 {

@@ -231,14 +231,20 @@ extension Scheduler {
                 check(w.credit == 0 && w.inflightCount == 0, "lost worker \(w.id) holds credit or parts")
             }
         }
-        check(total == totalCredit, "total credit \(totalCredit) ≠ \(total)")
-        for (ci, c) in classes.enumerated() {
+        check(total == workers.totalCredit, "total credit \(workers.totalCredit) ≠ \(total)")
+        for (ci, c) in workers.classes.enumerated() {
             let sum = c.capable.reduce(0) { $0 + (workers[$1].alive ? workers[$1].credit : 0) }
             check(sum == c.credit, "class \(ci): credit \(c.credit) ≠ \(sum)")
             for w in c.capable where workers[w].alive && workers[w].credit > 0 {
                 check(c.rr.contains { $0.0 == w && $0.1 == workers[w].creditEpoch },
                       "class \(ci): worker \(workers[w].id) has credit but is not in the round-robin")
             }
+        }
+        // A wait counts an op until it finishes (then the op's entry goes): only unfinished ops are
+        // waited on, each by open waits.
+        for (op, wids) in waits.waitsByOp {
+            check(op >= 0 && Int(op) < n && ops.hot[Int(op)].state != .finished, "op \(op) is waited on but finished or unknown")
+            check(wids.allSatisfy(waits.isOpen), "op \(op) is counted by an answered wait")
         }
         return bad
     }

@@ -188,4 +188,99 @@ import Testing
         #expect(remap.rekeyed([1: "x", 3: "y"]) == [2: "y"])
         #expect(remap.kept(3) == 2)
     }
+
+    /// A wait counting ops is answered by its last op, with every outcome counted; an op's waits are
+    /// taken once; compaction renumbers the ops waited on.
+    @Test func waitsCountDownAndAnswerOnce() {
+        var waits = WaitTable()
+        let ref = ClientRef(client: 1, request: 1)
+        let a = waits.add(WaitRecord(ref: ref, remaining: 2), onOps: [3, 5])
+        let b = waits.add(WaitRecord(ref: ref, remaining: 1), onOps: [5])
+        #expect(a != b)
+        waits.renumberOps(OpRemap(newIndex: [-1, -1, -1, 0, -1, 1]))
+        #expect(waits.takeWaits(on: 0) == [a] && waits.takeWaits(on: 0) == nil, "op 3 is op 0 now; taken once")
+        #expect(waits.countDown(a, .failed) == nil, "one op left")
+        #expect(waits.takeWaits(on: 1) == [a, b])
+        let doneA = waits.countDown(a, .succeeded), doneB = waits.countDown(b, .cancelled)
+        #expect(doneA?.summary == WaitSummary(succeeded: 1, failed: 1, cancelled: 0))
+        #expect(doneB?.summary == WaitSummary(succeeded: 0, failed: 0, cancelled: 1))
+        #expect(!waits.isOpen(a) && waits.countDown(a, .succeeded) == nil && waits.remove(b) == nil, "answered once")
+    }
+
+    /// Watchers with the same filters and form share one stream; a new combination gets a new one,
+    /// never a reused one; the last watcher's leaving drops the group; an evicted run's group matches nothing.
+    @Test func watchGroupsShareStreamsAndNeverReuseThem() {
+        var watchers = WatchGroups()
+        let form = WatchGroup.Form(withResults: false, progress: false)
+        let s1 = watchers.add(1, queue: nil, run: .any, form: form)
+        let s2 = watchers.add(2, queue: nil, run: .any, form: form)
+        let s3 = watchers.add(3, queue: nil, run: .run(RunSlot(4)), form: form)
+        #expect(s1 == s2 && s3 != s1 && watchers.groups.count == 2)
+        watchers.remove(3)
+        #expect(watchers.groups.count == 1)
+        let s4 = watchers.add(3, queue: nil, run: .run(RunSlot(4)), form: form)
+        #expect(s4 != s3 && s4 != s1, "a stream is never reused")
+        watchers.runEvicted(RunSlot(4))
+        #expect(watchers.groups.first { $0.stream == s4 }?.run == .evicted)
+        watchers.remove(1); watchers.remove(2); watchers.remove(3)
+        #expect(watchers.isEmpty)
+    }
+
+    /// The pool keeps a worker's, its classes' and the total credit together: a grant is capped by what
+    /// the worker may hold, a class that had none wakes the queues parked on it once, dispatch takes
+    /// workers round-robin, and a loss takes the worker's credit and hands back the parts it held.
+    @Test func workerPoolKeepsCreditTogether() {
+        var pool = WorkerPool()
+        let kind = pool.internKind("noop")
+        let gpu = pool.internTag("gpu")!
+        let any = Int(pool.placementClass(kind: kind, requires: 0))
+        let tagged = Int(pool.placementClass(kind: kind, requires: 1 << UInt64(gpu)))
+        let a = pool.join(WorkerHello(worker: 10, name: "a", slots: 2, tags: ["gpu"], kinds: ["noop"], prefetch: 0), capacity: 2, at: 0)
+        let b = pool.join(WorkerHello(worker: 11, name: "b", slots: 1, kinds: ["noop"], prefetch: 0), capacity: 1, at: 0)
+        #expect(pool.byID[10] == a && pool.liveCount == 2 && pool.count == 2)
+        #expect(pool.classes[any].capable == [a, b] && pool.classes[tagged].capable == [a], "the tag places only a")
+        pool.classes[tagged].parked = [QueueIndex(3)]
+        #expect(pool.giveCredit(a, 5), "a class with no credit and a parked queue wakes it")
+        #expect(pool.takeUnparked() == [QueueIndex(3)] && pool.takeUnparked().isEmpty && pool.classes[tagged].parked.isEmpty)
+        #expect(pool[a].credit == 2, "capped by its capacity")
+        #expect(!pool.giveCredit(b, 1))
+        #expect(pool.totalCredit == 3 && pool.classes[any].credit == 3 && pool.classes[tagged].credit == 2)
+        var picked: [WorkerIndex] = []
+        for _ in 0..<3 {
+            let w = pool.pickWorker(any)
+            pool.takeCredit(w, 1)
+            picked.append(w)
+        }
+        #expect(picked == [a, b, a], "round-robin over the workers with credit")
+        #expect(pool.totalCredit == 0 && pool.classes[any].credit == 0 && pool.classes[tagged].credit == 0)
+        _ = pool.giveCredit(a, 1)
+        pool[a].held = [7 << 16, 9 << 16 | 1]
+        #expect(pool.lose(a, "gone") == [7 << 16, 9 << 16 | 1])
+        #expect(!pool[a].alive && pool[a].held.isEmpty && pool[a].lostReason == "gone" && pool.liveCount == 1)
+        #expect(pool.totalCredit == 0 && pool.classes[any].credit == 0, "its credit left with it")
+    }
+
+    /// Kinds and tags are interned once; a worker that named them in HELLO gets them when an op first
+    /// uses them; a 65th tag has no bit; a restored session is never alive and not found by id.
+    @Test func workerPoolInternsWhatOpsUse() {
+        var pool = WorkerPool()
+        let w = pool.join(WorkerHello(worker: 1, name: "w", slots: 1, tags: ["t0"], kinds: ["k"]), capacity: 1, at: 0)
+        #expect(pool[w].kinds.isEmpty && pool[w].tags == 0, "nothing interned yet")
+        let k = pool.internKind("k")
+        #expect(pool.internKind("k") == k && pool[w].kinds == [k] && pool.kindNames == ["k"])
+        for i in 0..<64 { #expect(pool.internTag("t\(i)") == i) }
+        #expect(pool[w].tags == 1 && pool.internTag("t64") == nil)
+        let old = pool.restore(WorkerState(id: 1, name: "old", owner: "old", slots: 0, capacity: 0, tags: 0, kinds: [], tagNames: [],
+                                           kindNames: [], lastSeen: 0).lost("restarted"))
+        #expect(pool.byID[1] == w && old != w && !pool[old].alive && pool.liveCount == 1)
+    }
+}
+
+private extension WorkerState {
+    func lost(_ reason: String) -> WorkerState {
+        var w = self
+        w.alive = false
+        w.lostReason = reason
+        return w
+    }
 }
