@@ -57,16 +57,16 @@ import Testing
     @Test func testAHelloNeverGrowsTheCoresTablesAndIsReleasedWithItsWorker() {
         var h = Harness()
         h.submit([op("x")])
-        let kindsBefore = h.s.kindNames.count
-        let tagsBefore = h.s.tagBits.count
+        let kindsBefore = h.s.workers.kindNames.count
+        let tagsBefore = h.s.workers.tagBits.count
         let kinds = (0..<256).map { "k\($0)-" + String(repeating: "x", count: 200) }
         let tags = (0..<64).map { "t\($0)" }
         for w in UInt64(1)...40 {
             h.send(.workerJoined(WorkerHello(worker: w, name: "spam\(w)", slots: 1, tags: tags, kinds: kinds, credit: 0)))
             h.send(.workerLost(worker: w, reason: "vanished"))
         }
-        #expect(h.s.kindNames.count == kindsBefore, "kinds nobody uses are not interned")
-        #expect(h.s.tagBits.count == tagsBefore, "a HELLO's tags take no tag bits")
+        #expect(h.s.workers.kindNames.count == kindsBefore, "kinds nobody uses are not interned")
+        #expect(h.s.workers.tagBits.count == tagsBefore, "a HELLO's tags take no tag bits")
         #expect(h.s.workers.allSatisfy { $0.kindNames.isEmpty && $0.tagNames.isEmpty }, "lost workers keep no names")
         // Tags and kinds an op uses later still match a live worker that named them.
         h.join(100, kinds: ["noop", "render"], tags: ["gpu"], credit: 0)

@@ -240,10 +240,13 @@ import Testing
         #expect(pool.byID[10] == a && pool.liveCount == 2 && pool.count == 2)
         #expect(pool.classes[any].capable == [a, b] && pool.classes[tagged].capable == [a], "the tag places only a")
         pool.classes[tagged].parked = [QueueIndex(3)]
-        #expect(pool.giveCredit(a, 5), "a class with no credit and a parked queue wakes it")
-        #expect(pool.takeUnparked() == [QueueIndex(3)] && pool.takeUnparked().isEmpty && pool.classes[tagged].parked.isEmpty)
+        let woke = pool.giveCredit(a, 5)
+        #expect(woke, "a class with no credit and a parked queue wakes it")
+        let unparked = pool.takeUnparked(), again = pool.takeUnparked()
+        #expect(unparked == [QueueIndex(3)] && again.isEmpty && pool.classes[tagged].parked.isEmpty)
         #expect(pool[a].credit == 2, "capped by its capacity")
-        #expect(!pool.giveCredit(b, 1))
+        let wokeAgain = pool.giveCredit(b, 1)
+        #expect(!wokeAgain)
         #expect(pool.totalCredit == 3 && pool.classes[any].credit == 3 && pool.classes[tagged].credit == 2)
         var picked: [WorkerIndex] = []
         for _ in 0..<3 {
@@ -255,7 +258,8 @@ import Testing
         #expect(pool.totalCredit == 0 && pool.classes[any].credit == 0 && pool.classes[tagged].credit == 0)
         _ = pool.giveCredit(a, 1)
         pool[a].held = [7 << 16, 9 << 16 | 1]
-        #expect(pool.lose(a, "gone") == [7 << 16, 9 << 16 | 1])
+        let held = pool.lose(a, "gone")
+        #expect(held == [7 << 16, 9 << 16 | 1])
         #expect(!pool[a].alive && pool[a].held.isEmpty && pool[a].lostReason == "gone" && pool.liveCount == 1)
         #expect(pool.totalCredit == 0 && pool.classes[any].credit == 0, "its credit left with it")
     }
