@@ -24,7 +24,7 @@ struct OpIndex: TableHandle {
     @inline(__always) init(raw: Int32) { self.raw = raw }
 }
 
-/// A worker's place in `Scheduler.workers` (never reused: a lost worker keeps its place).
+/// A worker's place in `WorkerPool` (never reused: a lost worker keeps its place).
 struct WorkerIndex: TableHandle {
     var raw: Int32
     @inline(__always) init(raw: Int32) { self.raw = raw }

@@ -14,7 +14,7 @@ extension Scheduler {
     }
 
     /// Replay: a worker session of before the restart, held as a worker that is never alive (not in
-    /// `workerIndex`: a new session may reuse its id and must not be refused or fenced for it).
+    /// `WorkerPool.byID`: a new session may reuse its id and must not be refused or fenced for it).
     mutating func restoreWorkerSession(id: UInt64, name: String, owner: String) {
         guard recovery.restoredWorkers[id] == nil else { return }
         var w = WorkerState(id: id, name: name, owner: owner, slots: 0, capacity: 0, tags: 0, kinds: [], tagNames: [],

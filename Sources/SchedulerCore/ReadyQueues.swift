@@ -1,7 +1,7 @@
 import HeapModule
 import DequeModule
 
-// Queues, placement classes, lanes and the per-QoS round-robin rings.
+// Queues, lanes and the per-QoS round-robin rings (placement classes: WorkerPool.swift).
 
 extension Scheduler {
     mutating func ensureQueue(_ spec: QueueSpec) -> QueueIndex {

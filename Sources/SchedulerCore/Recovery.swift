@@ -13,7 +13,6 @@ private struct ClaimedPart: Hashable {
     init(_ p: HeldPart) { op = p.op; part = p.part }
 }
 
-/// Dispatch held after recovery, for the workers that were connected (by name).
 /// Where recovery from the journal stands (`Scheduler.recovery`).
 struct RecoveryState {
     /// Replaying the journal: nothing is journalled, stories record nothing, no worker is connected.
@@ -28,6 +27,7 @@ struct RecoveryState {
     var recoveredAt: Int64 = 0
 }
 
+/// Dispatch held after recovery, for the workers that were connected (by name).
 struct RecoveryHold {
     var until: Int64
     var awaited: Set<String>

@@ -189,6 +189,25 @@ import Testing
         #expect(remap.kept(3) == 2)
     }
 
+    /// An op's chain runs back through its own entries; once the ring wraps over its oldest entry the
+    /// chain stops there and says so; a chain that ends in a restart says where it ended.
+    @Test func storyRingChainsAndDetectsOverwrittenEntries() {
+        var ring = StoryRing(capacity: 4)
+        func entry(_ op: Int32, prev: Int32) -> StoryRaw {
+            StoryRaw(stimulus: 0, at: 0, op: op, prev: prev, extra: 0, part: 0, code: .ready)
+        }
+        var heads: [Int32: Int32] = [1: -1, 2: storyRestarted]
+        for op: Int32 in [1, 2, 1] { heads[op] = ring.append(entry(op, prev: heads[op]!)) }
+        let one = ring.chain(of: 1, from: heads[1]!, limit: 10)
+        #expect(one.entries.count == 2 && one.end == -1 && !one.truncated)
+        let two = ring.chain(of: 2, from: heads[2]!, limit: 10)
+        #expect(two.entries.count == 1 && two.end == storyRestarted && !two.truncated)
+        #expect(ring.chain(of: 1, from: heads[1]!, limit: 1).truncated, "beyond the limit")
+        for _ in 0..<2 { heads[2] = ring.append(entry(2, prev: heads[2]!)) }   // slot 0 (op 1's first) is overwritten
+        let wrapped = ring.chain(of: 1, from: heads[1]!, limit: 10)
+        #expect(wrapped.entries.count == 1 && wrapped.truncated)
+    }
+
     /// A wait counting ops is answered by its last op, with every outcome counted; an op's waits are
     /// taken once; compaction renumbers the ops waited on.
     @Test func waitsCountDownAndAnswerOnce() {
