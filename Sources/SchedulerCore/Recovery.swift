@@ -238,7 +238,7 @@ extension Scheduler {
         let i = Int(op)
         if let refusal = claimRefusal(op, by: w) { return refusal }
         if ops.hot[i].state == .finished { return "the operation has finished" }
-        if ops.hot[i].parts > 1 { return "parts of ops.multi-part operations run again" }
+        if ops.hot[i].parts > 1 { return "parts of multi-part operations run again" }
         if ops.hot[i].state == .pending { return "its dependencies have not finished" }
         return "another attempt holds it"
     }

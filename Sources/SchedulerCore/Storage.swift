@@ -276,7 +276,7 @@ struct MultiPartTable: Sendable {
     }
 
     @inline(never) private static func noRecord(_ op: Int32) -> Never {
-        preconditionFailure("op \(op) has no ops.multi-part record (single-part, or finished)")
+        preconditionFailure("op \(op) has no multi-part record (single-part, or finished)")
     }
 
     /// Op `op`'s record if it has one (none for a single-part or finished op).

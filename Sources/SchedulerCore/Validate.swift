@@ -197,7 +197,7 @@ extension Scheduler {
             check(r.bytes == held, "run \(r.name): bytes \(r.bytes) ≠ \(held) held")
             totalBytes += r.bytes
         }
-        check(runs.slotsByName.count == runs.all.reduce(0) { n, _ in n + 1 }, "run ops.names index \(runs.slotsByName.count) runs, not the retained ones")
+        check(runs.slotsByName.count == runs.all.reduce(0) { n, _ in n + 1 }, "run names index \(runs.slotsByName.count) runs, not the retained ones")
         check(totalBytes == retainedBytes, "retained bytes \(retainedBytes) ≠ \(totalBytes)")
         var pins = [RunSlot: Int32]()
         for (op, rs) in crossRunDeps {

@@ -61,6 +61,23 @@ import Testing
         }
     }
 
+    /// A part of a multi-part op its worker's owner claims back after losing it is not taken back (parts
+    /// run again) and is cancelled on the worker with that reason, word for word.
+    @Test func aClaimedPartOfAMultiPartOpIsCancelledWithItsReason() {
+        var h = Harness()
+        h.send(hello(1, owner: "key:a"))
+        h.send(.credit(worker: 1, grant: 1))
+        var split = op("split")
+        split.parts = 2
+        let (_, sent) = h.submit([split])
+        #expect(sent.map(\.op) == ["split"])
+        h.send(.workerLost(worker: 1, reason: "link cut"))
+        let held = HeldPart(op: "split", part: sent[0].part, attempt: sent[0].attempt, startedAt: h.now)
+        let out = h.send(hello(2, owner: "key:a", running: [held]))
+        let reasons = out.compactMap { if case .cancelOnWorker(_, "split", _, _, let reason) = $0 { reason } else { nil } }
+        #expect(reasons == ["not taken back by the coordinator: parts of multi-part operations run again"], "\(out)")
+    }
+
     /// After a restart nobody's holder is recorded: a worker that could have been sent an op may claim it
     /// (no more than it could do by being dispatched it); one that could not, may not.
     @Test func afterARestartClaimsAreCheckedAgainstWhatTheWorkerCouldRun() {
