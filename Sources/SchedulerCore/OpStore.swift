@@ -135,14 +135,9 @@ struct OpStore {
 /// (evicted) op. Renumbering keeps the order, so sorted lists stay sorted.
 struct OpRemap {
     private let newIndex: [Int32]
-    /// Ops left.
-    let liveCount: Int
 
     /// `newIndex[old]`: the op's new index, -1 when it is dropped.
-    init(newIndex: [Int32]) {
-        self.newIndex = newIndex
-        liveCount = newIndex.reduce(0) { $0 + ($1 >= 0 ? 1 : 0) }
-    }
+    init(newIndex: [Int32]) { self.newIndex = newIndex }
 
     /// `op`'s new index; -1 for a dropped op, and for -1 (the tables' "none").
     @inline(__always) subscript(_ op: Int32) -> Int32 { op < 0 ? -1 : newIndex[Int(op)] }
