@@ -95,27 +95,33 @@ extension Scheduler {
         // in their share's new slot.
         for l in lanes.indices {
             let slotRemap = slotRemaps[lanes[l].queue.index]
-            var rebuilt: [Heap<ReadyEntry>] = [Heap()]
-            for (s, old) in lanes[l].allHeaps.enumerated() {
+            var rebuilt: [[ReadyEntry]] = [[]]
+            for (s, old) in lanes[l].entriesBySlot.enumerated() {
                 // A dropped slot has no live op, so no live entry.
                 let ns = slotRemap.isEmpty ? s : Int(slotRemap[s])
                 guard ns >= 0 else { continue }
                 var entries: [ReadyEntry] = []
-                for e in old.unordered {
+                for e in old {
                     let op = remap[e.op]
                     guard op >= 0, ops.hot[Int(op)].heapKey == e.key, ops.hot[Int(op)].state == .ready else { continue }
                     let key = readyKey(op, ops.hot[Int(op)].priority)
                     ops.hot[Int(op)].heapKey = key
                     entries.append(ReadyEntry(key: key, op: op))
                 }
-                while rebuilt.count <= ns { rebuilt.append(Heap()) }
-                rebuilt[ns] = Heap(entries)
+                while rebuilt.count <= ns { rebuilt.append([]) }
+                rebuilt[ns] = entries
             }
-            lanes[l].heap = rebuilt[0]
-            lanes[l].otherHeaps = Array(rebuilt.dropFirst())
             lanes[l].fronts = Heap()
-            lanes[l].frontVersion = [UInt32](repeating: 0, count: rebuilt.count)
-            if isSharing(lane: l) { for (s, h) in rebuilt.enumerated() where !h.isEmpty { pushFront(l, s) } }
+            if isSharing(lane: l) {
+                lanes[l].heap = Heap()
+                lanes[l].shares = rebuilt.map(ShareQueue.init)
+                for s in rebuilt.indices where !rebuilt[s].isEmpty { pushFront(l, s) }
+            } else {
+                // A queue left with one share slot stops sharing (`compactShareSlots`): its ops are slot 0's.
+                precondition(rebuilt.dropFirst().allSatisfy(\.isEmpty), "lane \(l): entries of share slots above 0 in a lane that does not share")
+                lanes[l].heap = Heap(rebuilt[0])
+                lanes[l].shares = []
+            }
             lanes[l].partials = remap.renumbered(lanes[l].partials)
         }
         // Concurrency keys hold unfinished ops only (never evicted): renumbered in place.

@@ -4,10 +4,10 @@ import DequeModule
 // Fair share between share keys, concurrency keys and rate limits (A11, docs/SEMANTICS.md).
 //
 // Shares. Each queue has a `ShareTable` (`Scheduler.shareTables[q]`): one slot per share key its ops
-// have had (the submitter by default). A lane keeps a ready heap per share slot, so inside one share key
-// the order is S6's (priority, then submission order). While a queue has one share key nothing else
-// happens — the lane's `heap` (slot 0's) is the old single heap. With several, each lane keeps `fronts`:
-// the head of every non-empty share heap, ordered by the head's priority level, then by the share's
+// have had (the submitter by default). While a queue has one share key nothing else happens: a lane's
+// `heap` is the old single heap. With several, a lane keeps a ready queue per share slot (`ShareQueue`),
+// so inside one share key the order is S6's (priority, then submission order), and `fronts`: the head of
+// every non-empty share queue, ordered by the head's priority level, then by the share's
 // *pass*, then by submission order.
 // Shares take turns of `ShareTable.turn` dispatches (deficit round robin); a turn adds
 // `turn × strideUnit / weight` to the share's pass (stride scheduling: the smallest pass goes next).
@@ -169,36 +169,35 @@ extension Scheduler {
         ShareTable.strideUnit / Int64(max(1, queues[q].fairness.weight(of: name)))
     }
 
-    /// The queue's lanes get fronts for what slot 0 holds.
+    /// The queue's lanes move their heap to share slot 0's queue and get a front for it.
     mutating func startSharing(_ q: QueueIndex) {
         shareTables[q].isSharing = true
         for l32 in queues[q].lanesByQos.joined() {
             let l = Int(l32)
             lanes[l].sharing = true
-            if !lanes[l].heap.isEmpty { pushFront(l, 0) }
+            lanes[l].shares = [ShareQueue(lanes[l].heap.unordered)]
+            lanes[l].heap = Heap()
+            pushFront(l, 0)
         }
     }
 
     @inline(__always) func isSharing(lane l: Int) -> Bool { lanes[l].sharing }
 
-    mutating func pushShared(_ l: Int, _ s: Int, _ e: ReadyEntry) {
-        // The share's head before (Int64.min: none); a front is renewed only when the head changes priority
-        // level (as `sharedHead` judges it): a newer head at the same level keeps its place until the
-        // share's turn ends.
-        let headKey = lanes[l].insertShared(s, e)
-        if headKey == .min {
-            // The share comes back from idle: it starts at the queue's virtual time (banks no turns).
-            let q = lanes[l].queue
-            let pass = shareTables.withUnsafeMutableBufferPointer { tables in
-                let vt = tables[q.index].virtualTime
-                return tables[q.index].slots.withUnsafeMutableBufferPointer { slots in
-                    if slots[s].pass < vt { slots[s].pass = vt }
-                    return slots[s].pass
-                }
+    @inline(__always) mutating func pushShared(_ l: Int, _ s: Int, _ e: ReadyEntry) {
+        let q = lanes[l].queue
+        // A share that comes back from idle starts at the queue's virtual time (banks no turns).
+        let pass = lanes[l].shareIsEmpty(s) ? resumeShare(q, s) : sharePass(q, s)
+        lanes[l].insertShared(s, e, pass: pass)
+    }
+
+    /// Share `s` of queue `q` has a ready op again: its pass, moved up to the queue's virtual time.
+    @inline(__always) mutating func resumeShare(_ q: QueueIndex, _ s: Int) -> Int64 {
+        shareTables.withUnsafeMutableBufferPointer { tables in
+            let vt = tables[q.index].virtualTime
+            return tables[q.index].slots.withUnsafeMutableBufferPointer { slots in
+                if slots[s].pass < vt { slots[s].pass = vt }
+                return slots[s].pass
             }
-            lanes[l].pushFront(s, headKey: e.key, pass: pass)
-        } else if e.key >> 59 > headKey >> 59 {
-            lanes[l].pushFront(s, headKey: e.key, pass: sharePass(lanes[l].queue, s))   // e is the new max
         }
     }
 
@@ -217,11 +216,11 @@ extension Scheduler {
     @inline(__always) mutating func cleanSharedHead(_ l: Int) -> ReadyEntry? { sharedHead(l)?.entry }
 
     /// The lane's next op by share turns with its share's slot and pass (what a dispatch needs next).
-    mutating func sharedHead(_ l: Int) -> SharedHead? {
+    @inline(__always) mutating func sharedHead(_ l: Int) -> SharedHead? {
         let q = lanes[l].queue
         while let f = lanes[l].fronts.max {
             let s = Int(f.slot)
-            if f.version != lanes[l].frontVersion[s] { _ = lanes[l].fronts.popMax(); continue }
+            if f.version != lanes[l].shares[s].frontVersion { _ = lanes[l].fronts.popMax(); continue }
             guard let head = cleanHeap(l, s) else { _ = lanes[l].fronts.popMax(); continue }
             // A front stays while its share's turn lasts (its head key may be older); only a change of the
             // head's priority level or of the share's pass makes it stale.
@@ -236,23 +235,23 @@ extension Scheduler {
         return nil
     }
 
-    /// Takes the head `sharedHead(l)` returned (of share `s`) off its heap. Its front stays on top until
+    /// Takes the head `sharedHead(l)` returned (of share `s`) off its queue. Its front stays on top until
     /// `settleShare` replaces it (one heap operation instead of a pop and a push).
     @inline(__always) mutating func takeHead(_ l: Int, share s: Int) -> Int32 {
         lanes[l].takeShared(s)
     }
 
     @inline(__always) func shareHeapMax(_ l: Int, _ s: Int) -> ReadyEntry? {
-        s == 0 ? lanes[l].heap.max : lanes[l].otherHeaps[s - 1].max
+        lanes[l].shares[s].max
     }
 
     /// After `takeHead` of share `s`: charges a dispatched op's share its turn, and replaces the share's
     /// front (the top of `fronts`) by its next one.
-    mutating func settleShare(_ l: Int, share s: Int, dispatched: Bool) {
+    @inline(__always) mutating func settleShare(_ l: Int, share s: Int, dispatched: Bool) {
         let q = lanes[l].queue
         if !dispatched {
             // A held or cancelled op: what its key's strategy did may have pushed fronts since `takeHead`.
-            if let top = lanes[l].fronts.max, Int(top.slot) == s, top.version == lanes[l].frontVersion[s] {
+            if let top = lanes[l].fronts.max, Int(top.slot) == s, top.version == lanes[l].shares[s].frontVersion {
                 _ = lanes[l].fronts.popMax()
             }
             pushFront(l, s)
@@ -325,13 +324,12 @@ extension Scheduler {
         var ready: [Int32] = []
         for l32 in queues[q].lanesByQos.joined() {
             let l = Int(l32)
-            for h in lanes[l].allHeaps { for e in h.unordered where ops.hot[Int(e.op)].heapKey == e.key && ops.hot[Int(e.op)].state == .ready {
+            for e in lanes[l].entriesBySlot.joined() where ops.hot[Int(e.op)].heapKey == e.key && ops.hot[Int(e.op)].state == .ready {
                 ready.append(e.op)
-            } }
+            }
             lanes[l].heap = Heap()
-            lanes[l].otherHeaps = []
+            lanes[l].shares = []
             lanes[l].fronts = Heap()
-            lanes[l].frontVersion = [0]
             lanes[l].sharing = false
         }
         shareTables[q] = ShareTable()
@@ -578,43 +576,41 @@ extension Scheduler {
 // The lane's own share bookkeeping, one access to `Scheduler.lanes` each (every separate mutation of a
 // lane through the array checked the array's uniqueness again).
 extension Lane {
-    /// Inserts `e` into share `s`'s heap (made on first use); the heap's head key before, Int64.min when
-    /// it was empty.
-    @inline(__always) mutating func insertShared(_ s: Int, _ e: ReadyEntry) -> Int64 {
-        if heapCount <= s { otherHeaps.append(contentsOf: repeatElement(Heap(), count: s + 1 - heapCount)) }
-        if frontVersion.count <= s { frontVersion.append(contentsOf: repeatElement(0, count: s + 1 - frontVersion.count)) }
-        if s == 0 {
-            let before = heap.max?.key ?? .min
-            heap.insert(e)
-            return before
-        }
-        let before = otherHeaps[s - 1].max?.key ?? .min
-        otherHeaps[s - 1].insert(e)
-        return before
+    @inline(__always) func shareIsEmpty(_ s: Int) -> Bool {
+        s >= shares.count || shares[s].isEmpty
     }
 
-    /// A new current front for share `s` whose heap's head is `headKey` (older fronts of `s` go stale).
+    /// Inserts `e` into share `s`'s queue (made on first use), with a new front when the queue was empty
+    /// or `e` is its new head at a higher priority level (as `sharedHead` judges fronts: a newer head at
+    /// the same level keeps the front's place until the share's turn ends). `pass`: the share's.
+    @inline(__always) mutating func insertShared(_ s: Int, _ e: ReadyEntry, pass: Int64) {
+        if shares.count <= s { shares.append(contentsOf: repeatElement(ShareQueue(), count: s + 1 - shares.count)) }
+        let before = shares[s].insert(e)
+        if before == .min || e.key >> 59 > before >> 59 { pushFront(s, headKey: e.key, pass: pass) }
+    }
+
+    /// A new current front for share `s` whose queue's head is `headKey` (older fronts of `s` go stale).
     @inline(__always) mutating func pushFront(_ s: Int, headKey: Int64, pass: Int64) {
-        frontVersion[s] &+= 1
-        fronts.insert(ShareFront(headKey: headKey, pass: pass, slot: Int32(s), version: frontVersion[s]))
+        shares[s].frontVersion &+= 1
+        fronts.insert(ShareFront(headKey: headKey, pass: pass, slot: Int32(s), version: shares[s].frontVersion))
     }
 
-    /// Takes the head of share `s`'s heap (the caller read it: it is there).
+    /// Takes the head of share `s`'s queue (the caller read it: it is there).
     @inline(__always) mutating func takeShared(_ s: Int) -> Int32 {
-        s == 0 ? heap.popMax()!.op : otherHeaps[s - 1].popMax()!.op
+        shares[s].popMax()!.op
     }
 
     /// After a dispatch of share `s` (its front on top) whose turn goes on: the front goes when the
-    /// share's heap is empty.
+    /// share's queue is empty.
     @inline(__always) mutating func dropTopFrontIfEmpty(_ s: Int) {
-        if s == 0 ? heap.isEmpty : otherHeaps[s - 1].isEmpty { _ = fronts.popMax() }
+        if shares[s].isEmpty { _ = fronts.popMax() }
     }
 
     /// After a dispatch of share `s` (its front on top) that ended its turn: the front is replaced by
-    /// one for the heap's head at the share's new `pass`, or goes when the heap is empty.
+    /// one for the queue's head at the share's new `pass`, or goes when the queue is empty.
     @inline(__always) mutating func renewTopFront(_ s: Int, pass: Int64) {
-        guard let head = s == 0 ? heap.max : otherHeaps[s - 1].max else { _ = fronts.popMax(); return }
-        frontVersion[s] &+= 1
-        _ = fronts.replaceMax(with: ShareFront(headKey: head.key, pass: pass, slot: Int32(s), version: frontVersion[s]))
+        guard let head = shares[s].max else { _ = fronts.popMax(); return }
+        shares[s].frontVersion &+= 1
+        _ = fronts.replaceMax(with: ShareFront(headKey: head.key, pass: pass, slot: Int32(s), version: shares[s].frontVersion))
     }
 }

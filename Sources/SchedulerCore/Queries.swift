@@ -337,7 +337,7 @@ extension Scheduler {
             var sample: [Int32] = []
             for l in lanes where l.cls == Int32(c) && l.readyCount > 0 {
                 count += Int(l.readyCount)
-                for e in l.allHeaps.flatMap({ $0.unordered }) where sample.count < Unplaceable.sampleSize {
+                for e in l.entriesBySlot.joined() where sample.count < Unplaceable.sampleSize {
                     let j = Int(e.op)
                     if ops.hot[j].state == .ready && ops.hot[j].heapKey == e.key { sample.append(e.op) }
                 }

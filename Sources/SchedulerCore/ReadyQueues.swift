@@ -76,12 +76,11 @@ extension Scheduler {
         return nil
     }
 
-    /// Drops stale heads; returns the valid head entry of share `s`'s heap in lane `l`.
+    /// Drops stale heads; returns the valid head entry of share `s`'s queue in (sharing) lane `l`.
     @inline(__always) mutating func cleanHeap(_ l: Int, _ s: Int) -> ReadyEntry? {
-        if s == 0 { return cleanHeap(l) }
-        while let e = lanes[l].otherHeaps[s - 1].max {
+        while let e = lanes[l].shares[s].max {
             if isLiveReady(e) { return e }
-            _ = lanes[l].otherHeaps[s - 1].popMax()
+            _ = lanes[l].shares[s].popMax()
         }
         return nil
     }
@@ -93,10 +92,10 @@ extension Scheduler {
 
     /// Every heap entry of lane `l` (stale ones included).
     func readyEntries(_ l: Int) -> [ReadyEntry] {
-        lanes[l].allHeaps.flatMap { $0.unordered }
+        lanes[l].entriesBySlot.flatMap { $0 }
     }
 
-    /// Whether lane `l` has no heap entry at all (with sharing, a non-empty share heap always has a front).
+    /// Whether lane `l` has no heap entry at all (with sharing, a non-empty share queue always has a front).
     @inline(__always) func heapsEmpty(_ l: Int) -> Bool {
         isSharing(lane: l) ? lanes[l].fronts.isEmpty : lanes[l].heap.isEmpty
     }

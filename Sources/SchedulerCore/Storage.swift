@@ -113,24 +113,26 @@ struct ReadyEntry: Comparable {
     static func == (a: ReadyEntry, b: ReadyEntry) -> Bool { a.key == b.key && a.op == b.op }
 }
 
-/// Ready ops of one (queue, QoS, placement class), a heap per share key of the queue (FairShare.swift).
-/// Stale heap entries are skipped lazily.
+/// Ready ops of one (queue, QoS, placement class), a queue per share key while its queue shares
+/// (FairShare.swift). Stale heap entries are skipped lazily.
 struct Lane {
     let queue: QueueIndex
     let qos: UInt8                // OperationQoS.rank
     let cls: Int32
-    /// Share slot 0's heap: the lane's only one while its queue has one share key (the per-op path
-    /// reads it directly, as before fair share).
+    /// The lane's ready heap while its queue has one share key (the per-op path reads it directly, as
+    /// before fair share). Empty while the queue shares: its entries moved to `shares[0]`.
     var heap = Heap<ReadyEntry>()
-    /// Share slots 1… (at index slot − 1), while the queue shares.
-    var otherHeaps: [Heap<ReadyEntry>] = []
-    /// While the queue has several share keys: one current entry per non-empty share heap, the best
-    /// share first (ShareFront); entries whose version is not the share's `frontVersion` are stale.
+    /// While the queue has several share keys: one queue per share slot, and one current entry in
+    /// `fronts` per non-empty one, the best share first (ShareFront).
+    var shares: [ShareQueue] = []
     var fronts = Heap<ShareFront>()
-    var frontVersion: [UInt32] = [0]
-    var heapCount: Int { 1 + otherHeaps.count }
-    /// Every share heap, slot 0 first (queries, validation, compaction).
-    var allHeaps: [Heap<ReadyEntry>] { [heap] + otherHeaps }
+    /// Every entry (stale ones included) by share slot, slot 0 first (queries, validation, compaction).
+    var entriesBySlot: [[ReadyEntry]] {
+        var slots = shares.map(\.unordered)
+        if slots.isEmpty { slots = [[]] }
+        slots[0] += heap.unordered
+        return slots
+    }
     /// Its queue has several share keys (`ShareTable.isSharing`), kept here for the per-op paths.
     var sharing = false
     /// Ops of this lane in state ready (the heap may also hold stale entries).

@@ -27,19 +27,24 @@ extension Scheduler {
         var validHeapEntries = [Int32](repeating: 0, count: n)
         for (l, lane) in lanes.enumerated() {
             let sharing = isSharing(lane: l)
-            if !sharing { check(lane.heapCount == 1, "lane \(l): \(lane.heapCount) share heaps without sharing") }
-            for (s, heap) in lane.allHeaps.enumerated() {
-                for e in heap.unordered {
+            if sharing {
+                check(lane.heap.isEmpty, "lane \(l): \(lane.heap.count) entries in its heap while it shares")
+            } else {
+                check(lane.shares.isEmpty && lane.fronts.isEmpty, "lane \(l): \(lane.shares.count) share queues without sharing")
+            }
+            for (s, entries) in lane.entriesBySlot.enumerated() {
+                for e in entries {
                     let j = Int(e.op)
                     guard ops.hot[j].state == .ready && ops.hot[j].heapKey == e.key else { continue }
                     validHeapEntries[j] += 1
                     check(Int(ops.hot[j].share) == s && Int(ops.hot[j].lane) == l, "\(ops.ids[j]): in the heap of lane \(l) share \(s), not its own")
                 }
-                // With sharing, a share heap with entries has exactly one current front (FairShare.swift).
+                // With sharing, a share queue with entries has exactly one current front (FairShare.swift).
                 if sharing {
-                    let current = lane.fronts.unordered.filter { Int($0.slot) == s && $0.version == lane.frontVersion[s] }.count
-                    check(current == (heap.isEmpty ? 0 : 1) || (heap.isEmpty && current <= 1),
-                          "lane \(l) share \(s): \(current) current fronts for \(heap.count) entries")
+                    let version = s < lane.shares.count ? lane.shares[s].frontVersion : 0
+                    let current = lane.fronts.unordered.filter { Int($0.slot) == s && $0.version == version }.count
+                    check(current == (entries.isEmpty ? 0 : 1) || (entries.isEmpty && current <= 1),
+                          "lane \(l) share \(s): \(current) current fronts for \(entries.count) entries")
                 }
             }
         }
