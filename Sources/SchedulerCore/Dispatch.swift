@@ -60,8 +60,7 @@ extension Scheduler {
         if bestLane < 0 {
             if blockedByCredit {
                 for l32 in laneList where !(heapsEmpty(Int(l32)) && lanes[Int(l32)].partials.isEmpty) {
-                    let c = Int(lanes[Int(l32)].cls)
-                    if workers.classes[c].credit <= 0 { workers.classes[c].parked.append(q) }
+                    workers.park(q, onClass: Int(lanes[Int(l32)].cls))
                 }
             }
             return false

@@ -21,8 +21,8 @@ struct WorkerPool: RandomAccessCollection, MutableCollection {
     private(set) var kindNames: [String] = []
     /// Tag bits by name, interned when an op requires the tag (at most 64).
     private(set) var tagBits: [String: Int] = [:]
-    /// Placement classes by number (dispatch parks queues on a class that has no credit).
-    var classes: [PlacementClass] = []
+    /// Placement classes by number (dispatch parks queues on a class that has no credit: `park`).
+    private(set) var classes: [PlacementClass] = []
     /// Classes by a hash of (kind, required tags); see `placementClass`.
     private var classIndex: [UInt64: Int32] = [:]
     /// Queues parked on classes that a grant gave credit (`giveCredit`), until `takeUnparked`.
@@ -120,6 +120,12 @@ struct WorkerPool: RandomAccessCollection, MutableCollection {
             }
         }
         return woke
+    }
+
+    /// Queue `q` waits for class `c` to get credit (it has none): the grant that gives it some wakes `q`
+    /// (`giveCredit`). A class with credit parks nothing (no grant would wake it).
+    mutating func park(_ q: QueueIndex, onClass c: Int) {
+        if classes[c].credit <= 0 { classes[c].parked.append(q) }
     }
 
     /// The queues the last grants woke (`giveCredit`), taken.
