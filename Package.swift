@@ -4,7 +4,7 @@ import PackageDescription
 // Rule numbers in comments (S1–S17, A1–A10) are those of docs/SEMANTICS.md, the behaviour contract.
 // Layers (dependencies point down only; see docs/ARCHITECTURE.md):
 //   executables  opcoord, opworker, opctl (the product); Sources/Tools: opbench, oploadtest, apibench
-//   shells       Coordinator (+ Journal, its state on disk; HTTPFront, its read-only web side; Leadership, --ha), WorkerAgent, OpClient
+//   shells       Coordinator (+ Journal, its state on disk, over CCRC32C; HTTPFront, its read-only web side; Leadership, --ha), WorkerAgent, OpClient
 //   runtime      WorkerRuntime, OpSpec
 //   wire         WireProtocol (protobuf), ZeroMQ (over CZeroMQ)
 //   threads      ThreadMonitor (the one pthread Monitor, for Journal and ZeroMQ; no dependencies)
@@ -95,7 +95,9 @@ var targets: [Target] = [
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
     ]),
     // The coordinator's write-ahead journal and snapshots on local disk (A5; format in JournalStore.swift).
-    .target(name: "Journal", dependencies: ["SchedulerCore", "ThreadMonitor"]),
+    // The processor's CRC-32C instruction for the journal's checksums (C: Swift cannot reach it).
+    .target(name: "CCRC32C"),
+    .target(name: "Journal", dependencies: ["SchedulerCore", "ThreadMonitor", "CCRC32C"]),
     // The Swift API (OperationQueue's vocabulary); a library product, so no unsafe flags below it.
     // Typed operations' `main` runs on a worker with WorkerRuntime's context, so the API depends on it.
     // Closures (`LocalOperation`) run in the client on an embedded worker, so it depends on WorkerAgent too.

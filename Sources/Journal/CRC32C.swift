@@ -2,10 +2,23 @@
 // Castagnoli rather than zlib's CRC-32: better error detection for our record sizes, and the same
 // function as iSCSI, ext4 and LevelDB, so external tools can check our files.
 
+import CCRC32C
+
 public enum CRC32C {
     /// CRC-32C of `bytes`, continuing from `crc` (pass the previous result to checksum in pieces).
     /// Check value: checksum("123456789") == 0xE3069283.
     public static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+        guard let base = bytes.baseAddress else { return crc }
+        let state = hardware ? opq_crc32c_hardware_update(~crc, base, bytes.count) : update(~crc, base, bytes.count)
+        return state ^ 0xFFFF_FFFF
+    }
+
+    /// The processor's own instruction (SSE 4.2 on x86-64, through CCRC32C) where it has one: far fewer
+    /// instructions than the table loop (the coordinator's loop thread: −205 per op, docs/BENCHMARKS.md).
+    static let hardware = opq_crc32c_hardware_available() != 0
+
+    /// The table loop alone, whatever the processor has (tests compare the two).
+    static func checksumByTable(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
         guard let base = bytes.baseAddress else { return crc }
         return update(~crc, base, bytes.count) ^ 0xFFFF_FFFF
     }
@@ -18,7 +31,7 @@ public enum CRC32C {
     }
 
     /// Slicing-by-8: eight table lookups per 8 bytes instead of one per byte (≈ 5× faster than the
-    /// byte-wise loop; no SSE 4.2 `crc32` instruction from Swift without a C shim).
+    /// byte-wise loop), where the processor has no CRC-32C instruction.
     @inline(__always)
     private static func update(_ start: UInt32, _ base: UnsafeRawPointer, _ count: Int) -> UInt32 {
         let t = table

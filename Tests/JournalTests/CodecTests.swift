@@ -19,11 +19,18 @@ struct CodecTests {
             for length in [0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 255, 511] where start + length <= data.count {
                 let slice = Array(data[start..<(start + length)])
                 #expect(CRC32C.checksum(slice) == bytewiseCRC32C(slice), "start \(start) length \(length)")
+                // The table loop too, where the processor's instruction does the checksum above.
+                let byTable = slice.withUnsafeBytes { CRC32C.checksumByTable($0) }
+                #expect(byTable == bytewiseCRC32C(slice), "table loop: start \(start) length \(length)")
             }
         }
         // In pieces, continuing from the previous result.
         let whole = CRC32C.checksum(data)
         #expect(CRC32C.checksum(Array(data[300...]), continuing: CRC32C.checksum(Array(data[..<300]))) == whole)
+        #if arch(x86_64)
+        // Every x86-64 processor since 2008 has SSE 4.2: the journal uses its instruction.
+        #expect(CRC32C.hardware, "no SSE 4.2 CRC-32C instruction found")
+        #endif
     }
 
     @Test(arguments: 0..<RandomEntries.caseCount)
