@@ -6,7 +6,8 @@ import HeapModule
 // and turn, a key's holders, waiters and rate) under new numbers; key-rate wakes follow their keys.
 
 extension Scheduler {
-    /// Drops the share slots no live op of their queue names (slot 0 stays: it is the lane's own heap).
+    /// Drops the share slots no live op of their queue names (slot 0 stays: when sharing stops, its ops
+    /// go back to the lanes' heap).
     /// Returns, per queue, old slot → new slot (−1 dropped), or an empty list where nothing moved. The
     /// caller rebuilds the lanes' heaps with it; a queue left with one slot stops sharing.
     mutating func compactShareSlots() -> [[Int32]] {

@@ -175,6 +175,31 @@ import Testing
         #expect(next.map { String($0.op.split(separator: "/").last!) } == ["live1"])
     }
 
+    /// A queue whose second share key no live op names any more stops sharing at compaction: its first
+    /// key's ready ops go back from their share queue to the lane's heap, and run in their order.
+    @Test func aQueueLeftWithOneShareKeyStopsSharingWithItsReadyOpsInOrder() {
+        var h = Harness(config: config(retainRuns: 1, compactMinimum: 1))
+        h.join(1, slots: 1, credit: 1)
+        let q = [QueueSpec(name: "default", fairness: QueueFairness(share: .key))]
+        let first = Self.submit(&h, "u", 6, prefix: "a", share: "a", queues: q)
+        #expect(first.count == 1)
+        #expect(Self.submit(&h, "u", 10, prefix: "b", priority: 4, share: "b").isEmpty)
+        let index = h.s.queueIndex["default"]!
+        #expect(h.s.shareTables[index].isSharing, "a second share key: the queue shares")
+        // b's ten go first (higher priority), then c0 (share a): when c's run finishes, b's run is evicted
+        // (one finished run is retained), and with it the share key b; its ten dead ops make compaction due.
+        var running = dispatches(h.finish(first[0]))
+        for _ in 0..<9 { running = dispatches(h.finish(running[0])) }
+        #expect(running.map(\.op).last?.hasSuffix("/b9") == true)
+        #expect(Self.submit(&h, "u", 1, prefix: "c", priority: 4, share: "a").isEmpty)
+        let c0 = dispatches(h.finish(running[0]))
+        #expect(c0.map(\.op).last?.hasSuffix("/c0") == true)
+        let next = dispatches(h.finish(c0[0]))
+        #expect(h.s.compactions > 0)
+        #expect(!h.s.shareTables[index].isSharing, "one share key left: the queue stopped sharing")
+        #expect(Self.order(&h, next, limit: 10) == ["a1", "a2", "a3", "a4", "a5"])
+    }
+
     /// The waiter a leaving holder released is cancelled before it is dispatched: the next waiter takes
     /// the place (before the fix it waited for ever: no holder was left to leave).
     @Test func aReleasedWaiterCancelledBeforeDispatchPassesThePlaceOn() {
