@@ -50,6 +50,9 @@ for ((k = 1; k <= KILLS; k++)); do
 done
 echo "   $KILLS kills done; waiting for the run"
 set +e
+# The last one started recovers its journal before it listens, and a first connection refused for 1 s
+# means "nothing listens there" to opctl: wait (at most 2 minutes) until it answers.
+for _ in $(seq 120); do "$BIN/opctl" status --run crash --limit 1 >/dev/null 2>&1 && break; sleep 0.1; done
 "$BIN/opctl" wait --run crash --timeout 600 >"$WORK/wait.txt" 2>&1
 wait_rc=$?
 "$BIN/opctl" status --run crash --json --results --limit "$OPS" >"$WORK/status.json" 2>"$WORK/status.err"
