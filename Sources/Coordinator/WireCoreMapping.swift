@@ -8,7 +8,7 @@ import WireProtocol
 extension OpState {
     var wire: WireOpState {
         switch self {
-        case .pending: .pending
+        case .pending, .delayed: .pending   // the wire has no delayed: status says why (retrying)
         case .ready: .ready
         case .dispatched: .dispatched
         case .executing: .executing

@@ -71,14 +71,15 @@ extension Scheduler {
         out.append(.reply(ref, .ok))
     }
 
-    /// Not started: finished(cancelled) at once, even with unfinished dependencies (S4).
+    /// Not started (or waiting out a retry delay): finished(cancelled) at once, even with unfinished
+    /// dependencies (S4).
     /// Executing: workers are told; it finishes when they report (or are lost).
     mutating func cancelOp(_ op: Int32, _ reason: String, cascade: Bool, _ out: inout [Action]) {
         let i = Int(op)
         switch ops.hot[i].state {
         case .finished:
             return
-        case .pending, .ready:
+        case .pending, .ready, .delayed:
             if cascade { ops.hot[i].flags |= Flag.cascade }
             if !watchers.isEmpty { publish(op, .cancelled(state: ops.hot[i].state), &out) }
             finishOp(op, .cancelled(reason), &out)

@@ -36,13 +36,8 @@ extension Scheduler {
         if recovery.hold != nil, let w = workers.byID[ref.worker], claimStarted(w, ref) { return }
         guard let (w, op, _) = fenced(ref) else { return }
         let i = Int(op)
-        if ops.hot[i].parts == 1 {
-            guard ops.hot[i].flags & Flag.attemptStarted == 0 else { return }   // a repeated STARTED
-            ops.hot[i].flags |= Flag.attemptStarted
-        } else {
-            guard ops.multi[op].status[ref.part] == .dispatched else { return }
-            ops.multi[op].status[ref.part] = .running
-        }
+        guard ops.partStatus(op, ref.part) == .dispatched else { return }   // a repeated STARTED
+        ops.setPartStatus(op, ref.part, .running)
         workers[w].running += 1
         let at = eventTime(ref, op)
         metrics.started &+= 1
@@ -104,6 +99,7 @@ extension Scheduler {
         }
     }
 
+    /// A part finished (a single-part op's one part finishes with the op, in `finishOp`).
     mutating func partDone(_ op: Int32, _ part: Int, _ bytes: [UInt8]) {
         guard ops.hot[Int(op)].parts > 1 else { return }
         ops.multi[op].status[part] = .done
@@ -116,6 +112,20 @@ extension Scheduler {
         guard ops.hot[i].state != .finished else { return }
         let q = queueOf(op)
         let at = at ?? now
+        // Parts still on workers are told to stop, and taken back before the op's state (a single-part
+        // op's part status) says finished: each worker's count of running parts needs to know whether
+        // the part had started.
+        if ops.hot[i].inflightParts > 0 {
+            let reason: String
+            if case .cancelled(let r) = outcome { reason = r } else { reason = "operation finished" }
+            for part in 0..<Int(ops.hot[i].parts) {
+                if let f = inflightClear(op, part) {
+                    out.append(.cancelOnWorker(worker: workers[f.worker].id, op: ops.ids[i], part: part,
+                                               attempt: Int(f.attempt), reason: reason))
+                }
+            }
+            ops.hot[i].inflightParts = 0
+        }
         transition(op, to: .finished, .finished, extra: Int32(outcome.kind.rawValue), at: at)
         ops.hot[i].settle(outcome.kind)
         ops.cold[i].finishedAt = at
@@ -140,17 +150,6 @@ extension Scheduler {
         holdBytes(op, outcome)
         if !crossRunDeps.isEmpty { unpinDependencyRuns(of: op) }
         runOpFinished(op, outcome.kind, at: at, &out)
-        if ops.hot[i].inflightParts > 0 {
-            let reason: String
-            if case .cancelled(let r) = outcome { reason = r } else { reason = "operation finished" }
-            for part in 0..<Int(ops.hot[i].parts) {
-                if let f = inflightClear(op, part) {
-                    out.append(.cancelOnWorker(worker: workers[f.worker].id, op: ops.ids[i], part: part,
-                                               attempt: Int(f.attempt), reason: reason))
-                }
-            }
-            ops.hot[i].inflightParts = 0
-        }
         if ops.hot[i].parts > 1 { ops.multi.remove(op) }
         if !ops.timeouts.isEmpty { ops.timeouts[op] = nil }
         if !ops.retryDelays.isEmpty { ops.retryDelays[op] = nil }

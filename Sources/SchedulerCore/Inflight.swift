@@ -1,5 +1,5 @@
-// Who holds each dispatched part. Single-part ops keep it in a column (no hashing on the hot path);
-// multi-part ops in their side record. Each worker lists its parts lazily (stale keys skipped, compacted).
+// Who holds each dispatched part (kept by `OpStore`, Parts.swift), and each worker's list of the parts it
+// holds, kept lazily (stale keys skipped, compacted).
 
 // The non-mutating helpers that mutating code calls once per op (`inflightGet`, `isStarted`) are
 // always inlined: a call to a non-mutating method from a mutating one passes `self` by value, and for
@@ -8,44 +8,22 @@
 
 extension Scheduler {
     @inline(__always)
-    func inflightGet(_ op: Int32, _ part: Int) -> Inflight? {
-        let i = Int(op)
-        if ops.hot[i].parts == 1 {
-            let w = ops.hot[i].holder
-            return w.isWorker ? Inflight(worker: w, attempt: ops.hot[i].attempt) : nil
-        }
-        guard let m = ops.multi.record(of: op), m.worker[part].isWorker else { return nil }
-        return Inflight(worker: m.worker[part], attempt: m.attempt[part])
-    }
+    func inflightGet(_ op: Int32, _ part: Int) -> Inflight? { ops.inflight(op, part) }
 
     mutating func inflightSet(_ op: Int32, _ part: Int, _ w: WorkerIndex, _ attempt: UInt16) {
-        let i = Int(op)
-        ops.cold[i].lastWorker = w
-        if ops.hot[i].parts == 1 {
-            ops.hot[i].holder = w
-        } else {
-            ops.multi[op].worker[part] = w
-            ops.multi[op].attempt[part] = attempt
-        }
+        ops.setInflight(op, part, w, attempt)
         workers[w].held.append(partKey(op, part))
         workers[w].inflightCount += 1
     }
 
-    /// Removes and returns the record (nil if the part is not in flight). The caller sets a multi-part
-    /// op's part status next (done, waiting, retry delay).
+    /// Removes and returns the record (nil if the part is not in flight). The caller moves the part on
+    /// next (done, waiting, a retry delay; a single-part op by its transition).
     @discardableResult
     mutating func inflightClear(_ op: Int32, _ part: Int) -> Inflight? {
-        guard let f = inflightGet(op, part) else { return nil }
-        let i = Int(op)
+        guard let f = ops.inflight(op, part) else { return nil }
         let w = f.worker
         if isStarted(op, part) { workers[w].running -= 1 }
-        if ops.hot[i].parts == 1 {
-            ops.hot[i].holder = .nobody
-            ops.hot[i].flags &= ~Flag.attemptStarted
-        } else {
-            ops.multi[op].worker[part] = .nobody
-            ops.multi[op].status[part] = .waiting
-        }
+        ops.clearInflight(op, part)
         workers[w].inflightCount -= 1
         if workers[w].held.count > 2 * workers[w].inflightCount + 64 { compactHeld(f.worker) }
         return f

@@ -18,9 +18,10 @@ extension OperationOutcome {
 public enum OutcomeKind: UInt8, Sendable { case none = 0, succeeded, failed, cancelled }
 
 /// S1 (docs/SEMANTICS.md): pending → ready → dispatched → executing → finished. `dispatched`: sent to a
-/// worker, waiting there for a slot; `executing`: a handler runs. Every move is checked against
-/// `OpState.transitions` (Transitions.swift).
-public enum OpState: UInt8, Sendable, CaseIterable { case pending, ready, dispatched, executing, finished }
+/// worker, waiting there for a slot; `executing`: a handler runs; `delayed`: a failed attempt waits out
+/// its retry delay, then is ready again (A4; the wire and queue counts show it as pending). Every move is
+/// checked against `OpState.transitions` (Transitions.swift).
+public enum OpState: UInt8, Sendable, CaseIterable { case pending, ready, dispatched, executing, finished, delayed }
 
 public struct SchedulerConfig: Sendable {
     public var heartbeatIntervalMicros: Int64 = 1_000_000

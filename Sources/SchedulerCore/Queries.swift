@@ -36,6 +36,7 @@ public struct OpStatus: Sendable, Equatable {
 public struct OpFilter: Sendable, Equatable {
     public var run: String?
     public var queue: String?
+    /// `.pending` also matches delayed ops: the wire has one state for both.
     public var states: Set<OpState>?
     /// Ops last held by one of these workers.
     public var workers: Set<UInt64>?
@@ -139,8 +140,7 @@ extension Scheduler {
         let lane = lanes[Int(ops.hot[i].lane)]
         let partsFinished: Int
         if ops.hot[i].state == .finished { partsFinished = ops.hot[i].outcome == .succeeded ? Int(ops.hot[i].parts) : 0 }
-        else if let m = ops.multi.record(of: op) { partsFinished = m.status.filter { $0 == .done }.count }
-        else { partsFinished = 0 }
+        else { partsFinished = (0..<Int(ops.hot[i].parts)).filter { ops.partStatus(op, $0) == .done }.count }
         return OpStatus(
             id: id, name: ops.names[op] ?? runAndOp(of: id).op, queue: queues[lane.queue].name,
             kind: workers.kindNames[Int(workers.classes[Int(lane.cls)].kind)], state: ops.hot[i].state,
@@ -193,7 +193,8 @@ extension Scheduler {
             for (pos, op) in list.enumerated() {
                 let i = Int(op)
                 if let q, lanes[Int(ops.hot[i].lane)].queue != q { continue }
-                if let states = filter.states, !states.contains(ops.hot[i].state) { continue }
+                if let states = filter.states, !states.contains(ops.hot[i].state),
+                   !(ops.hot[i].state == .delayed && states.contains(.pending)) { continue }
                 if let workerSet, !workerSet.contains(ops.cold[i].lastWorker) { continue }
                 page.matched += 1
                 guard k > startSlot || (k == startSlot && pos >= startPos) else { continue }
@@ -239,12 +240,11 @@ extension Scheduler {
         switch ops.hot[i].state {
         case .finished:
             return .finished(ops.hot[i].outcome)
+        case .delayed:
+            let until = timers.retryDelays.unordered.filter { $0.op.raw == op && $0.attempt == ops.hot[i].attempt }.map(\.at).min()
+            return .retrying(failedAttempts: Int(ops.hot[i].failures), until: until ?? now,
+                             lastError: ops.attemptErrors[op]?.last)
         case .pending:
-            if ops.hot[i].flags & Flag.retryWait != 0 {
-                let until = timers.retryDelays.unordered.filter { $0.op.raw == op && $0.attempt == ops.hot[i].attempt }.map(\.at).min()
-                return .retrying(failedAttempts: Int(ops.hot[i].failures), until: until ?? now,
-                                 lastError: ops.attemptErrors[op]?.last)
-            }
             let s = Int(ops.cold[i].depStart)
             let open = ops.depList[s..<s + Int(ops.cold[i].depCount)].filter { ops.hot[Int($0)].state != .finished }
             if !open.isEmpty { return .waitingForDependencies(open.map { ops.ids[Int($0)] }) }

@@ -240,6 +240,7 @@ extension Scheduler {
         if ops.hot[i].state == .finished { return "the operation has finished" }
         if ops.hot[i].parts > 1 { return "parts of multi-part operations run again" }
         if ops.hot[i].state == .pending { return "its dependencies have not finished" }
+        if ops.hot[i].state == .delayed { return "it waits out a retry delay after a failed attempt" }
         return "another attempt holds it"
     }
 

@@ -34,7 +34,7 @@ extension Scheduler {
     }
 
     /// The part goes back to be dispatched again with a new attempt number: at once (`delay` 0), or
-    /// after `delay` µs (a single-part op waits in `pending` meanwhile; a multi-part op keeps its state).
+    /// after `delay` µs, `delayed` meanwhile (a single-part op with it; a multi-part op keeps its state).
     mutating func requeuePart(_ op: Int32, _ part: Int, why: RequeueReason, delay: Int64, error: String = "",
                               _ out: inout [Action]) {
         let i = Int(op)
@@ -46,23 +46,21 @@ extension Scheduler {
             timers.retryDelays.insert(AttemptDeadline(at: now &+ delay, op: OpIndex(raw: op), part: UInt16(part), attempt: attempt))
         }
         let ms = Int32(clamping: delay / 1000)
-        if ops.hot[i].parts == 1 {
+        if delay <= 0 {
             ops.hot[i].waitingParts += 1
-            if delay <= 0 {
+            if ops.hot[i].parts == 1 {
                 makeReady(op, code: .requeued, extra: why.rawValue, &out)
-                return
+            } else {
+                ops.setPartStatus(op, part, .waiting)
+                record(op, .requeued, part: part, extra: why.rawValue)
+                pushPartial(op)
             }
-            ops.hot[i].flags |= Flag.retryWait
-            ops.hot[i].unfinishedDeps += 1
-            transition(op, to: .pending, .retryDelay, extra: ms)
-        } else if delay <= 0 {
-            ops.multi[op].status[part] = .waiting
-            ops.hot[i].waitingParts += 1
-            record(op, .requeued, part: part, extra: why.rawValue)
-            pushPartial(op)
             return
+        }
+        ops.setPartStatus(op, part, .delayed)
+        if ops.hot[i].parts == 1 {
+            transition(op, to: .delayed, .retryDelay, extra: ms)
         } else {
-            ops.multi[op].status[part] = .retryWait
             record(op, .retryDelay, part: part, extra: ms)
         }
         if !watchers.isEmpty {
@@ -95,18 +93,17 @@ extension Scheduler {
         while let top = timers.retryDelays.popDue(now) {
             let op = top.op.raw
             let i = Int(op)
+            let part = Int(top.part)
+            // Stale when the part is no longer delayed (the op finished, or was cancelled while other
+            // parts run), or, single-part, when this delay was an earlier attempt's (the parts of a
+            // multi-part op share one attempt counter, and each part is delayed at most once at a time).
+            let currentAttempt = ops.hot[i].parts > 1 || ops.hot[i].attempt == top.attempt
+            guard currentAttempt, ops.hot[i].flags & Flag.cancelled == 0, ops.partStatus(op, part) == .delayed else { continue }
+            ops.hot[i].waitingParts += 1
             if ops.hot[i].parts == 1 {
-                guard ops.hot[i].state == .pending, ops.hot[i].flags & Flag.retryWait != 0,
-                      ops.hot[i].attempt == top.attempt else { continue }
-                ops.hot[i].flags &= ~Flag.retryWait
-                ops.hot[i].unfinishedDeps -= 1
-                if ops.hot[i].unfinishedDeps == 0 { makeReady(op, &out) }
+                makeReady(op, &out)
             } else {
-                let part = Int(top.part)
-                guard ops.hot[i].state.occupiesQueue, ops.hot[i].flags & Flag.cancelled == 0,
-                      ops.multi.record(of: op)?.status[part] == .retryWait else { continue }
-                ops.multi[op].status[part] = .waiting
-                ops.hot[i].waitingParts += 1
+                ops.setPartStatus(op, part, .waiting)
                 pushPartial(op)
             }
         }
@@ -139,11 +136,7 @@ extension Scheduler {
 
     /// Whether the part's current attempt said STARTED. (Inlined: see Inflight.swift.)
     @inline(__always)
-    func isStarted(_ op: Int32, _ part: Int) -> Bool {
-        let i = Int(op)
-        if ops.hot[i].parts == 1 { return ops.hot[i].flags & Flag.attemptStarted != 0 }
-        return ops.multi.record(of: op)?.status[part] == .running
-    }
+    func isStarted(_ op: Int32, _ part: Int) -> Bool { ops.partStatus(op, part) == .running }
 }
 
 /// "250ms", "2s", "1.5s": durations in messages (the core has no Foundation).

@@ -319,7 +319,7 @@ extension Scheduler {
             // Live states are not counted per run on the hot path; a run with open ops is scanned.
             for op in r.ops {
                 switch ops.hot[Int(op)].state {
-                case .pending: info.pending += 1
+                case .pending, .delayed: info.pending += 1
                 case .ready: info.ready += 1
                 case .dispatched: info.dispatched += 1
                 case .executing: info.executing += 1

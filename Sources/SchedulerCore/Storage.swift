@@ -10,22 +10,30 @@ enum Flag {
     static let barrier: UInt8 = 4
     static let policySucceeded: UInt8 = 8
     static let inPartials: UInt8 = 16    // listed in its lane's partials deque
-    /// Single-part ops: the worker holding the current attempt said STARTED (its handler runs).
-    static let attemptStarted: UInt8 = 32
-    /// Single-part ops: pending because a failed attempt waits out its retry delay (counts as one
-    /// open prerequisite in `unfinishedDeps`).
-    static let retryWait: UInt8 = 64
+    // 32 and 64 are free (they were a single-part op's "started" and "retry delay": its state says both).
     /// Its run was evicted: a dead row, forgotten by every table, until `compact` drops it.
     static let evicted: UInt8 = 128
 }
 
-/// Where one part of a multi-part op stands (single-part ops keep this in the op's state and flags).
+/// Where one part of an op stands. A multi-part op keeps one per part (`MultiPart.status`); a
+/// single-part op's one part is its state (`init(singlePart:)`), so the two can never disagree.
 enum PartStatus: UInt8 {
-    case waiting        // to be dispatched
+    case waiting        // to be dispatched (or, single-part, its prerequisites to finish)
     case dispatched     // on a worker, not started
     case running        // its handler runs
     case done
-    case retryWait      // a failed attempt waits out its retry delay
+    case delayed        // a failed attempt waits out its retry delay
+
+    /// The part of a single-part op in `state`.
+    @inline(__always) init(singlePart state: OpState) {
+        switch state {
+        case .pending, .ready: self = .waiting
+        case .dispatched: self = .dispatched
+        case .executing: self = .running
+        case .finished: self = .done
+        case .delayed: self = .delayed
+        }
+    }
 }
 
 /// Why a part went back to be dispatched again (story entries).
@@ -79,7 +87,6 @@ struct OpHot {
         self.outcome = outcome
         if outcome == .cancelled { flags |= Flag.cancelled }
         waitingParts = 0
-        flags &= ~Flag.retryWait
     }
 }
 
@@ -151,7 +158,7 @@ struct QueueState {
     var rateTheoreticalAt: Double = 0
     /// When this queue's next ageing sweep is due (`Timers.queueAgeing`); .max = none armed (Ageing.swift).
     var ageingDue: Int64 = .max
-    var pending: Int32 = 0
+    var pending: Int32 = 0        // pending or delayed (a retry delay): the wire has one state for both
     var ready: Int32 = 0
     var dispatched: Int32 = 0     // on workers, none started yet
     var executing: Int32 = 0      // a handler ran or runs (a part said STARTED)
@@ -173,14 +180,14 @@ struct QueueState {
     /// state). Finished ops are counted by outcome in `finishOp`.
     @inline(__always) mutating func count(leaving old: OpState, entering new: OpState) {
         switch old {
-        case .pending: pending -= 1
+        case .pending, .delayed: pending -= 1
         case .ready: ready -= 1
         case .dispatched: dispatched -= 1
         case .executing: executing -= 1
         case .finished: break
         }
         switch new {
-        case .pending: pending += 1
+        case .pending, .delayed: pending += 1
         case .ready: ready += 1
         case .dispatched: dispatched += 1
         case .executing: executing += 1

@@ -2,29 +2,48 @@
 // transitions table: every change of an op's state goes through `transition`, which checks the pair
 // against the table (an impossible pair traps), moves the queue's and lane's counters and appends the
 // story entry. docs/ARCHITECTURE.md shows the same table.
+//
+//   submit ─▶ pending ── last prerequisite ──▶ ready ◀──── retry delay passed ──── delayed
+//                          finished              │  ▲                                  ▲
+//                               sent to a worker │  │ worker lost, a loss retry left   │
+//                                                ▼  │                                  │
+//                                            dispatched ──────── attempt failed ───────┤
+//                                                │  ▲                                  │
+//                                        STARTED │  │ (worker lost, as above)          │
+//                                                ▼  │                                  │
+//                                            executing ────── failed or timed out ─────┘
+//
+//   Every state but finished also moves to finished: cancelled, an outcome with no retry left, a worker
+//   lost with no loss retry left, or (pending) a dependency that did not succeed under `succeeded`.
+//   `transitions` below lists each edge with its reason.
+//
+// `delayed` holds no queue place and no worker; its one retry timer (Timers.swift) moves it on. A
+// single-part op's one part is its state (`PartStatus(singlePart:)`, Parts.swift).
 
 extension OpState {
     /// Every state change the core makes, with what causes it.
     public static let transitions: [(from: OpState, to: OpState, cause: String)] = [
-        (.pending, .ready, "its last open prerequisite finished, or its retry delay passed"),
+        (.pending, .ready, "its last open prerequisite finished"),
         (.pending, .finished, "cancelled; or a dependency did not succeed under policy `succeeded`"),
         (.ready, .dispatched, "sent to a worker that has credit"),
         (.ready, .finished, "cancelled"),
         (.dispatched, .executing, "the worker said STARTED: its handler runs"),
         (.dispatched, .ready, "its worker was lost before it started: dispatched again (loss retry)"),
-        (.dispatched, .pending, "the attempt failed before it started: waits out its retry delay"),
+        (.dispatched, .delayed, "the attempt failed before it started: waits out its retry delay"),
         (.dispatched, .finished, "the worker reported an outcome; or cancelled, or its worker lost, with no retry left"),
         (.executing, .ready, "its worker was lost: dispatched again (loss retry)"),
-        (.executing, .pending, "the attempt failed or timed out: waits out its retry delay"),
+        (.executing, .delayed, "the attempt failed or timed out: waits out its retry delay"),
         (.executing, .finished, "succeeded, failed or timed out with no retry left, cancelled, or worker lost with no loss retry left"),
+        (.delayed, .ready, "its retry delay passed"),
+        (.delayed, .finished, "cancelled"),
     ]
 
-    /// `transitions` as bits (bit from × 5 + to; five bits per `from`, pending's lowest), a literal so
+    /// `transitions` as bits (bit from × 6 + to; six bits per `from`, pending's lowest), a literal so
     /// the hot path reads a constant (a test checks it against the table).
-    static let allowedMask: UInt32 = 0b00000_10011_11011_10100_10010
+    static let allowedMask: UInt64 = 0b010010_000000_110010_111010_010100_010010
 
     @inline(__always) func canMove(to new: OpState) -> Bool {
-        Self.allowedMask & (1 << (UInt32(rawValue) &* 5 &+ UInt32(new.rawValue))) != 0
+        Self.allowedMask & (1 << (UInt64(rawValue) &* 6 &+ UInt64(new.rawValue))) != 0
     }
 
     /// Dispatched and executing ops hold one of their queue's `maxConcurrent` places.

@@ -97,6 +97,8 @@ extension Scheduler {
             check(workers[w].inflightCount == c, "worker \(workers[w].id): inflightCount \(workers[w].inflightCount) ≠ \(c)")
             check(workers[w].running == runningPerWorker[w], "worker \(workers[w].id): running \(workers[w].running) ≠ \(runningPerWorker[w]) started parts")
         }
+        // Whose retry delay runs, as "op attempt" (a delayed op waits for its current attempt's).
+        let retryTimers = Set(timers.retryDelays.unordered.map { "\($0.op.raw) \($0.attempt)" })
         for i in 0..<n where !dead(i) {
             let q = queueOf(Int32(i)).index
             let id = ops.ids[i]
@@ -106,10 +108,17 @@ extension Scheduler {
             switch ops.hot[i].state {
             case .pending:
                 pending[q] += 1
-                let retrying: Int32 = ops.hot[i].flags & Flag.retryWait != 0 ? 1 : 0
                 check(ops.hot[i].unfinishedDeps > 0, "\(id): pending with no unfinished prerequisite")
-                check(ops.hot[i].unfinishedDeps == implicitIn[i] + retrying, "\(id): unfinishedDeps \(ops.hot[i].unfinishedDeps) ≠ \(implicitIn[i]) open prerequisites + \(retrying) retry delay")
+                check(ops.hot[i].unfinishedDeps == implicitIn[i], "\(id): unfinishedDeps \(ops.hot[i].unfinishedDeps) ≠ \(implicitIn[i]) open prerequisites")
                 check(!cancelledFlag, "\(id): cancelled but still pending")
+            case .delayed:
+                pending[q] += 1
+                check(ops.hot[i].parts == 1, "\(id): a multi-part op delayed (its parts are)")
+                check(implicitIn[i] == 0 && ops.hot[i].unfinishedDeps == 0, "\(id): delayed with open prerequisites")
+                check(!cancelledFlag, "\(id): cancelled but still delayed")
+                check(ops.hot[i].waitingParts == 0 && ops.hot[i].inflightParts == 0, "\(id): delayed but waiting or in flight")
+                check(retryTimers.contains("\(i) \(ops.hot[i].attempt)"),
+                      "\(id): delayed with no retry timer for attempt \(ops.hot[i].attempt)")
             case .ready:
                 ready[q] += 1
                 laneReady[Int(ops.hot[i].lane)] += 1
@@ -121,8 +130,6 @@ extension Scheduler {
                 if ops.hot[i].state == .dispatched { dispatched[q] += 1 } else { executing[q] += 1 }
                 if ops.hot[i].parts == 1 {
                     check(ops.hot[i].holder.isWorker || cancelledFlag, "\(id): \(ops.hot[i].state) but on no worker")
-                    check((ops.hot[i].state == .executing) == (ops.hot[i].flags & Flag.attemptStarted != 0),
-                          "\(id): state \(ops.hot[i].state) but started flag \(ops.hot[i].flags & Flag.attemptStarted != 0)")
                 } else if ops.hot[i].state == .dispatched {
                     check(!ops.multi[Int32(i)].status.contains(.running), "\(id): dispatched with a running part")
                 }
@@ -132,7 +139,7 @@ extension Scheduler {
                         check(ops.hot[Int(d)].state == .finished, "\(id): executing before dependency \(ops.ids[Int(d)]) finished")
                     }
                     let done = Int(ops.hot[i].parts) - Int(ops.hot[i].partsLeft)
-                    let delayed = ops.multi.record(of: Int32(i))?.status.filter { $0 == .retryWait }.count ?? 0
+                    let delayed = (0..<Int(ops.hot[i].parts)).filter { ops.partStatus(Int32(i), $0) == .delayed }.count
                     check(Int(ops.hot[i].waitingParts) + Int(ops.hot[i].inflightParts) + done + delayed == Int(ops.hot[i].parts),
                           "\(id): parts waiting \(ops.hot[i].waitingParts) + in flight \(ops.hot[i].inflightParts) + done \(done) + delayed \(delayed) ≠ \(ops.hot[i].parts)")
                     if ops.hot[i].waitingParts > 0 { check(ops.hot[i].flags & Flag.inPartials != 0, "\(id): waiting part not queued") }
@@ -149,7 +156,6 @@ extension Scheduler {
                 check(ops.hot[i].inflightParts == 0, "\(id): finished with parts in flight")
             }
             if ops.hot[i].state != .finished { check(ops.hot[i].outcome == .none, "\(id): outcome before finished") }
-            if ops.hot[i].flags & Flag.retryWait != 0 { check(ops.hot[i].state == .pending, "\(id): retry delay flag while \(ops.hot[i].state)") }
         }
         for (qi, s) in queues.enumerated() {
             check(s.pending == pending[qi] && s.ready == ready[qi] && s.dispatched == dispatched[qi] && s.executing == executing[qi],

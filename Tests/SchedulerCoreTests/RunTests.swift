@@ -327,7 +327,7 @@ func config(retainRuns: Int = 10_000, retainMicros: Int64 = 24 * 3_600_000_000, 
         #expect(first.map(\.op) == ["r2/a", "r2/m"])
         let rowOfM = UInt64(h.s.lookup("r2/m")!)   // before compaction renumbers it
         h.finish(first[0], .failed("x"), grant: 0)
-        #expect(h.state("r2/a") == .pending, "in its retry delay")
+        #expect(h.state("r2/a") == .delayed, "in its retry delay")
         h.start(first[1])
         for z in zs { h.finish(z, grant: 0) }
         #expect(h.s.runInfo("r1") == nil)

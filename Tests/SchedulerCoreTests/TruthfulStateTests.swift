@@ -75,7 +75,7 @@ import Testing
             #expect(d.first?.attempt == n)
             h.start(d[0])
             h.finish(d[0], .failed("e\(n)"))
-            #expect(h.state("a") == .pending, "waits out its delay")
+            #expect(h.state("a") == .delayed, "waits out its delay")
             guard case .retrying(let failed, let until, let last) = h.s.why("a") else { Issue.record("\(h.s.why("a"))"); return }
             #expect(failed == n)
             #expect(last == "attempt \(n): e\(n)")
