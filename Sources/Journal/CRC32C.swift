@@ -8,19 +8,20 @@ public enum CRC32C {
     /// CRC-32C of `bytes`, continuing from `crc` (pass the previous result to checksum in pieces).
     /// Check value: checksum("123456789") == 0xE3069283.
     public static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
-        guard let base = bytes.baseAddress else { return crc }
-        let state = hardware ? opq_crc32c_hardware_update(~crc, base, bytes.count) : update(~crc, base, bytes.count)
-        return state ^ 0xFFFF_FFFF
+        checksum(bytes, continuing: crc, byInstruction: hardware)
     }
 
     /// The processor's own instruction (SSE 4.2 on x86-64, through CCRC32C) where it has one: far fewer
     /// instructions than the table loop (the coordinator's loop thread: −205 per op, docs/BENCHMARKS.md).
     static let hardware = opq_crc32c_hardware_available() != 0
 
-    /// The table loop alone, whatever the processor has (tests compare the two).
-    static func checksumByTable(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+    /// By the instruction (only where `hardware`), or by the table loop whatever the processor has
+    /// (tests compare the two).
+    @inline(__always)
+    static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0, byInstruction: Bool) -> UInt32 {
         guard let base = bytes.baseAddress else { return crc }
-        return update(~crc, base, bytes.count) ^ 0xFFFF_FFFF
+        let state = byInstruction ? opq_crc32c_hardware_update(~crc, base, bytes.count) : update(~crc, base, bytes.count)
+        return state ^ 0xFFFF_FFFF
     }
 
     public static func checksum(_ bytes: some Sequence<UInt8>, continuing crc: UInt32 = 0) -> UInt32 {

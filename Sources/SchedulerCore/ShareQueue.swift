@@ -21,7 +21,6 @@ struct ShareQueue {
     }
 
     @inline(__always) var isEmpty: Bool { single.op < 0 && heap.isEmpty }
-    var count: Int { single.op < 0 ? heap.count : 1 }
     @inline(__always) var max: ReadyEntry? { single.op >= 0 ? single : heap.max }
     /// Every entry (stale ones included), in no order.
     var unordered: [ReadyEntry] { single.op >= 0 ? [single] : heap.unordered }

@@ -330,21 +330,21 @@ private extension WorkerState {
         var q = ShareQueue()
         #expect(q.isEmpty && q.max == nil && q.popMax() == nil)
         #expect(q.insert(entry(7)) == .min)
-        #expect(!q.isEmpty && q.count == 1 && q.max?.op == 7 && q.unordered.map(\.op) == [7])
+        #expect(!q.isEmpty && q.unordered.count == 1 && q.max?.op == 7 && q.unordered.map(\.op) == [7])
         #expect(q.insert(entry(5)) == entry(7).key, "the head before: the inline op")
-        #expect(q.count == 2 && q.max?.op == 5)
+        #expect(q.unordered.count == 2 && q.max?.op == 5)
         #expect(q.insert(entry(9, priority: 2)) == entry(5).key)
         #expect(drain(&q) == [9, 5, 7])
         #expect(q.isEmpty)
         // Emptied, it takes one op inline again.
-        #expect(q.insert(entry(3)) == .min && q.count == 1)
+        #expect(q.insert(entry(3)) == .min && q.unordered.count == 1)
         #expect(q.popMax()?.op == 3 && q.isEmpty)
     }
 
     /// Built from a lane's entries (sharing starts, compaction): one becomes the inline entry.
     @Test func builtFromEntriesKeepsThemAll() {
         var one = ShareQueue([entry(4)])
-        #expect(one.count == 1 && one.insert(entry(2)) == entry(4).key)
+        #expect(one.unordered.count == 1 && one.insert(entry(2)) == entry(4).key)
         #expect(drain(&one) == [2, 4])
         var many = ShareQueue([entry(8), entry(6, priority: 1), entry(1)])
         #expect(Set(many.unordered.map(\.op)) == [8, 6, 1])
