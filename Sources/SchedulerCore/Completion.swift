@@ -106,29 +106,24 @@ extension Scheduler {
         if !bytes.isEmpty { ops.multi[op].results[part] = bytes }
     }
 
-    /// Any state → finished with `outcome`, exactly once. Tells workers still holding parts to stop.
+    /// Any state → finished with `outcome`, exactly once: the one function that enters `finished`
+    /// (`OpState.transitions`). Its steps, in this order (the story, journal and events keep it):
+    /// parts still on workers are stopped (from dispatched or executing), the state moves, the outcome
+    /// is kept and counted, the op's run is told, per-attempt state goes, the journal and watchers hear
+    /// of it, then what waited for it: its barrier epoch, waits, and (by `drainReleases`) dependents.
     mutating func finishOp(_ op: Int32, _ outcome: Outcome, at: Int64? = nil, _ out: inout [Action]) {
         let i = Int(op)
         guard ops.hot[i].state != .finished else { return }
         let q = queueOf(op)
         let at = at ?? now
-        // Parts still on workers are told to stop, and taken back before the op's state (a single-part
-        // op's part status) says finished: each worker's count of running parts needs to know whether
-        // the part had started.
-        if ops.hot[i].inflightParts > 0 {
-            let reason: String
-            if case .cancelled(let r) = outcome { reason = r } else { reason = "operation finished" }
-            for part in 0..<Int(ops.hot[i].parts) {
-                if let f = inflightClear(op, part) {
-                    out.append(.cancelOnWorker(worker: workers[f.worker].id, op: ops.ids[i], part: part,
-                                               attempt: Int(f.attempt), reason: reason))
-                }
-            }
-            ops.hot[i].inflightParts = 0
-        }
+        if ops.hot[i].inflightParts > 0 { stopPartsOnWorkers(op, outcome, &out) }
         transition(op, to: .finished, .finished, extra: Int32(outcome.kind.rawValue), at: at)
         ops.hot[i].settle(outcome.kind)
         ops.cold[i].finishedAt = at
+        // The outcome counted (metrics, the queue's totals) and kept (result or reason, their bytes held
+        // against `--retain-bytes`); the payload goes (needed only to dispatch). Written here, not as a
+        // step of its own: the compiler kept that function out of line even marked @inline(__always),
+        // and it cost 33 instructions an op (docs/BENCHMARKS.md, "One part status").
         if !cancelAskedAt.isEmpty, let asked = cancelAskedAt.removeValue(forKey: op) {
             metrics.cancelLatency.add(now - asked)
         }
@@ -146,16 +141,47 @@ extension Scheduler {
             queues[q].cancelled += 1
             ops.reasons[op] = r
         }
-        ops.payloads[i] = []   // needed only to dispatch
+        ops.payloads[i] = []
         holdBytes(op, outcome)
         if !crossRunDeps.isEmpty { unpinDependencyRuns(of: op) }
         runOpFinished(op, outcome.kind, at: at, &out)
-        if ops.hot[i].parts > 1 { ops.multi.remove(op) }
-        if !ops.timeouts.isEmpty { ops.timeouts[op] = nil }
-        if !ops.retryDelays.isEmpty { ops.retryDelays[op] = nil }
+        dropAttemptState(op)
         if journaling { out.append(.journal(.finished(id: ops.ids[i], outcome: outcome, at: at, history: history(of: op)))) }
         if !watchers.isEmpty { publish(op, .finished(outcome), at: at, &out) }
-        var e = Int(ops.hot[i].epoch)
+        closeEpoch(of: op, &out)
+        countDownWaits(on: op, queue: q, outcome.kind, &out)
+        if ops.hot[i].firstOut >= 0 { releaseQueue.append(op) }
+    }
+
+    /// Parts still on workers are told to stop, and taken back before the op's state (a single-part op's
+    /// part status) says finished: each worker's count of running parts reads whether the part started.
+    @inline(__always)
+    private mutating func stopPartsOnWorkers(_ op: Int32, _ outcome: Outcome, _ out: inout [Action]) {
+        let i = Int(op)
+        let reason: String
+        if case .cancelled(let r) = outcome { reason = r } else { reason = "operation finished" }
+        for part in 0..<Int(ops.hot[i].parts) {
+            if let f = inflightClear(op, part) {
+                out.append(.cancelOnWorker(worker: workers[f.worker].id, op: ops.ids[i], part: part,
+                                           attempt: Int(f.attempt), reason: reason))
+            }
+        }
+        ops.hot[i].inflightParts = 0
+    }
+
+    /// What only an unfinished op needs: its multi-part record, timeout and retry delays.
+    @inline(__always)
+    private mutating func dropAttemptState(_ op: Int32) {
+        if ops.hot[Int(op)].parts > 1 { ops.multi.remove(op) }
+        if !ops.timeouts.isEmpty { ops.timeouts[op] = nil }
+        if !ops.retryDelays.isEmpty { ops.retryDelays[op] = nil }
+    }
+
+    /// One op fewer open in its barrier epoch (S15): an epoch whose last op finished releases its closing
+    /// barrier, and the next epoch counts that barrier as finished too.
+    @inline(__always)
+    private mutating func closeEpoch(of op: Int32, _ out: inout [Action]) {
+        var e = Int(ops.hot[Int(op)].epoch)
         epochs[e].unfinished -= 1
         while epochs[e].unfinished == 0 {
             let b = epochs[e].closer
@@ -167,15 +193,19 @@ extension Scheduler {
             e = Int(next)
             epochs[e].unfinished -= 1
         }
+    }
+
+    /// Waits on the op count down (S12), and waits on its whole queue end when nothing there is unfinished.
+    @inline(__always)
+    private mutating func countDownWaits(on op: Int32, queue q: QueueIndex, _ kind: OutcomeKind, _ out: inout [Action]) {
         if let ws = waits.takeWaits(on: op) {
-            for wid in ws { waitCountDown(wid, outcome.kind, &out) }
+            for wid in ws { waitCountDown(wid, kind, &out) }
         }
         if queues[q].unfinished == 0 && !queues[q].waiters.isEmpty {
             let ws = queues[q].waiters
             queues[q].waiters.removeAll()
             for wid in ws { finishWait(wid, &out) }
         }
-        if ops.hot[i].firstOut >= 0 { releaseQueue.append(op) }
     }
 
     /// One prerequisite of `d` finished (normally): ready when none remain.

@@ -21,21 +21,24 @@
 // single-part op's one part is its state (`PartStatus(singlePart:)`, Parts.swift).
 
 extension OpState {
-    /// Every state change the core makes, with what causes it.
-    public static let transitions: [(from: OpState, to: OpState, cause: String)] = [
-        (.pending, .ready, "its last open prerequisite finished"),
-        (.pending, .finished, "cancelled; or a dependency did not succeed under policy `succeeded`"),
-        (.ready, .dispatched, "sent to a worker that has credit"),
-        (.ready, .finished, "cancelled"),
-        (.dispatched, .executing, "the worker said STARTED: its handler runs"),
-        (.dispatched, .ready, "its worker was lost before it started: dispatched again (loss retry)"),
-        (.dispatched, .delayed, "the attempt failed before it started: waits out its retry delay"),
-        (.dispatched, .finished, "the worker reported an outcome; or cancelled, or its worker lost, with no retry left"),
-        (.executing, .ready, "its worker was lost: dispatched again (loss retry)"),
-        (.executing, .delayed, "the attempt failed or timed out: waits out its retry delay"),
-        (.executing, .finished, "succeeded, failed or timed out with no retry left, cancelled, or worker lost with no loss retry left"),
-        (.delayed, .ready, "its retry delay passed"),
-        (.delayed, .finished, "cancelled"),
+    /// Every state change the core makes: what causes it, and the function that makes it and does its
+    /// work (dask keeps one function per edge; here one function enters each state, whatever it comes
+    /// from, and reads the old state where the work differs). A test checks that `transition(_:to:)`
+    /// is called only from the functions listed for that state, and docs/ARCHITECTURE.md's table.
+    public static let transitions: [(from: OpState, to: OpState, cause: String, by: [String])] = [
+        (.pending, .ready, "its last open prerequisite finished", ["makeReady"]),
+        (.pending, .finished, "cancelled; or a dependency did not succeed under policy `succeeded`", ["finishOp"]),
+        (.ready, .dispatched, "sent to a worker that has credit; or, after recovery, a worker's claim taken back", ["tryDispatchOne", "reattach"]),
+        (.ready, .finished, "cancelled", ["finishOp"]),
+        (.dispatched, .executing, "the worker said STARTED: its handler runs", ["partStarted"]),
+        (.dispatched, .ready, "its worker was lost before it started: dispatched again (loss retry)", ["makeReady"]),
+        (.dispatched, .delayed, "the attempt failed before it started: waits out its retry delay", ["requeuePart"]),
+        (.dispatched, .finished, "the worker reported an outcome; or cancelled, or its worker lost, with no retry left", ["finishOp"]),
+        (.executing, .ready, "its worker was lost: dispatched again (loss retry)", ["makeReady"]),
+        (.executing, .delayed, "the attempt failed or timed out: waits out its retry delay", ["requeuePart"]),
+        (.executing, .finished, "succeeded, failed or timed out with no retry left, cancelled, or worker lost with no loss retry left", ["finishOp"]),
+        (.delayed, .ready, "its retry delay passed", ["makeReady"]),
+        (.delayed, .finished, "cancelled", ["finishOp"]),
     ]
 
     /// `transitions` as bits (bit from × 6 + to; six bits per `from`, pending's lowest), a literal so

@@ -168,17 +168,41 @@ import Testing
         }
     }
 
-    /// docs/ARCHITECTURE.md's transition table is the code's table, row for row.
+    /// docs/ARCHITECTURE.md's transition table is the code's table, row for row, with the function
+    /// that makes each move.
     @Test func testTheDocumentedTransitionTableIsTheCodesTable() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let doc = try String(contentsOf: root.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
-        // Rows like: | `pending` | `ready` | cause |
+        let doc = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
+        // Rows like: | `pending` | `ready` | cause | `makeReady` |
         let rows = doc.split(separator: "\n").compactMap { line -> String? in
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard cells.count >= 3, cells[0].hasPrefix("`"), cells[1].hasPrefix("`"),
+            guard cells.count >= 4, cells[0].hasPrefix("`"), cells[1].hasPrefix("`"),
                   OpState.allCases.contains(where: { "`\($0)`" == cells[0] }) else { return nil }
-            return "\(cells[0]) → \(cells[1])"
+            return "\(cells[0]) → \(cells[1]) by \(cells[3])"
         }
-        #expect(rows == OpState.transitions.map { "`\($0.from)` → `\($0.to)`" })
+        #expect(rows == OpState.transitions.map { "`\($0.from)` → `\($0.to)` by \($0.by.map { "`\($0)`" }.joined(separator: ", "))" })
+    }
+
+    /// An op enters each state only in the functions the table names for it: every `transition(_:to:)`
+    /// in the core's sources sits in one of them, and each of them makes its move.
+    @Test func everyTransitionIsMadeByTheFunctionTheTableNames() throws {
+        let dir = repositoryRoot.appendingPathComponent("Sources/SchedulerCore")
+        let call = try Regex(#"(^|[^A-Za-z])transition\([^,]+, to: \.([a-z]+)"#)
+        let declaration = try Regex(#"func ([A-Za-z]+)[(<]"#)
+        var made: Set<String> = []   // "function → state"
+        for name in try FileManager.default.contentsOfDirectory(atPath: dir.path) where name.hasSuffix(".swift") {
+            var function = ""
+            for line in try String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8).split(separator: "\n") {
+                if line.trimmingCharacters(in: .whitespaces).hasPrefix("//") { continue }
+                if let d = line.firstMatch(of: declaration), let f = d.output[1].substring { function = String(f) }
+                if let c = line.firstMatch(of: call), let state = c.output[2].substring { made.insert("\(function) → \(state)") }
+            }
+        }
+        var listed: Set<String> = []
+        for t in OpState.transitions { for f in t.by { listed.insert("\(f) → \(t.to)") } }
+        #expect(made == listed, "made but not listed: \(made.subtracting(listed).sorted()); listed but not made: \(listed.subtracting(made).sorted())")
+    }
+
+    private var repositoryRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 }
