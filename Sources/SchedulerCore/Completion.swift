@@ -123,7 +123,7 @@ extension Scheduler {
         // The outcome counted (metrics, the queue's totals) and kept (result or reason, their bytes held
         // against `--retain-bytes`); the payload goes (needed only to dispatch). Written here, not as a
         // step of its own: the compiler kept that function out of line even marked @inline(__always),
-        // and it cost 33 instructions an op (docs/BENCHMARKS.md, "One part status").
+        // and it cost 33 instructions an op (docs/BENCHMARKS.md, "One part status, and the moves named").
         if !cancelAskedAt.isEmpty, let asked = cancelAskedAt.removeValue(forKey: op) {
             metrics.cancelLatency.add(now - asked)
         }
