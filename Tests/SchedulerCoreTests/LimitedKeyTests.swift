@@ -78,6 +78,24 @@ import Testing
         #expect(reasons == ["not taken back by the coordinator: parts of multi-part operations run again"], "\(out)")
     }
 
+    /// An attempt claimed back after it failed and its op went to wait out a retry delay is not taken
+    /// back, and the worker is told why, word for word.
+    @Test func aClaimedAttemptOfADelayedOpIsCancelledWithItsReason() {
+        var h = Harness()
+        h.send(hello(1, owner: "key:a"))
+        h.send(.credit(worker: 1, grant: 1))
+        var a = op("a"); a.retries = 1; a.retryDelayMicros = 100_000; a.retryDelayMaxMicros = 100_000
+        let (_, sent) = h.submit([a])
+        h.finish(sent[0], .failed("x"), grant: 0)
+        #expect(h.state("a") == .delayed)
+        h.send(.workerLost(worker: 1, reason: "link cut"))
+        let held = HeldPart(op: "a", part: 0, attempt: sent[0].attempt, startedAt: h.now)
+        let out = h.send(hello(2, owner: "key:a", running: [held]))
+        let reasons = out.compactMap { if case .cancelOnWorker(_, "a", _, _, let reason) = $0 { reason } else { nil } }
+        #expect(reasons == ["not taken back by the coordinator: it waits out a retry delay after a failed attempt"], "\(out)")
+        #expect(h.state("a") == .delayed)
+    }
+
     /// After a restart nobody's holder is recorded: a worker that could have been sent an op may claim it
     /// (no more than it could do by being dispatched it); one that could not, may not.
     @Test func afterARestartClaimsAreCheckedAgainstWhatTheWorkerCouldRun() {

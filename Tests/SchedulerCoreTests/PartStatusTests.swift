@@ -4,9 +4,16 @@ import Testing
 /// One `PartStatus` for every part: a single-part op's part is its state, a multi-part op's parts are
 /// in their record, and a retry delay is the state `delayed`, with no prerequisite made up for it.
 @Suite struct PartStatusTests {
+    /// An op with one retry, 100 ms after its failed attempt.
+    private func retriedOnceAfter100ms(_ id: String) -> OperationSpec {
+        var spec = op(id)
+        spec.retries = 1; spec.retryDelayMicros = 100_000; spec.retryDelayMaxMicros = 100_000
+        return spec
+    }
+
     @Test func aFailedAttemptIsDelayedWithNoMadeUpPrerequisiteAndCountsAsPending() {
         var h = Harness()
-        var a = op("a"); a.retries = 1; a.retryDelayMicros = 100_000; a.retryDelayMaxMicros = 100_000
+        let a = retriedOnceAfter100ms("a")
         h.submit([a])
         let d = h.join(1, slots: 1)
         h.start(d[0])
@@ -28,7 +35,7 @@ import Testing
     /// The wire has one state for both, so a listing of pending ops has the delayed ones too.
     @Test func aListingOfPendingOpsHasTheDelayedOnes() {
         var h = Harness()
-        var a = op("a"); a.retries = 1; a.retryDelayMicros = 100_000; a.retryDelayMaxMicros = 100_000
+        let a = retriedOnceAfter100ms("a")
         h.submit([a, op("b", ["a"]), op("c")])
         let d = h.join(1, slots: 1)
         #expect(d.map(\.op) == ["a"])
@@ -42,7 +49,7 @@ import Testing
 
     @Test func aDelayedOpIsCancelledAtOnceAndItsDelayRunsOutOnNothing() {
         var h = Harness()
-        var a = op("a"); a.retries = 1; a.retryDelayMicros = 100_000; a.retryDelayMaxMicros = 100_000
+        let a = retriedOnceAfter100ms("a")
         h.submit([a, op("b", ["a"])])
         let d = h.join(1, slots: 1)
         h.finish(d[0], .failed("x"))
