@@ -169,7 +169,8 @@ var targets: [Target] = [
     .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"]),
     .testTarget(name: "OpSpecTests", dependencies: ["OpSpec"]),
     .testTarget(name: "WorkerRuntimeTests", dependencies: ["WorkerRuntime", "OpSpec"]),
-    // The coordinator shell's pure values (clock conversion, log limiting, the durability gate), without sockets.
+    // The coordinator shell's pure values (clock conversion, log limiting, the durability gate), and the
+    // shell itself with its core in one process (EmbeddedCoordinator: scripted peers, virtual time), without sockets.
     .testTarget(name: "CoordinatorTests", dependencies: [
         "Coordinator", "ZeroMQ", "ClusterTestSupport", .product(name: "Logging", package: "swift-log"),
     ]),

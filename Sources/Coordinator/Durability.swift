@@ -61,27 +61,32 @@ extension CoordinatorLoop {
     /// then sends what became durable.
     func commitJournal() {
         guard let journal else { return }
-        if !journalBatch.isEmpty {
-            // Urgent when a reply waits for it; else the writer may gather a few passes into one sync.
-            let sequence = journal.append(journalBatch, urgent: !gate.isEmpty)
-            gate.appended(sequence)
-            replicationAppended(sequence: sequence, records: journalBatch.count)
-            journalBatch.removeAll()
-        }
+        appendBatch(to: journal, urgent: !shell.gate.isEmpty)
         releaseDurable()
         watchJournalHealth(journal)
         journalBehind = journal.bufferedBytes > Self.journalBacklogLimit
+        shell.changeRefusal = shell.journalHealthy && !journalBehind ? nil : journalRefusal()
         if journal.bytesSinceSnapshot > max(config.snapshotMinBytes, 2 * journal.lastSnapshotBytes), !journal.snapshotInProgress {
             requestSnapshot(journal, why: "\(journal.bytesSinceSnapshot) bytes since the last")
         }
         for note in journal.takeNotes() { logger.notice("journal: \(note)") }
     }
 
+    /// Hands the shell's records of this pass to the journal. Urgent when a reply waits for them; else
+    /// the writer may gather a few passes into one sync.
+    private func appendBatch(to journal: JournalStore, urgent: Bool) {
+        guard !shell.journalBatch.isEmpty else { return }
+        let sequence = journal.append(shell.journalBatch, urgent: urgent)
+        shell.gate.appended(sequence)
+        replicationAppended(sequence: sequence, records: shell.journalBatch.count)
+        shell.journalBatch.removeAll()
+    }
+
     /// Starts a snapshot of the core as of now (also when a standby needs one and there is none).
     func requestSnapshot(_ journal: JournalStore, why: String) {
         // A copy of the core for the snapshot thread: copy-on-write makes it cheap here; the arrays
         // this loop touches next are copied once, as it touches them.
-        let copy = core
+        let copy = shell.core
         trace.mark("before snapshot request", now: CoordinatorClock.nowMicros())
         if journal.requestSnapshot({
             // On the snapshot's own thread (it ends with the snapshot): a lower priority, so that on
@@ -93,49 +98,27 @@ extension CoordinatorLoop {
         }
     }
 
-    /// Sends a message to a client now, or once the journal has made durable what it may reveal.
-    /// While the disk fails, messages go at once (reads and waits answer from memory; the changes they
-    /// show are held for the disk, and acknowledgements of changes wait for it). Returns false when the
-    /// peer is gone (known only for messages sent now).
-    @discardableResult
-    /// `body`: the message's encoded body when the caller has it (EVENT, `EventStreams`).
-    func sendToClient(_ message: Message, body: SharedBody? = nil, to routing: [UInt8], requestID: UInt32) -> Bool {
-        guard let journal else { return send(message, body: body, to: routing, requestID: requestID) }
-        let tag = gate.tag(batchHasRecords: !journalBatch.isEmpty)
-        if !journalHealthy && !isAcknowledgement(message) { return send(message, body: body, to: routing, requestID: requestID) }
-        if gate.mayPass(tag, durable: clientDurableSequence(journal)) { return send(message, body: body, to: routing, requestID: requestID) }
-        gate.hold(DurabilityGate.Held(tag: tag, routing: routing, message: message, requestID: requestID, body: body))
-        releaseDurable()
-        return true
-    }
-
-    /// Replies that acknowledge a change: they never go before it is durable.
-    private func isAcknowledgement(_ message: Message) -> Bool {
-        switch message {
-        case .submitReply, .ack: return true
-        default: return false
-        }
-    }
-
     /// Sends the held messages that are durable now; while some still wait, asks the writer for a wake-up.
     func releaseDurable() {
-        guard let journal, !gate.isEmpty else { return }
-        for h in gate.release(durable: clientDurableSequence(journal)) { send(h.message, body: h.body, to: h.routing, requestID: h.requestID) }
-        guard !gate.isEmpty else { return }
+        guard let journal, !shell.gate.isEmpty else { return }
+        shell.durable(upTo: clientDurableSequence(journal))
+        sendOutput()
+        guard !shell.gate.isEmpty else { return }
         durabilityWake.wanted.store(true, ordering: .releasing)
         journal.hurry()
         // Once more: a sync that ended before the flag was set woke nobody.
-        for h in gate.release(durable: clientDurableSequence(journal)) { send(h.message, body: h.body, to: h.routing, requestID: h.requestID) }
+        shell.durable(upTo: clientDurableSequence(journal))
+        sendOutput()
     }
 
     /// Logs the journal going bad and coming back; while it is bad, changes are refused (`journalRefusal`).
     private func watchJournalHealth(_ journal: JournalStore) {
         switch journal.health {
-        case .ok where !journalHealthy:
-            journalHealthy = true
+        case .ok where !shell.journalHealthy:
+            shell.journalHealthy = true
             logger.notice("journal: writable again; everything held in memory is on disk, changes are accepted again")
-        case .failing(let reason, _) where journalHealthy:
-            journalHealthy = false
+        case .failing(let reason, _) where shell.journalHealthy:
+            shell.journalHealthy = false
             logger.error("journal: cannot write to \(journal.directory): \(reason). Changes are refused (BUSY) until it is writable; reads go on; what was accepted is kept in memory and written when it can be")
         default:
             break
@@ -146,33 +129,23 @@ extension CoordinatorLoop {
     /// or failing): memory stays bounded, and the client is told to come back.
     static let journalBacklogLimit = 256 << 20
 
-    /// A state-changing request while the journal cannot take it: the error text it gets (nil: not refused).
-    func journalRefusal(_ message: Message) -> String? {
-        switch message {
-        case .submit, .cancelOps, .queue, .setPriority:
-            let reason: String
-            if case .failing(let r, _)? = journal?.health {
-                reason = r
-            } else if journalBehind {
-                reason = "\((journal?.bufferedBytes ?? 0) >> 20) MiB not yet on disk: the disk is slower than the changes"
-            } else {
-                reason = "not writable"
-            }
-            return "journal unavailable (\(reason)): nothing was changed; status and waits still work; retry when the coordinator's state directory is writable again"
-        default:
-            return nil
+    /// What a state-changing request is told while the journal cannot take it (`shell.changeRefusal`).
+    private func journalRefusal() -> String {
+        let reason: String
+        if case .failing(let r, _)? = journal?.health {
+            reason = r
+        } else if journalBehind {
+            reason = "\((journal?.bufferedBytes ?? 0) >> 20) MiB not yet on disk: the disk is slower than the changes"
+        } else {
+            reason = "not writable"
         }
+        return "journal unavailable (\(reason)): nothing was changed; status and waits still work; retry when the coordinator's state directory is writable again"
     }
 
     /// Graceful stop: what is queued is made durable, then the state directory is unlocked.
     func closeJournal() {
         guard let journal else { return }
-        if !journalBatch.isEmpty {
-            let sequence = journal.append(journalBatch)
-            gate.appended(sequence)
-            replicationAppended(sequence: sequence, records: journalBatch.count)
-            journalBatch.removeAll()
-        }
+        appendBatch(to: journal, urgent: true)
         if !journal.close(timeout: .seconds(5)) {
             logger.error("journal: not everything was written before stopping (\(journal.health)); the last changes may be lost")
         }

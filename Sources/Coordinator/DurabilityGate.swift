@@ -17,6 +17,8 @@ struct DurabilityGate {
         var requestID: UInt32
         /// Its encoded body, when it was made as bytes (EVENT).
         var body: SharedBody? = nil
+        /// The client whose WATCH stream it belongs to (an EVENT).
+        var watcher: UInt64? = nil
     }
 
     private(set) var appended: UInt64 = 0

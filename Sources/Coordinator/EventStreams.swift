@@ -72,7 +72,8 @@ struct EventStreams {
 
     /// Every body with events, in the order they were filled per stream.
     mutating func drain() -> [Delivery] {
-        for id in filling {
+        // In stream order, so a pass's bodies leave in the same order every time (a few streams).
+        for id in filling.sorted() {
             guard var s = streams.removeValue(forKey: id) else { continue }
             close(&s, id)
             if s.members > 0 { streams[id] = s }

@@ -119,7 +119,7 @@ extension CoordinatorLoop {
         s.loopPassesOverBudget = pulse.overBudget
         s.fenced = UInt64(self.core.fencing.total)
         s.refusedClaims = UInt64(self.core.fencing.refusedClaim)
-        s.authFailures = authFailures
+        s.authFailures = shell.authFailures
         s.standby = replication.standby != nil
         s.replicationSyncFallbacks = replication.syncFallbacks
         s.standbys = standbyInfos().map {

@@ -10,11 +10,20 @@ struct Outbox {
         var message: Message
     }
 
-    private var dispatches: [UInt64: [WireDispatchRecord]] = [:]
-    private var cancels: [UInt64: [WireCancelRecord]] = [:]
+    /// Per worker, in the order each first got something this pass (so a pass's messages leave in the
+    /// same order every time: the embedded harness compares runs message by message).
+    private var dispatches: [(worker: UInt64, records: [WireDispatchRecord])] = []
+    private var dispatchSlot: [UInt64: Int] = [:]
+    private var cancels: [(worker: UInt64, records: [WireCancelRecord])] = []
+    private var cancelSlot: [UInt64: Int] = [:]
 
     mutating func dispatch(_ record: WireDispatchRecord, to worker: UInt64) {
-        dispatches[worker, default: []].append(record)
+        if let i = dispatchSlot[worker] {
+            dispatches[i].records.append(record)
+        } else {
+            dispatchSlot[worker] = dispatches.count
+            dispatches.append((worker, [record]))
+        }
     }
 
     mutating func cancel(op: String, attempt: Int, reason: String, on worker: UInt64) {
@@ -22,9 +31,14 @@ struct Outbox {
         r.opID = op
         r.attempt = UInt32(attempt)
         r.reason = reason
+        guard let i = cancelSlot[worker] else {
+            cancelSlot[worker] = cancels.count
+            cancels.append((worker, [r]))
+            return
+        }
         // A multi-part op yields one cancel per part; the wire names (op, attempt) once.
-        if cancels[worker]?.contains(where: { $0.opID == op && $0.attempt == r.attempt }) == true { return }
-        cancels[worker, default: []].append(r)
+        if cancels[i].records.contains(where: { $0.opID == op && $0.attempt == r.attempt }) { return }
+        cancels[i].records.append(r)
     }
 
     /// Empties the outbox into messages within the protocol's limits (`Batcher` cuts them).
@@ -37,7 +51,9 @@ struct Outbox {
             while let m = Batcher.message(draining: &records) { out.append(Batch(worker: w, message: m)) }
         }
         dispatches.removeAll(keepingCapacity: true)
+        dispatchSlot.removeAll(keepingCapacity: true)
         cancels.removeAll(keepingCapacity: true)
+        cancelSlot.removeAll(keepingCapacity: true)
         return out
     }
 }

@@ -29,13 +29,13 @@ extension CoordinatorLoop {
     func endSlowStream(_ routing: [UInt8]) {
         guard case .client(let c)? = peers.role(of: routing) else { backlog.drop(routing); return }
         let held = backlog.queuedBytes(of: routing)
-        let stream = clientBook.stream(of: c)
+        let stream = shell.clientBook.stream(of: c)
         let notice = stream.map { s in
-            [routing] + WireCodec.encode(.error(errorReply(.busy, WireLimits.watchTooSlow, command: Command.watch.rawValue)),
+            [routing] + WireCodec.encode(.error(CoordinatorShell.errorReply(.busy, WireLimits.watchTooSlow, command: Command.watch.rawValue)),
                                          requestID: s.requestID)
         }
         let stillOver = backlog.endStream(of: routing, notice: notice)
-        if stream != nil { unwatch(c) }
+        if stream != nil { shell.unwatch(c) }
         slowStreamsEnded += 1
         if stillOver { backlog.drop(routing) }
         if let suppressed = logLimiter.admit("slow reader", burst: 10, now: now) {
@@ -61,10 +61,10 @@ extension CoordinatorLoop {
                         break
                     }
                     backlog.sentFirst(of: r)
-                    if case .worker(let w) = role { workerLinks.sent(to: w, now: now) }
+                    if case .worker(let w) = role { shell.workerLinks.sent(to: w, now: now) }
                 } catch {
                     backlog.drop(r)   // gone (EHOSTUNREACH)
-                    if case .client(let c) = role { unwatch(c) }
+                    if case .client(let c) = role { shell.unwatch(c) }
                     break
                 }
             }

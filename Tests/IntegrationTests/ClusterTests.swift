@@ -176,60 +176,7 @@ struct ClusterTests {
         try c.waitUntil("frozen worker back", timeout: 10) { try c.workerList().contains { $0.name == "frozen" } }
     }
 
-    /// A worker that goes silent is declared lost; when it later reports the old attempt, the report is
-    /// fenced (counted, ignored) and the result comes from the attempt that ran elsewhere.
-    @Test func aLateReportOfALostWorkersAttemptIsFencedAndCounted() throws {
-        let c = try LocalCluster(heartbeatMs: 100, liveness: 3)
-        defer { c.stop() }
-        let ctx = try Context()
-        let fake = try Socket(ctx, type: .dealer)
-        defer { fake.close() }
-        try fake.connect(c.endpoint)
-        func send(_ m: Message) throws { _ = try fake.sendMultipart(WireCodec.encode(m)) }
-        func next() throws -> Message {
-            let poller = Poller()
-            _ = poller.add(fake)
-            let deadline = ContinuousClock.now + .seconds(10)
-            while ContinuousClock.now < deadline {
-                try poller.poll(timeout: deadline - ContinuousClock.now)
-                guard let frames = try fake.receiveMultipart(flags: .dontWait) else { continue }
-                guard case .success(let env) = WireCodec.decode(frames) else { throw ClusterError("undecodable") }
-                if case .heartbeat = env.message { continue }
-                return env.message
-            }
-            throw ClusterError("no message within 10 s")
-        }
-        try send(.hello(.with { $0.protocolVersion = 1; $0.name = "impostor"; $0.slots = 1; $0.kinds = ["echo"] }))
-        guard case .welcome = try next() else { Issue.record("expected WELCOME"); return }
-        try send(.credit(.with { $0.credit = 1 }))
-        #expect(try c.submit([op("stale", kind: "echo", payload: "from-the-real-run")]).accepted)
-        guard case .dispatch(let d) = try next() else { Issue.record("expected DISPATCH"); return }
-        #expect(d.records.first?.attempt == 1)
-        // Silence: no heartbeats, so the coordinator declares it lost after 3 × 100 ms.
-        try c.waitUntil("impostor declared lost", timeout: 10) { try c.workerList().allSatisfy { $0.name != "impostor" } }
-        let fencedBefore = try c.statusReply().fenced
-        try send(.finished(.with {
-            $0.records = [.with { $0.opID = "stale"; $0.attempt = 1; $0.succeeded = Data("forged".utf8) }]
-            $0.credit = 1
-        }))
-        try c.waitUntil("the late report fenced", timeout: 10) { try c.statusReply().fenced > fencedBefore }
-        try c.startWorker("real", slots: 1)
-        try c.wait(["stale"])
-        let st = try #require(try c.status(["stale"], withResults: true)["stale"])
-        #expect(st.succeededResult == "from-the-real-run")
-        #expect(st.attempts == 2)
-    }
 
-    @Test func submitQueueSettingsLeaveAbsentFieldsOfAnExistingQueueUnchanged() throws {
-        let c = try LocalCluster()
-        defer { c.stop() }
-        #expect(try c.submit([op("q1")], queues: [queueSettings("held", maxConcurrent: 3, suspended: true)]).accepted)
-        // Naming the queue again without those fields must not resume it or lift its limit.
-        #expect(try c.submit([op("q2", queue: "held")], queues: [queueSettings("held")]).accepted)
-        let q = try #require(try c.statusReply().queues.first { $0.name == "held" })
-        #expect(q.suspended)
-        #expect(q.maxConcurrent == 3)
-    }
 
     @Test func statusReportsTheCoordinatorsMemoryAndCpuUse() throws {
         let c = try LocalCluster()

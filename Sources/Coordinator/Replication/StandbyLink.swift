@@ -173,8 +173,8 @@ extension CoordinatorLoop {
         _ = journal.append(batch, urgent: true)
         var ignored: [Action] = []
         for e in entries {
-            stimulus &+= 1
-            core.handle(Input(stimulus: stimulus, now: e.at, .restore(e.record)), into: &ignored)
+            shell.stimulus &+= 1
+            core.handle(Input(stimulus: shell.stimulus, now: e.at, .restore(e.record)), into: &ignored)
             ignored.removeAll(keepingCapacity: true)
         }
         replication.standby?.recordsApplied += UInt64(entries.count)
@@ -202,7 +202,7 @@ extension CoordinatorLoop {
         (core, journal) = try Self.recover(config, coreConfig, waker: waker, wake: durabilityWake, logger: logger)
         // Replies it held for durability were never sent, so nothing was acknowledged by them; their tags
         // counted the old journal's batches. The clients time out and ask the next leader.
-        gate = DurabilityGate()
+        shell.dropHeldForDurability()
         logger.notice("no longer the leader: state reloaded from this journal (\(core.totalOperations) operations) to follow the next one")
     }
 
@@ -215,7 +215,7 @@ extension CoordinatorLoop {
         link.close(poller: poller)
         replication.standby = nil
         now = CoordinatorClock.nowMicros()
-        for s in core.journalledWorkerSessions() { peers.restore(session: s.id, who: WorkerIdentity(name: s.name, owner: s.owner)) }
+        shell.restoreWorkerSessions()
         feed(.recovered)
         if let extra = config.replication.promoteBind {
             do { try socket.bind(extra) } catch {

@@ -5,7 +5,7 @@ import WireProtocol
 // Replies built from the core's read-only queries (STATUS, WHY, WORKERS, WAIT) and the wire form of
 // published state changes. Nothing here changes the core.
 
-extension CoordinatorLoop {
+extension CoordinatorShell {
     static let defaultStatusLimit = 1000
 
     func statusReply(_ s: WireStatus) -> Result<WireStatusReply, LookupFailure> {
@@ -15,12 +15,13 @@ extension CoordinatorLoop {
         r.nowUs = now
         r.fenced = UInt64(core.fencing.total)
         r.totalOperations = UInt64(core.totalOperations)
-        r.coordinatorRssBytes = ProcessStats.residentBytes()
-        r.coordinatorCpuUs = ProcessStats.cpuMicros()
+        let facts = facts()
+        r.coordinatorRssBytes = facts.residentBytes
+        r.coordinatorCpuUs = facts.cpuMicros
         r.security = security
         r.authFailures = authFailures
-        r.standbys = standbyInfos()
-        if !r.standbys.isEmpty { r.replication = replicationSyncing ? "sync" : "async" }
+        r.standbys = facts.standbys
+        if !r.standbys.isEmpty { r.replication = facts.replicationSyncing ? "sync" : "async" }
         let names = s.queue.isEmpty ? core.queueNames : [s.queue]
         r.queues = names.compactMap { name in
             core.queueCounts(name).map { c in
@@ -160,7 +161,7 @@ extension CoordinatorLoop {
         if let w = st.workers.first ?? st.lastWorker {
             o.workerID = WorkerName.text(w)
             o.workerSession = WorkerName.session(w)
-            if let access = loopAccess {
+            if let access = access {
                 // A session of before a restart: the key its journalled owner names ("key:NAME").
                 let journalled = st.workers.isEmpty ? st.lastWorkerOwner.flatMap { owner in
                     owner.hasPrefix(Principal.pinTagPrefix) ? String(owner.dropFirst(Principal.pinTagPrefix.count)) : nil
@@ -277,7 +278,7 @@ extension CoordinatorLoop {
                 i.kinds = info.kinds
                 i.connectedUs = info.connectedAt
             }
-            i.keyName = loopAccess?.keyNameOfWorker[WorkerName.number(w.id)] ?? ""
+            i.keyName = access?.keyNameOfWorker[WorkerName.number(w.id)] ?? ""
             return i
         }
         r.security = security
@@ -289,7 +290,7 @@ extension CoordinatorLoop {
 
     /// Refused handshakes (ZAP) and requests refused for their key.
     var authFailures: UInt64 {
-        (config.access?.authFailures.load(ordering: .relaxed) ?? 0) + (loopAccess?.denied ?? 0)
+        (config.access?.authFailures.load(ordering: .relaxed) ?? 0) + (access?.denied ?? 0)
     }
 
     func waitReply(_ w: WaitRequest, timedOut: Bool) -> WireWaitReply {
@@ -389,10 +390,10 @@ extension CoordinatorLoop {
 
 // MARK: LOGS and STORY (1.5)
 
-extension CoordinatorLoop {
+extension CoordinatorShell {
     /// Keeps the output tails of one FINISHED record (only called for records that carry some), for a
     /// known operation; a repeated record of the same attempt and part is not kept twice.
-    func keepOutput(_ r: WireFinishedRecord, worker: UInt64, at: Int64) {
+    mutating func keepOutput(_ r: WireFinishedRecord, worker: UInt64, at: Int64) {
         guard case .success = core.resolve(r.opID) else { return }
         let outcome: String = switch r.outcome {
         case .succeeded?: "succeeded"

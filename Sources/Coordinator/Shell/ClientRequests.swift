@@ -2,10 +2,20 @@ import Foundation
 import SchedulerCore
 import WireProtocol
 
-extension CoordinatorLoop {
+extension Message {
+    /// A request that changes state (refused while the journal cannot take it).
+    var changesState: Bool {
+        switch self {
+        case .submit, .cancelOps, .queue, .setPriority: return true
+        default: return false
+        }
+    }
+}
+
+extension CoordinatorShell {
     /// `principal`: who sent it, with keys (its name is recorded as the submitter and the canceller).
-    func clientRequest(_ message: Message, ref: ClientRef, key: SubmissionKey? = nil, principal: Principal? = nil) {
-        if !journalHealthy || journalBehind, let reason = journalRefusal(message) {
+    mutating func clientRequest(_ message: Message, ref: ClientRef, key: SubmissionKey? = nil, principal: Principal? = nil) {
+        if let reason = changeRefusal, message.changesState {
             replyError(.busy, reason, ref: ref, command: message.command)
             return
         }
@@ -25,9 +35,6 @@ extension CoordinatorLoop {
                 }
             }
             feed(.submit(ref, ops: ops, queues: queues, run: run, key: key, unknownPriorities: unknownPriorities))
-            if config.testStallAfterSubmitMicros > 0, s.run.hasPrefix("stall") {
-                usleep(UInt32(clamping: config.testStallAfterSubmitMicros))
-            }
         case .cancelOps(let c):
             var reason = c.reason.isEmpty ? "cancelled by client" : c.reason
             if let p = principal { reason = c.reason.isEmpty ? "cancelled by \(p.name)" : "\(c.reason) (cancelled by \(p.name))" }
@@ -59,7 +66,7 @@ extension CoordinatorLoop {
                 return
             }
             clientBook.expect(steps.count, repliesFor: ref)
-            steps.forEach(feed)
+            for step in steps { feed(step) }
         case .setPriority(let p):
             clientBook.expect(p.opIds.count, repliesFor: ref)
             for id in p.opIds {
@@ -134,7 +141,7 @@ extension CoordinatorLoop {
     }
 
     /// A core reply, turned into the wire reply the request expects.
-    func deliver(_ coreReply: Reply, to ref: ClientRef) {
+    mutating func deliver(_ coreReply: Reply, to ref: ClientRef) {
         switch clientBook.collect(coreReply, for: ref) {
         case .notCollected: break
         case .waiting: return
@@ -201,19 +208,12 @@ extension CoordinatorLoop {
         }
     }
 
-    /// Answers waits whose deadline passed with what is known now.
-    func expireWaits() {
-        for (ref, w) in clientBook.expired(now: now) {
-            reply(.waitReply(waitReply(w, timedOut: true)), to: ref)
-        }
-    }
-
-    func reply(_ message: Message, to ref: ClientRef) {
+    mutating func reply(_ message: Message, to ref: ClientRef) {
         guard let r = peers.routing(ofClient: ref.client) else { return }
         sendToClient(message, to: r, requestID: UInt32(truncatingIfNeeded: ref.request))
     }
 
-    func replyError(_ code: WireErrorCode, _ text: String, ref: ClientRef, command: Command?) {
-        reply(.error(errorReply(code, text, command: command?.rawValue ?? 0)), to: ref)
+    mutating func replyError(_ code: WireErrorCode, _ text: String, ref: ClientRef, command: Command?) {
+        reply(.error(Self.errorReply(code, text, command: command?.rawValue ?? 0)), to: ref)
     }
 }

@@ -2,10 +2,10 @@ import Foundation
 import SchedulerCore
 import WireProtocol
 
-/// The loop's side of access control (PROTOCOL.md §12): every message is checked against its sender's
+/// The shell's side of access control (PROTOCOL.md §12): every message is checked against its sender's
 /// key (the User-Id the ZAP handler gave the connection) before it reaches the core, and a reloaded
 /// allow file drops the sessions of keys it no longer lists.
-struct LoopAccess {
+struct ShellAccess {
     var list: AllowList
     var generation: UInt64
     /// The key behind each worker session and each client, to find them when their key is revoked.
@@ -16,10 +16,10 @@ struct LoopAccess {
     var denied: UInt64 = 0
 }
 
-extension CoordinatorLoop {
+extension CoordinatorShell {
     /// The sender's principal, or nil after answering a refusal (nothing else happens).
-    func authorize(_ envelope: Envelope, from routing: [UInt8], user: String?, inProcess: Bool) -> Principal? {
-        guard let a = loopAccess else { return nil }
+    mutating func authorize(_ envelope: Envelope, from routing: [UInt8], user: String?, inProcess: Bool) -> Principal? {
+        guard let a = access else { return nil }
         let message = envelope.message
         // With CURVE every TCP connection passed the ZAP handler, which gives it a User-Id; only the
         // in-process HTTP side has none, and it may read (docs/HTTP.md "Access").
@@ -29,13 +29,14 @@ extension CoordinatorLoop {
                    "authentication failed: key \(user.map { "\($0.prefix(8))…" } ?? "(none)") is no longer allowed", log: "revoked key \(user ?? "-")")
             return nil
         }
+        let core = self.core
         let why = RequestAccess.denial(message, by: p,
-            queueOf: { id, run in self.core.queueName(ofRef: id, in: run) },
-            queuesOfRun: { self.core.queueNames(ofRun: $0) },
-            existingQueue: { self.core.queueCounts($0) },
-            queueFairness: { self.core.fairnessStatus($0)?.fairness })
+            queueOf: { id, run in core.queueName(ofRef: id, in: run) },
+            queuesOfRun: { core.queueNames(ofRun: $0) },
+            existingQueue: { core.queueCounts($0) },
+            queueFairness: { core.fairnessStatus($0)?.fairness })
         if let why {
-            loopAccess?.denied += 1
+            access?.denied += 1
             refuse(message, from: routing, requestID: envelope.requestID, why, log: "\(p.name) \(message.command)")
             return nil
         }
@@ -43,16 +44,16 @@ extension CoordinatorLoop {
     }
 
     /// Remembers which key a session or client speaks with.
-    func noteKey(_ key: String, worker: UInt64? = nil, client: UInt64? = nil, name: String) {
+    mutating func noteKey(_ key: String, worker: UInt64? = nil, client: UInt64? = nil, name: String) {
         guard !key.isEmpty else { return }   // the HTTP side: no key to revoke
         if let worker {
-            loopAccess?.workerKeys[worker] = key
-            loopAccess?.keyNameOfWorker[WorkerName.number(worker)] = name
+            access?.workerKeys[worker] = key
+            access?.keyNameOfWorker[WorkerName.number(worker)] = name
         }
-        if let client, loopAccess?.clientKeys[client] != key { loopAccess?.clientKeys[client] = key }
+        if let client, access?.clientKeys[client] != key { access?.clientKeys[client] = key }
     }
 
-    private func refuse(_ message: Message, from routing: [UInt8], requestID: UInt32, _ why: String, log: String) {
+    private mutating func refuse(_ message: Message, from routing: [UInt8], requestID: UInt32, _ why: String, log: String) {
         if let held = logLimiter.admit("denied \(log)", now: now) {
             logger.warning("refused \(message.command) from peer \(hex(routing)): \(clipped(why))\(heldBack(held, "more like it not logged"))")
         }
@@ -69,8 +70,8 @@ extension CoordinatorLoop {
     /// Picks up a reloaded allow file: sessions of keys it dropped (or whose roles no longer allow what
     /// they do) end now — workers hear REJECT and their work runs elsewhere; watchers and waiters get an
     /// ERROR. Called once per loop pass; costs one atomic load when nothing changed.
-    func refreshAccess() {
-        guard let control = config.access, var a = loopAccess,
+    mutating func refreshAccess() {
+        guard let control = config.access, var a = access,
               control.generation.load(ordering: .acquiring) != a.generation else { return }
         (a.list, a.generation) = control.current()
         for (w, key) in a.workerKeys {
@@ -95,12 +96,12 @@ extension CoordinatorLoop {
                 replyError(.unauthorized, text, ref: ref, command: .wait)
             }
         }
-        loopAccess = a
+        access = a
     }
 
     /// Drops the keys of clients the peer table forgot.
-    func forgetClientKeys() {
-        guard let keys = loopAccess?.clientKeys, !keys.isEmpty else { return }
-        for c in keys.keys where peers.routing(ofClient: c) == nil { loopAccess?.clientKeys[c] = nil }
+    mutating func forgetClientKeys() {
+        guard let keys = access?.clientKeys, !keys.isEmpty else { return }
+        for c in keys.keys where peers.routing(ofClient: c) == nil { access?.clientKeys[c] = nil }
     }
 }

@@ -1,0 +1,197 @@
+@testable import Coordinator
+import ClusterTestSupport
+import Foundation
+import Testing
+import WireProtocol
+
+/// The coordinator's logic in one process (`EmbeddedCoordinator`): the harness's own guarantees, and
+/// coordinator-only checks that needed real processes and real time before it (each names where it
+/// came from).
+struct EmbeddedCoordinatorTests {
+    let client = Array("client".utf8)
+
+    // MARK: the harness
+
+    @Test func aDependentRunsAfterItsDependencyOnAnotherWorkerAndAWaitSeesBoth() throws {
+        var c = EmbeddedCoordinator()
+        let workers = [ScriptedWorker("one"), ScriptedWorker("two")]
+        for w in workers { c.connect(w) }
+        let submitted = c.submit([op("a", kind: "echo"), op("b", kind: "echo", after: ["a"])], run: "r")
+        let reply = try #require(submitted)
+        #expect(reply.accepted && reply.acceptedCount == 2 && reply.workers == 2)
+        let wait = c.send(.wait(.with { $0.opIds = ["a", "b"]; $0.run = "r" }), from: client)
+        let first = c.dispatched(to: workers)
+        #expect(first.map(\.record.opID) == ["r/a"], "b waits for a")
+        c.succeed(first.map(\.record), on: try #require(first.first).worker, result: "from a")
+        let second = c.dispatched(to: workers)
+        #expect(second.map(\.record.opID) == ["r/b"], "a's FINISHED released b")
+        #expect(c.reply(client, to: wait) == nil, "no answer while b runs")
+        c.succeed(second.map(\.record), on: try #require(second.first).worker, result: "from b")
+        guard case .waitReply(let w)? = c.reply(client, to: wait) else { Issue.record("no WAIT-REPLY"); return }
+        #expect(w.finished && !w.timedOut && w.succeededCount == 2)
+        #expect(w.outcomes.map(\.opID).sorted() == ["a", "b"])
+    }
+
+    /// A5 in one process: the SUBMIT's acknowledgement leaves only once its records are durable, while
+    /// the dispatch it caused leaves at once (an effect, not an acknowledgement).
+    @Test func anAcknowledgementWaitsForItsRecordsToBeDurableAndADispatchDoesNot() throws {
+        var c = EmbeddedCoordinator(journalled: true)
+        let w = ScriptedWorker("one")
+        c.connect(w)
+        let rid = c.send(.submit(.with { $0.operations = [op("a")]; $0.run = "r" }), from: client)
+        #expect(c.dispatched(to: w).map(\.opID) == ["r/a"], "the pass flushed the dispatch and appended the batch")
+        #expect(c.appendedBatches >= 1 && c.journalRecords > 0)
+        #expect(c.reply(client, to: rid) == nil, "not acknowledged before the journal's sync")
+        c.sync()
+        guard case .submitReply(let r)? = c.reply(client, to: rid) else { Issue.record("no SUBMIT-REPLY after the sync"); return }
+        #expect(r.accepted && r.run == "r")
+    }
+
+    /// Virtual time: a WAIT's timeout fires at its deadline, not before, without waiting for it.
+    @Test func aWaitTimesOutAtItsDeadlineOnVirtualTime() throws {
+        var c = EmbeddedCoordinator()
+        #expect(c.submit([op("a")], run: "r")?.accepted == true)
+        let rid = c.send(.wait(.with { $0.opIds = ["a"]; $0.run = "r"; $0.timeoutUs = 5_000_000 }), from: client)
+        c.advance(by: 4_999_999)
+        #expect(c.reply(client, to: rid) == nil, "answered before its deadline")
+        c.advance(by: 1)
+        guard case .waitReply(let w)? = c.reply(client, to: rid) else { Issue.record("no WAIT-REPLY at the deadline"); return }
+        #expect(w.timedOut && !w.finished && w.pendingCount == 1, "\(w)")
+    }
+
+    /// The harness is deterministic: one script, run twice, makes the same messages in the same order.
+    @Test func theSameScriptMakesTheSameMessages() throws {
+        func script() -> [String] {
+            var c = EmbeddedCoordinator()
+            let workers = [ScriptedWorker("one", slots: 2), ScriptedWorker("two")]
+            for w in workers { c.connect(w, credit: 2) }
+            _ = c.submit((0..<6).map { op("o\($0)", after: $0 >= 3 ? ["o\($0 - 3)"] : []) }, run: "r")
+            for _ in 0..<4 {
+                for (w, r) in c.dispatched(to: workers) { c.succeed([r], on: w) }
+                c.advance(by: 250_000)
+            }
+            _ = c.status(["o5"], run: "r")
+            return c.transcript.map { "\(String(decoding: $0.peer, as: UTF8.self)) \($0.envelope)" }
+        }
+        let once = script(), again = script()
+        #expect(once.filter { $0.contains("dispatch(") }.count >= 4 && once.last?.contains("statusReply") == true,
+                "\(once.joined(separator: "\n"))")
+        #expect(once == again)
+    }
+
+    /// A HELLO under the name of a session still open (the worker restarted before it was declared
+    /// lost) replaces it: the old connection hears DISCONNECT, what it held runs again on the new one,
+    /// and the worker keeps its number with a new session.
+    @Test func aHelloUnderALiveSessionsNameReplacesItAndItsWorkRunsAgain() throws {
+        var c = EmbeddedCoordinator()
+        let old = ScriptedWorker("keeper")
+        c.connect(old)
+        #expect(c.submit([op("held")], run: "r")?.accepted == true)
+        #expect(c.dispatched(to: old).map(\.attempt) == [1])
+        let restarted = ScriptedWorker("keeper", routing: Array("w-keeper-2".utf8))
+        c.send(restarted.hello, from: restarted.routing)
+        guard case .welcome(let welcome)? = c.take(restarted.routing).first?.message else { Issue.record("no WELCOME"); return }
+        #expect(welcome.workerID == "w1", "the same worker number")
+        let told = c.take(old.routing).compactMap { e -> String? in if case .disconnect(let d) = e.message { d.reason } else { nil } }
+        #expect(told == ["replaced by a new connection of worker 'keeper'"])
+        c.send(.credit(.with { $0.credit = 1 }), from: restarted.routing)
+        let again = c.dispatched(to: restarted)
+        #expect(again.map(\.opID) == ["r/held"] && again.map(\.attempt) == [2])
+        // The old connection's late report is fenced, not taken for the new attempt.
+        c.succeed(c.transcriptDispatches(to: old), on: old, result: "stale")
+        c.succeed(again, on: restarted, result: "fresh")
+        let st = try #require(c.status(["held"], run: "r")?.ops.first)
+        #expect(st.outcome.succeeded == Data("fresh".utf8) && st.attempts == 2)
+    }
+
+    /// A worker's report before its HELLO is refused with ERROR `unexpected` (it then registers), and
+    /// what only the coordinator sends is refused when sent to it.
+    @Test func reportsBeforeHelloAndCoordinatorCommandsAreRefusedByName() throws {
+        var c = EmbeddedCoordinator()
+        let stranger = Array("stranger".utf8)
+        c.send(.finished(.with { $0.records = [.with { $0.opID = "r/x"; $0.attempt = 1; $0.succeeded = Data() }] }), from: stranger)
+        c.send(.dispatch(.with { $0.records = [.with { $0.opID = "r/x"; $0.attempt = 1; $0.kind = "noop" }] }), from: stranger)
+        let errors = c.take(stranger).compactMap { e -> String? in if case .error(let x) = e.message, x.code == .unexpected { x.message } else { nil } }
+        #expect(errors.count == 2, "\(errors)")
+        #expect(errors.first?.contains("before HELLO") == true && errors.last?.contains("sent by the coordinator") == true, "\(errors)")
+    }
+
+    // MARK: moved from the process tests
+
+    /// From ClusterTests (was 1 s of real time and three processes): a worker declared lost after
+    /// 3 × 100 ms of silence reports its attempt anyway; the report is fenced and counted, and the op
+    /// runs again elsewhere with its own result.
+    @Test func aLateReportOfALostWorkersAttemptIsFencedAndCounted() throws {
+        var c = EmbeddedCoordinator { $0.heartbeatIntervalMs = 100; $0.liveness = 3 }
+        let impostor = ScriptedWorker("impostor", kinds: ["echo"])
+        c.connect(impostor)
+        #expect(c.submit([op("stale", kind: "echo", payload: "from-the-real-run")])?.accepted == true)
+        let d = c.dispatched(to: impostor)
+        #expect(d.map(\.attempt) == [1])
+        // Silence: it sends nothing, so it is declared lost after 3 intervals.
+        c.advance(by: 500_000)
+        #expect(c.take(impostor.routing).contains { if case .disconnect = $0.message { true } else { false } })
+        let fencedBefore = try #require(c.status()?.fenced)
+        c.succeed(d, on: impostor, result: "forged")
+        let fencedAfter = try #require(c.status()?.fenced)
+        #expect(fencedAfter > fencedBefore)
+        let real = ScriptedWorker("real", kinds: ["echo"])
+        c.connect(real)
+        let again = c.dispatched(to: real)
+        #expect(again.map(\.attempt) == [2])
+        c.succeed(again, on: real, result: "from-the-real-run")
+        let st = try #require(c.status([d[0].opID])?.ops.first)
+        #expect(st.outcome.succeeded == Data("from-the-real-run".utf8))
+        #expect(st.attempts == 2)
+    }
+
+    /// From ClusterTests: naming an existing queue again without its fields lifts neither its
+    /// suspension nor its limit.
+    @Test func submitQueueSettingsLeaveAbsentFieldsOfAnExistingQueueUnchanged() throws {
+        var c = EmbeddedCoordinator()
+        #expect(c.submit([op("q1")], queues: [queueSettings("held", maxConcurrent: 3, suspended: true)])?.accepted == true)
+        #expect(c.submit([op("q2", queue: "held")], queues: [queueSettings("held")])?.accepted == true)
+        let status = c.status()
+        let q = try #require(status?.queues.first { $0.name == "held" })
+        #expect(q.suspended)
+        #expect(q.maxConcurrent == 3)
+    }
+
+    /// From HostilePeerIntegrationTests (was 1 s or more of real time): a worker that grants a million
+    /// credits gets no more than its slot, and the part it never starts is taken back at the start
+    /// timeout; another worker runs everything.
+    @Test func aGreedyWorkerGetsNoMoreThanItsSlotsAndWorkItSitsOnIsTakenBack() throws {
+        var c = EmbeddedCoordinator { $0.heartbeatIntervalMs = 200; $0.startTimeoutMs = 1000 }
+        let greedy = ScriptedWorker("greedy")
+        c.connect(greedy, credit: 1_000_000)
+        let ops = (0..<300).map { op("g\($0)") }
+        #expect(c.submit(ops)?.accepted == true)
+        let d = c.dispatched(to: greedy)
+        #expect(d.count == 1, "a 1-slot worker holding one gets no more")
+        // It never starts it; it heartbeats, so it is not declared lost instead.
+        var takenBack = false
+        for _ in 0..<20 where !takenBack {
+            c.send(.heartbeat, from: greedy.routing)
+            c.advance(by: 100_000)
+            for e in c.take(greedy.routing) {
+                switch e.message {
+                case .cancel(let cancel): takenBack = takenBack || cancel.records.contains { $0.opID == d[0].opID }
+                case .dispatch(let more): Issue.record("a second DISPATCH of \(more.records.count) to a 1-slot worker holding one")
+                default: break
+                }
+            }
+        }
+        #expect(takenBack, "the part it sat on was taken back within 2 s")
+        let real = ScriptedWorker("real", slots: 4)
+        c.connect(real, credit: 4)
+        var done = 0
+        for _ in 0..<200 where done < ops.count {
+            let batch = c.dispatched(to: real)
+            done += batch.count
+            c.succeed(batch, on: real)
+        }
+        #expect(done == ops.count)
+        let st = try #require(c.status([d[0].opID])?.ops.first)
+        #expect(st.state == .finished && st.outcome.result == .succeeded(Data()), "\(st)")
+    }
+}
