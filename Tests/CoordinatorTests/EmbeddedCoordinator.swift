@@ -204,6 +204,20 @@ extension EmbeddedCoordinator {
         }), from: w.routing)
     }
 
+    /// `w` reports `records` started (at the coordinator's `now`: the worker's clock gives no offset).
+    mutating func start(_ records: [WireDispatchRecord], on w: ScriptedWorker) {
+        send(.started(.with { s in
+            s.parts = records.map { r in .with { $0.opID = r.opID; $0.part = r.part; $0.attempt = r.attempt; $0.token = r.token } }
+        }), from: w.routing)
+    }
+
+    /// A client's request and its reply (after the journal's sync when journalled).
+    mutating func request(_ message: Message, from client: [UInt8] = Array("client".utf8)) -> Message? {
+        let rid = send(message, from: client)
+        if journalled { pass(); sync() }
+        return reply(client, to: rid)
+    }
+
     /// A client's SUBMIT; returns the reply (after the journal's sync when journalled).
     mutating func submit(_ ops: [WireOperation], queues: [WireQueueSettings] = [], run: String = "", from client: [UInt8] = Array("client".utf8)) -> WireSubmitReply? {
         let rid = send(.submit(.with { $0.operations = ops; $0.queues = queues; $0.run = run }), from: client)

@@ -194,4 +194,87 @@ struct EmbeddedCoordinatorTests {
         let st = try #require(c.status([d[0].opID])?.ops.first)
         #expect(st.state == .finished && st.outcome.result == .succeeded(Data()), "\(st)")
     }
+
+    /// From ClusterTests (was a 300 ms sleep on a real worker): a cancelled pending op finishes at once
+    /// and counts as finished for its dependents; with cascade, its dependents are cancelled naming it.
+    @Test func cancellingAPendingOperationUnblocksDependentsUnlessCascade() throws {
+        var c = EmbeddedCoordinator()
+        let w = ScriptedWorker("a", slots: 2)
+        c.connect(w)
+        let ops = [op("gate"), op("x", after: ["gate"]), op("x-dep", after: ["x"]), op("y", after: ["gate"]), op("y-dep", after: ["y"])]
+        #expect(c.submit(ops, run: "r")?.accepted == true)
+        let gate = c.dispatched(to: w)
+        #expect(gate.map(\.opID) == ["r/gate"])
+        c.start(gate, on: w)
+        c.advance(by: 100_000)
+        guard case .ack? = c.request(.cancelOps(.with { $0.opIds = ["x"]; $0.run = "r" })) else { Issue.record("no ACK"); return }
+        guard case .ack? = c.request(.cancelOps(.with { $0.opIds = ["y"]; $0.run = "r"; $0.cascade = true; $0.reason = "not needed any more" })) else {
+            Issue.record("no ACK"); return
+        }
+        c.advance(by: 200_000)
+        c.succeed(gate, on: w)
+        let next = c.dispatched(to: w)
+        #expect(next.map(\.opID) == ["r/x-dep"], "x's dependent runs; y's was cancelled with it")
+        c.start(next, on: w)
+        c.succeed(next, on: w)
+        let st = Dictionary(uniqueKeysWithValues: (c.status(ops.map(\.id), run: "r")?.ops ?? []).map { ($0.id, $0) })
+        #expect(st.count == 5)
+        // A1: cancelled(reason) — the client's reason, or "cancelled by client" when it gave none.
+        #expect(st["x"]?.outcome.cancelled == "cancelled by client")
+        #expect(st["y"]?.outcome.cancelled == "not needed any more")
+        #expect(st["y-dep"]?.outcome.cancelled == "dependency y cancelled", "a cascaded cancel names its cause")
+        #expect(st["x"]?.startedUs == 0 && st["y-dep"]?.startedUs == 0, "a cancelled pending op never runs")
+        #expect((st["x"]?.finishedUs ?? .max) < (st["gate"]?.finishedUs ?? 0), "cancelled before it started, it finished at once")
+        #expect(st["x-dep"]?.outcome.result == .succeeded(Data()), "a cancelled dependency counts as finished")
+    }
+
+    /// From ClusterTests (was 8 sleeps of 30 ms on two real workers): a suspended queue holds its ready
+    /// ops (WHY says so), and once resumed its limit of one is never exceeded across workers.
+    @Test func suspendHoldsNewWorkAndQueueLimitOneIsNeverExceededAcrossWorkers() throws {
+        var c = EmbeddedCoordinator()
+        let workers = [ScriptedWorker("a", slots: 2), ScriptedWorker("b", slots: 2)]
+        for w in workers { c.connect(w, credit: 4) }
+        let ops = (0..<8).map { op("s\($0)", queue: "serial") }
+        #expect(c.submit(ops, queues: [queueSettings("serial", maxConcurrent: 1, suspended: true)], run: "r")?.accepted == true)
+        #expect(c.dispatched(to: workers).isEmpty, "suspended: nothing is dispatched")
+        let held = c.status(ops.map(\.id), run: "r")?.ops ?? []
+        #expect(held.count == 8 && held.allSatisfy { $0.state == .ready && $0.dispatchedUs == 0 })
+        guard case .whyReply(let why)? = c.request(.why(.with { $0.opID = "s0"; $0.run = "r" })) else { Issue.record("no WHY-REPLY"); return }
+        #expect(why.reasons.contains { $0.contains("queue serial is suspended") }, "\(why.reasons)")
+        guard case .ack? = c.request(.queue(.with { $0.settings = queueSettings("serial", suspended: false) })) else { Issue.record("no ACK"); return }
+        var ran: [String] = [], on: Set<String> = []
+        for _ in 0..<10 where ran.count < ops.count {
+            let now = c.dispatched(to: workers)
+            #expect(now.count == 1, "the limit of one holds across workers: \(now.map(\.record.opID))")
+            guard let (w, r) = now.first else { break }
+            ran.append(r.opID)
+            on.insert(w.name)
+            c.start([r], on: w)
+            c.advance(by: 30_000)
+            c.succeed([r], on: w)
+        }
+        #expect(ran == ops.map { "r/\($0.id)" })
+        #expect(on.count == 2, "the limit is cluster-wide: both workers took turns")
+    }
+
+    /// From ClusterTests (was 10 sleeps on a real worker): a one-slot worker is sent ready operations in
+    /// priority order, FIFO within a level.
+    @Test func oneSlotWorkerIsSentReadyOperationsInPriorityOrderFifoWithinALevel() throws {
+        var c = EmbeddedCoordinator()
+        let solo = ScriptedWorker("solo")
+        c.connect(solo)
+        // The queue starts suspended so every operation is ready before the first is dispatched.
+        let levels: [Int32] = [0, -8, 4, -4, 8, 0, -8, 4, -4, 8]
+        let ops = levels.enumerated().map { i, p in op("p\(i)", priority: p, queue: "prio") }
+        #expect(c.submit(ops, queues: [queueSettings("prio", suspended: true)], run: "r")?.accepted == true)
+        guard case .ack? = c.request(.queue(.with { $0.settings = queueSettings("prio", suspended: false) })) else { Issue.record("no ACK"); return }
+        var order: [String] = []
+        for _ in 0..<12 where order.count < ops.count {
+            let d = c.dispatched(to: solo)
+            #expect(d.count == 1)
+            order += d.map { String($0.opID.dropFirst(2)) }
+            c.succeed(d, on: solo)
+        }
+        #expect(order == ["p4", "p9", "p2", "p7", "p0", "p5", "p3", "p8", "p1", "p6"])
+    }
 }

@@ -34,44 +34,6 @@ struct ClusterTests {
         #expect(Set(st.values.compactMap { $0.workerID.isEmpty ? nil : $0.workerID }).count == 2, "both workers ran something")
     }
 
-    @Test func oneSlotWorkerStartsReadyOperationsInPriorityOrderFifoWithinALevel() throws {
-        let c = try LocalCluster()
-        defer { c.stop() }
-        try c.startWorker("solo", slots: 1, prefetch: 0)
-        // The queue starts suspended so every operation is ready before the first is dispatched.
-        let levels: [Int32] = [0, -8, 4, -4, 8, 0, -8, 4, -4, 8]
-        let ops = levels.enumerated().map { i, p in op("p\(i)", kind: "sleep", payload: "5", priority: p, queue: "prio") }
-        #expect(try c.submit(ops, queues: [queueSettings("prio", suspended: true)]).accepted)
-        try c.ack(.queue(.with { $0.settings = queueSettings("prio", suspended: false) }))
-        try c.wait(ops.map(\.id))
-        let st = try c.status(ops.map(\.id))
-        let order = ops.map(\.id).sorted { st[$0]!.startedUs < st[$1]!.startedUs }
-        #expect(order == ["p4", "p9", "p2", "p7", "p0", "p5", "p3", "p8", "p1", "p6"])
-    }
-
-    @Test func cancellingAPendingOperationUnblocksDependentsUnlessCascade() throws {
-        let c = try LocalCluster()
-        defer { c.stop() }
-        try c.startWorker("a", slots: 2)
-        let ops = [op("gate", kind: "sleep", payload: "300"),
-                   op("x", after: ["gate"]), op("x-dep", after: ["x"]),
-                   op("y", after: ["gate"]), op("y-dep", after: ["y"])]
-        #expect(try c.submit(ops).accepted)
-        try c.ack(.cancelOps(.with { $0.opIds = ["x"] }))
-        try c.ack(.cancelOps(.with { $0.opIds = ["y"]; $0.cascade = true; $0.reason = "not needed any more" }))
-        try c.wait(ops.map(\.id))
-        let st = try c.status(ops.map(\.id))
-        // A1: cancelled(reason) — the client's reason, or "cancelled by client" when it gave none.
-        #expect(st["x"]!.outcome.cancelled == "cancelled by client")
-        #expect(st["y"]!.outcome.cancelled == "not needed any more")
-        #expect(st["y-dep"]!.outcome.cancelled == "dependency y cancelled", "a cascaded cancel names its cause")
-        #expect(st["x"]!.isCancelledOutcome && st["x"]!.startedUs == 0, "a cancelled pending op never runs")
-        #expect(st["x"]!.finishedUs < st["gate"]!.finishedUs, "cancelled before start finishes at once, deps unfinished")
-        #expect(st["x-dep"]!.isSucceeded, "a cancelled dependency counts as finished")
-        #expect(st["y"]!.isCancelledOutcome && st["y-dep"]!.isCancelledOutcome, "cascade cancels dependents")
-        #expect(st["y-dep"]!.startedUs == 0)
-    }
-
     @Test func cancellingRunningSleepAndShellEndsThemAndKillsTheProcesses() throws {
         let c = try LocalCluster()
         defer { c.stop() }
@@ -95,29 +57,6 @@ struct ClusterTests {
         for pid in pids {
             try c.waitUntil("process \(pid) gone", timeout: 5) { kill(pid, 0) != 0 && errno == ESRCH }
         }
-    }
-
-    @Test func suspendHoldsNewWorkAndQueueLimitOneIsNeverExceededAcrossWorkers() throws {
-        let c = try LocalCluster()
-        defer { c.stop() }
-        try c.startWorker("a", slots: 2, prefetch: 2)
-        try c.startWorker("b", slots: 2, prefetch: 2)
-        let ops = (0..<8).map { op("s\($0)", kind: "sleep", payload: "30", queue: "serial") }
-        #expect(try c.submit(ops, queues: [queueSettings("serial", maxConcurrent: 1, suspended: true)]).accepted)
-        // Suspended: nothing starts. The coordinator decides what to dispatch after every input, so
-        // its answer to this STATUS comes after it handled the SUBMIT with 8 free credits: every op is
-        // still ready, none dispatched, and WHY gives the suspension as the reason.
-        let held = try c.status(ops.map(\.id))
-        #expect(held.count == 8 && held.values.allSatisfy { $0.state == .ready && $0.dispatchedUs == 0 && $0.startedUs == 0 },
-                "\(held.values.map { "\($0.id) \($0.state)" })")
-        #expect(try c.why("s0").reasons.contains { $0.contains("queue serial is suspended") })
-        try c.ack(.queue(.with { $0.settings = queueSettings("serial", suspended: false) }))
-        try c.wait(ops.map(\.id))
-        let st = try c.status(ops.map(\.id)).values.sorted { $0.startedUs < $1.startedUs }
-        for (a, b) in zip(st, st.dropFirst()) {
-            #expect(b.startedUs >= a.finishedUs, "\(b.id) started before \(a.id) finished")
-        }
-        #expect(Set(st.map(\.workerID)).count == 2, "the limit is cluster-wide: both workers took turns")
     }
 
     @Test func killedWorkersOperationsAreRedispatchedAndAllFinish() throws {
@@ -175,8 +114,6 @@ struct ClusterTests {
         // The woken worker registers again as a new worker.
         try c.waitUntil("frozen worker back", timeout: 10) { try c.workerList().contains { $0.name == "frozen" } }
     }
-
-
 
     @Test func statusReportsTheCoordinatorsMemoryAndCpuUse() throws {
         let c = try LocalCluster()

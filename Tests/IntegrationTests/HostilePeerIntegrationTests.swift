@@ -74,7 +74,6 @@ struct HostilePeerIntegrationTests {
         #expect(c.coordinator.isRunning)
     }
 
-
     /// Replies respect the frame limit they impose on others: 30 results of 1 MiB are more than one
     /// STATUS may carry, so the reply leaves some out and names them; opctl fetches the rest.
     @Test func aStatusWithLargeResultsStaysUnderTheFrameLimitAndIsComplete() throws {
