@@ -135,13 +135,15 @@ struct ScriptedWorker {
     let name: String
     let slots: Int
     let kinds: [String]
+    let tags: [String]
 
     /// `routing`: its connection (default: one per name; a restarted worker has another).
-    init(_ name: String, slots: Int = 1, kinds: [String] = ["noop", "echo"], routing: [UInt8]? = nil) {
+    init(_ name: String, slots: Int = 1, kinds: [String] = ["noop", "echo", "fail", "sleep"], tags: [String] = [], routing: [UInt8]? = nil) {
         self.name = name
         self.routing = routing ?? Array("w-\(name)".utf8)
         self.slots = slots
         self.kinds = kinds
+        self.tags = tags
     }
 
     var hello: Message {
@@ -150,6 +152,7 @@ struct ScriptedWorker {
             $0.name = name
             $0.slots = UInt32(slots)
             $0.kinds = kinds
+            $0.tags = tags
             $0.prefetch = 0
         })
     }
@@ -163,22 +166,33 @@ extension EmbeddedCoordinator {
         send(.credit(.with { $0.credit = UInt32(credit ?? w.slots) }), from: w.routing)
     }
 
-    /// The records of every DISPATCH `w` was sent since the last look (after a pass, so they left).
+    /// The records of every DISPATCH `w` was sent since the last look (after a pass, so they left); its
+    /// other messages stay for `take`.
     mutating func dispatched(to w: ScriptedWorker) -> [WireDispatchRecord] {
-        pass()
-        return take(w.routing).flatMap { e -> [WireDispatchRecord] in
-            if case .dispatch(let d) = e.message { return d.records } else { return [] }
-        }
+        dispatched(to: [w]).map(\.record)
     }
 
     /// Each record dispatched to any of `workers` since the last look, with the worker it went to.
     mutating func dispatched(to workers: [ScriptedWorker]) -> [(worker: ScriptedWorker, record: WireDispatchRecord)] {
         pass()
         return workers.flatMap { w in
-            take(w.routing).flatMap { e -> [(worker: ScriptedWorker, record: WireDispatchRecord)] in
-                if case .dispatch(let d) = e.message { return d.records.map { (w, $0) } } else { return [] }
-            }
+            pick(w.routing) { m -> [WireDispatchRecord]? in if case .dispatch(let d) = m { d.records } else { nil } }.map { (w, $0) }
         }
+    }
+
+    /// The records of every CANCEL `w` was sent since the last look; its other messages stay.
+    mutating func cancels(to w: ScriptedWorker) -> [WireCancelRecord] {
+        pick(w.routing) { m -> [WireCancelRecord]? in if case .cancel(let c) = m { c.records } else { nil } }
+    }
+
+    /// Removes the messages to `peer` that `records` takes something from; leaves the others.
+    private mutating func pick<Record>(_ peer: [UInt8], _ records: (Message) -> [Record]?) -> [Record] {
+        var out: [Record] = [], kept: [Envelope] = []
+        for e in mailboxes.removeValue(forKey: peer) ?? [] {
+            if let r = records(e.message) { out += r } else { kept.append(e) }
+        }
+        if !kept.isEmpty { mailboxes[peer] = kept }
+        return out
     }
 
     /// Every DISPATCH record `w` was ever sent (`take` does not remove from the transcript).
@@ -200,6 +214,25 @@ extension EmbeddedCoordinator {
                     $0.succeeded = Data(result.utf8)
                 }
             }
+            f.credit = UInt32(records.count)
+        }), from: w.routing)
+    }
+
+    /// `w` reports `records` failed with `error`, granting one credit each.
+    mutating func fail(_ records: [WireDispatchRecord], on w: ScriptedWorker, error: String) {
+        send(.finished(.with { f in
+            f.records = records.map { r in
+                .with { $0.opID = r.opID; $0.part = r.part; $0.attempt = r.attempt; $0.token = r.token; $0.failed = error }
+            }
+            f.credit = UInt32(records.count)
+        }), from: w.routing)
+    }
+
+    /// `w` stopped what CANCEL named and reports it cancelled, granting a credit each (as a worker does).
+    mutating func stopped(_ records: [WireCancelRecord], on w: ScriptedWorker) {
+        guard !records.isEmpty else { return }
+        send(.finished(.with { f in
+            f.records = records.map { r in .with { $0.opID = r.opID; $0.attempt = r.attempt; $0.cancelled = r.reason } }
             f.credit = UInt32(records.count)
         }), from: w.routing)
     }

@@ -277,4 +277,99 @@ struct EmbeddedCoordinatorTests {
         }
         #expect(order == ["p4", "p9", "p2", "p7", "p0", "p5", "p3", "p8", "p1", "p6"])
     }
+
+    /// From TruthfulStatusTests: one dependency releases eight equal-priority operations at once; a
+    /// one-slot worker is sent them in submission order.
+    @Test func equalPriorityOperationsReleasedTogetherGoInSubmissionOrder() throws {
+        var c = EmbeddedCoordinator()
+        let solo = ScriptedWorker("solo")
+        c.connect(solo)
+        let ds = (1...8).map { op("d\($0)", after: ["root"], queue: "fifo") }
+        #expect(c.submit([op("root", queue: "fifo")] + ds, queues: [queueSettings("fifo", maxConcurrent: 1)], run: "r")?.accepted == true)
+        var order: [String] = []
+        for _ in 0..<12 where order.count < 9 {
+            let d = c.dispatched(to: solo)
+            order += d.map { String($0.opID.dropFirst(2)) }
+            c.succeed(d, on: solo)
+        }
+        #expect(order == ["root"] + ds.map(\.id))
+    }
+
+    /// From TruthfulStatusTests (was 1 s or more of real time): a failed attempt is retried after its
+    /// delay (between half and all of it, doubling), every attempt's error is kept, and an attempt over
+    /// its timeout is a failed attempt too: the worker is told to stop it.
+    @Test func failedAttemptsAreRetriedAfterADelayAndEveryErrorIsKept() throws {
+        var c = EmbeddedCoordinator()
+        let w = ScriptedWorker("w", slots: 2)
+        c.connect(w)
+        var flaky = op("flaky", kind: "fail", payload: "broken")
+        flaky.retries = 2
+        flaky.retryDelayUs = 200_000
+        var slow = op("slow", kind: "sleep", payload: "5000")
+        slow.retries = 1
+        slow.retryDelayUs = 0
+        slow.timeoutUs = 300_000
+        let submittedAt = c.now
+        #expect(c.submit([flaky, slow], run: "r")?.accepted == true)
+        var flakyDispatches: [Int64] = [], slowAttempts = 0, cancelled = 0
+        for _ in 0..<400 {
+            for (worker, r) in c.dispatched(to: [w]) {
+                c.start([r], on: worker)
+                if r.opID == "r/flaky" {
+                    flakyDispatches.append(c.now)
+                    c.fail([r], on: worker, error: "broken")
+                } else {
+                    slowAttempts += 1   // it never reports: its timeout ends each attempt
+                }
+            }
+            c.advance(by: 10_000)
+            let stop = c.cancels(to: w)
+            cancelled += stop.count
+            c.stopped(stop, on: w)
+            let st = c.status(["flaky", "slow"], run: "r")?.ops ?? []
+            if st.count == 2 && st.allSatisfy({ $0.state == .finished }) { break }
+        }
+        let st = Dictionary(uniqueKeysWithValues: (c.status(["flaky", "slow"], run: "r")?.ops ?? []).map { ($0.id, $0) })
+        let f = try #require(st["flaky"])
+        #expect(f.attempts == 3 && flakyDispatches.count == 3)
+        #expect(f.outcome.failed == "failed after 3 attempts: broken")
+        #expect(f.attemptErrors == ["attempt 1: broken", "attempt 2: broken", "attempt 3: broken"])
+        // Delays between half and all of 200 ms, then of 400 ms.
+        if flakyDispatches.count == 3 {
+            let first = flakyDispatches[1] - flakyDispatches[0], second = flakyDispatches[2] - flakyDispatches[1]
+            #expect((100_000...210_000).contains(first), "first delay \(first) µs")
+            #expect((200_000...410_000).contains(second), "second delay \(second) µs")
+        }
+        #expect(f.finishedUs - submittedAt >= 300_000)
+        let s = try #require(st["slow"])
+        #expect(s.attempts == 2 && slowAttempts == 2)
+        #expect(s.outcome.failed == "timed out after 2 attempts (limit 300ms each)")
+        #expect(s.attemptErrors.count == 2)
+        #expect(cancelled == 2, "each timed-out attempt is stopped on its worker")
+    }
+
+    /// From TruthfulStatusTests: operations no connected worker can run are accepted with a warning
+    /// naming what is missing; status keeps saying so until a worker that can run them joins.
+    @Test func operationsNoWorkerCanRunAreAcceptedWithAWarning() throws {
+        var c = EmbeddedCoordinator()
+        let plain = ScriptedWorker("plain", tags: ["ssd"])
+        c.connect(plain)
+        var tpu = op("needs-tpu")
+        tpu.requires = ["tpu", "ssd"]
+        let submitted = c.submit([tpu, op("fine")], run: "r")
+        let reply = try #require(submitted)
+        #expect(reply.accepted && reply.workers == 1)
+        #expect(reply.unplaceable.map(\.opIds) == [["needs-tpu"]])
+        #expect(reply.unplaceable.first?.missingTags == ["tpu"])
+        let fine = c.dispatched(to: plain)
+        #expect(fine.map(\.opID) == ["r/fine"])
+        c.succeed(fine, on: plain)
+        #expect(c.status()?.unplaceable.map(\.opIds) == [["r/needs-tpu"]], "status keeps saying so while it waits")
+        let able = ScriptedWorker("tpu", tags: ["tpu", "ssd"])
+        c.connect(able)
+        let d = c.dispatched(to: able)
+        #expect(d.map(\.opID) == ["r/needs-tpu"])
+        c.succeed(d, on: able)
+        #expect(c.status()?.unplaceable.isEmpty == true)
+    }
 }
