@@ -1,7 +1,7 @@
 import SchedulerCore
 import WireProtocol
 
-// Worker sessions (PROTOCOL.md §5.1–5.8): HELLO opens one (replacing what it replaces), the session's
+// Worker sessions (PROTOCOL.md §5.2–5.12): HELLO opens one (replacing what it replaces), the session's
 // reports feed the core with times converted to the coordinator's clock, DISCONNECT closes it.
 
 extension CoordinatorShell {
