@@ -12,17 +12,22 @@ struct Outbox {
 
     /// Per worker, in the order each first got something this pass (so a pass's messages leave in the
     /// same order every time: the embedded harness compares runs message by message).
-    private var dispatches: [(worker: UInt64, records: [WireDispatchRecord])] = []
+    /// `bytes`: the records' summed `wireSizeBound`, so a pass's DISPATCH that fits one message (the usual
+    /// case) is made without reading its records again.
+    private var dispatches: [(worker: UInt64, records: [WireDispatchRecord], bytes: Int)] = []
     private var dispatchSlot: [UInt64: Int] = [:]
     private var cancels: [(worker: UInt64, records: [WireCancelRecord])] = []
     private var cancelSlot: [UInt64: Int] = [:]
 
-    mutating func dispatch(_ record: WireDispatchRecord, to worker: UInt64) {
+    /// `consuming`: the record made for it is moved in, not copied (a copy is a dozen retains).
+    mutating func dispatch(_ record: consuming WireDispatchRecord, to worker: UInt64) {
+        let bytes = record.wireSizeBound
         if let i = dispatchSlot[worker] {
             dispatches[i].records.append(record)
+            dispatches[i].bytes += bytes
         } else {
             dispatchSlot[worker] = dispatches.count
-            dispatches.append((worker, [record]))
+            dispatches.append((worker, [record], bytes))
         }
     }
 
@@ -41,10 +46,15 @@ struct Outbox {
         cancels[i].records.append(r)
     }
 
-    /// Empties the outbox into messages within the protocol's limits (`Batcher` cuts them).
+    /// Empties the outbox into messages within the protocol's limits: one DISPATCH per worker when its
+    /// records fit one, else `Batcher` cuts them.
     mutating func drain() -> [Batch] {
         var out: [Batch] = []
-        for (w, var records) in dispatches {
+        for (w, var records, bytes) in dispatches {
+            if records.count <= WireLimits.maxBatchRecords && bytes <= WireLimits.batchBodyBudget {
+                out.append(Batch(worker: w, message: WireDispatchRecord.message(records, sentUs: 0)))
+                continue
+            }
             while let m = Batcher.message(draining: &records) { out.append(Batch(worker: w, message: m)) }
         }
         for (w, var records) in cancels {
