@@ -350,12 +350,6 @@ final class CoordinatorLoop {
         transmit()
     }
 
-    /// Sends to a worker session at once (the loop's own messages: shutdown, a standby's refusals).
-    func send(_ message: Message, toWorker id: UInt64) {
-        shell.send(message, toWorker: id)
-        transmit()
-    }
-
     /// Returns false when the peer is gone (ROUTER_MANDATORY says so). A peer whose pipe is full, or
     /// that has messages waiting, gets it queued behind them (`hold`). `body`: the message's body as
     /// bytes many peers are sent without a copy each (an EVENT body of a stream).

@@ -109,6 +109,14 @@ struct EmbeddedCoordinator {
         deliver()
     }
 
+    /// The journal starts again from its durable records (a deposed leader reloads it): its batch
+    /// numbers start over, and the shell drops what it held for the old ones.
+    mutating func reloadJournal() {
+        shell.journalBatch.removeAll()
+        shell.dropHeldForDurability()
+        appendedBatches = 0
+    }
+
     private mutating func setNow(_ t: Int64) {
         now = t
         shell.now = t

@@ -47,6 +47,28 @@ struct EmbeddedCoordinatorTests {
         #expect(r.accepted && r.run == "r")
     }
 
+    /// A deposed leader reloads its journal, whose batch numbers start over: the replies it held are
+    /// dropped (never sent), and a later reply waits for its own batch of the new journal, not for a
+    /// number the old journal reached. (Remembering the old durable sequence let it pass at once.)
+    @Test func aReloadedJournalDropsHeldRepliesAndGatesOnItsOwnNumbers() throws {
+        var c = EmbeddedCoordinator(journalled: true)
+        for i in 0..<3 { _ = c.submit([op("early\(i)")], run: "e\(i)") }   // durable up to batch 3
+        let held = c.send(.submit(.with { $0.operations = [op("a")]; $0.run = "r" }), from: client)
+        c.pass()
+        #expect(c.reply(client, to: held) == nil)
+        c.reloadJournal()
+        c.sync()
+        #expect(c.reply(client, to: held) == nil, "a reply held for the old journal is never sent")
+        let later = c.send(.submit(.with { $0.operations = [op("b")]; $0.run = "s" }), from: client)
+        #expect(c.reply(client, to: later) == nil, "not before its batch is appended and durable")
+        c.pass()
+        #expect(c.appendedBatches == 1)
+        #expect(c.reply(client, to: later) == nil, "the new journal's batch 1 is not durable yet")
+        c.sync()
+        guard case .submitReply(let r)? = c.reply(client, to: later) else { Issue.record("no SUBMIT-REPLY"); return }
+        #expect(r.accepted)
+    }
+
     /// Virtual time: a WAIT's timeout fires at its deadline, not before, without waiting for it.
     @Test func aWaitTimesOutAtItsDeadlineOnVirtualTime() throws {
         var c = EmbeddedCoordinator()
