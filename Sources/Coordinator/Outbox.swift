@@ -16,6 +16,9 @@ struct Outbox {
     /// case) is made without reading its records again.
     private var dispatches: [(worker: UInt64, records: [WireDispatchRecord], bytes: Int)] = []
     private var dispatchSlot: [UInt64: Int] = [:]
+    /// How many records each worker was sent in the last pass that sent it any, up to one message's worth.
+    private var recordsLastPass: [UInt64: Int] = [:]
+    static let rememberedWorkers = 4096
     private var cancels: [(worker: UInt64, records: [WireCancelRecord])] = []
     private var cancelSlot: [UInt64: Int] = [:]
 
@@ -27,7 +30,12 @@ struct Outbox {
             dispatches[i].bytes += bytes
         } else {
             dispatchSlot[worker] = dispatches.count
-            dispatches.append((worker, [record], bytes))
+            // Room for as many as the worker got last pass: grown from one, the array was copied up to
+            // eight times on its way to a few hundred records (the DISPATCH takes it, so it is not reused).
+            var records: [WireDispatchRecord] = []
+            records.reserveCapacity(recordsLastPass[worker] ?? 1)
+            records.append(record)
+            dispatches.append((worker, records, bytes))
         }
     }
 
@@ -50,7 +58,11 @@ struct Outbox {
     /// records fit one, else `Batcher` cuts them.
     mutating func drain() -> [Batch] {
         var out: [Batch] = []
+        // Kept across passes (a pass often sends to one worker only), forgotten now and then so workers
+        // that left do not pile up.
+        if recordsLastPass.count > Self.rememberedWorkers { recordsLastPass.removeAll() }
         for (w, var records, bytes) in dispatches {
+            recordsLastPass[w] = min(records.count, WireLimits.maxBatchRecords)
             if records.count <= WireLimits.maxBatchRecords && bytes <= WireLimits.batchBodyBudget {
                 out.append(Batch(worker: w, message: WireDispatchRecord.message(records, sentUs: 0)))
                 continue

@@ -112,26 +112,19 @@ enum WireCoreMapping {
         return w
     }
 
-    static func dispatchRecord(_ d: Dispatch) -> WireDispatchRecord {
-        var r = WireDispatchRecord()
-        r.opID = d.op
-        r.part = UInt32(d.part)
-        r.attempt = UInt32(d.attempt)
-        r.kind = d.kind
-        if !d.payload.isEmpty { r.payload = Data(d.payload) }
-        if !d.inputs.isEmpty {
-            r.inputs = d.inputs.map { dep, bytes in
-                var i = WireInput()
-                i.dependencyID = dep
-                i.result = Data(bytes)
-                return i
-            }
+    /// The dispatch is taken apart, its strings moved into the record (`take`), not copied.
+    static func dispatchRecord(_ d: consuming Dispatch) -> WireDispatchRecord {
+        let inputs: [WireInput] = d.inputs.isEmpty ? [] : d.inputs.map { dependency, bytes in
+            var i = WireInput()
+            i.dependencyID = dependency
+            i.result = Data(bytes)
+            return i
         }
-        r.priority = Int32(d.priority)
-        r.qos = d.qos.wire
-        if let name = d.name { r.name = name }
-        r.token = d.token &+ 1    // 0 on the wire is "none" (partRef)
-        return r
+        return WireDispatchRecord(
+            opID: take(&d.op, ""), part: UInt32(d.part), attempt: UInt32(d.attempt), kind: take(&d.kind, ""),
+            payload: d.payload.isEmpty ? Data() : Data(d.payload), inputs: inputs, priority: Int32(d.priority),
+            qos: d.qos.wire, name: take(&d.name, nil) ?? "",
+            token: d.token &+ 1)    // 0 on the wire is "none" (partRef)
     }
 
     static func submitProblem(_ p: SubmitProblem) -> WireSubmitError {
@@ -163,4 +156,13 @@ enum WireCoreMapping {
     static func heldPart(opID: String, part: UInt32, attempt: UInt32, startedAt: Int64?) -> HeldPart {
         HeldPart(op: opID, part: Int(part), attempt: Int(attempt), startedAt: startedAt)
     }
+}
+
+/// The value of `field`, leaving `empty` in its place: a move where reading it would copy (a retain, and
+/// a release when the rest of the value goes).
+@inline(__always)
+func take<T>(_ field: inout T, _ empty: T) -> T {
+    var value = empty
+    swap(&field, &value)
+    return value
 }

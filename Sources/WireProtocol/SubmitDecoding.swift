@@ -19,6 +19,9 @@ enum SubmitDecoding {
             var reader = ProtobufReader(buffer)
             var message = WireSubmit()
             var operations: [WireOperation] = []
+            // List elements so far, counted as StructureScan counts them (queues, operations, and each
+            // operation's `after` and `requires`): past a limit, nil, and the scan refuses the body.
+            var elements = 0
             while !reader.atEnd {
                 guard let (field, wireType) = reader.tag() else { return nil }
                 switch (field, wireType) {
@@ -27,8 +30,11 @@ enum SubmitDecoding {
                           let q = try? WireQueueSettings(serializedBytes: [UInt8](sub), partial: true, options: WireCodec.decodingOptions)
                     else { return nil }
                     message.queues.append(q)
+                    elements += 1
+                    guard message.queues.count <= WireLimits.maxBatchRecords, elements <= WireLimits.maxElements else { return nil }
                 case (2, 2):
-                    guard let sub = reader.lengthDelimited(), let o = operation(sub) else { return nil }
+                    guard operations.count < WireLimits.maxBatchRecords,
+                          let sub = reader.lengthDelimited(), let o = operation(sub, elements: &elements) else { return nil }
                     if operations.isEmpty { operations.reserveCapacity(min(buffer.count / 16, WireLimits.maxBatchRecords)) }
                     operations.append(o)
                 case (3, 2): guard let s = reader.string() else { return nil }; message.run = s
@@ -45,7 +51,9 @@ enum SubmitDecoding {
 
     /// One `Operation`, built in locals and stored once: it is one of SwiftProtobuf's storage-backed
     /// messages, whose repeated fields appended one by one would be copied each time.
-    private static func operation(_ bytes: UnsafeBufferPointer<UInt8>) -> WireOperation? {
+    private static func operation(_ bytes: UnsafeBufferPointer<UInt8>, elements: inout Int) -> WireOperation? {
+        elements += 1
+        guard elements <= WireLimits.maxElements else { return nil }
         var reader = ProtobufReader(bytes)
         var o = WireOperation()
         var after: [String] = []
@@ -58,7 +66,10 @@ enum SubmitDecoding {
             case (3, 2): guard let s = reader.string() else { return nil }; o.queue = s
             case (4, 2): guard let s = reader.string() else { return nil }; o.kind = s
             case (5, 2): guard let d = reader.data() else { return nil }; o.payload = d
-            case (6, 2): guard let s = reader.string() else { return nil }; after.append(s)
+            case (6, 2):
+                guard let s = reader.string(), after.count < WireLimits.maxBatchRecords, elements < WireLimits.maxElements else { return nil }
+                after.append(s)
+                elements += 1
             case (7, 0):
                 // sint32: zigzag over the low 32 bits, as SwiftProtobuf reads it.
                 guard let v = reader.varint() else { return nil }
@@ -72,7 +83,10 @@ enum SubmitDecoding {
             case (11, 0): guard let v = reader.varint() else { return nil }; o.retries = UInt32(truncatingIfNeeded: v)
             case (12, 0): guard let v = reader.varint() else { return nil }; o.lossRetries = UInt32(truncatingIfNeeded: v)
             case (13, 0): guard let v = reader.varint() else { return nil }; o.timeoutUs = Int64(bitPattern: v)
-            case (14, 2): guard let s = reader.string() else { return nil }; requires.append(s)
+            case (14, 2):
+                guard let s = reader.string(), requires.count < WireLimits.maxBatchRecords, elements < WireLimits.maxElements else { return nil }
+                requires.append(s)
+                elements += 1
             case (15, 0): guard let v = reader.varint() else { return nil }; o.barrier = v != 0
             case (16, 0): guard let v = reader.varint() else { return nil }; o.retryDelayUs = Int64(bitPattern: v)
             case (17, 0): guard let v = reader.varint() else { return nil }; o.retryDelayMaxUs = Int64(bitPattern: v)

@@ -171,22 +171,40 @@ struct CoordinatorShell {
     // MARK: core
 
     /// Feeds one input to the core and carries out what it asks for.
-    mutating func feed(_ event: Event) {
+    /// The event is taken (`consuming`) and each action moved out of the buffer into `apply`: a copy of
+    /// each, and its destruction, cost ≈ 700 instructions per op (docs/BENCHMARKS.md, "The shell's feed
+    /// without copies").
+    mutating func feed(_ event: consuming Event) {
         stimulus &+= 1
         traceMark?("shell")
-        core.handle(Input(stimulus: stimulus, now: now, event), into: &actions)
-        traceMark?(HoldTrace.coreStep(event))
-        for action in actions { apply(action) }
+        let input = Input(stimulus: stimulus, now: now, event)
+        core.handle(input, into: &actions)
+        traceMark?(HoldTrace.coreStep(input.event))
+        var taken: [Action] = []
+        swap(&taken, &actions)
+        taken.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            for i in buffer.indices {
+                // Moved out, and a payload-free action put in its place for the array to destroy.
+                apply((base + i).move())
+                (base + i).initialize(to: .scheduleTick(at: .max))
+            }
+        }
         traceMark?("apply actions")
         // Keep the buffer between inputs, unless one input made a huge fan-out (an event to thousands
-        // of watchers): that much is not kept for ever.
-        if actions.capacity > 1 << 16 { actions = [] } else { actions.removeAll(keepingCapacity: true) }
+        // of watchers): that much is not kept for ever. (`apply` never feeds the core: `actions` is empty.)
+        assert(actions.isEmpty, "apply fed the core while its actions were being carried out")
+        if taken.capacity <= 1 << 16 {
+            taken.removeAll(keepingCapacity: true)
+            actions = taken
+        }
     }
 
-    private mutating func apply(_ action: Action) {
-        switch action {
+    private mutating func apply(_ action: consuming Action) {
+        switch consume action {
         case .dispatch(let d):
-            outbox.dispatch(WireCoreMapping.dispatchRecord(d), to: d.worker)
+            let worker = d.worker   // read before `d` is consumed: a read after would copy the dispatch
+            outbox.dispatch(WireCoreMapping.dispatchRecord(d), to: worker)
         case .cancelOnWorker(let w, let op, _, let attempt, let reason):
             outbox.cancel(op: op, attempt: attempt, reason: reason, on: w)
         case .reply(let ref, let reply):

@@ -102,19 +102,24 @@ extension CoordinatorShell {
         case .finished(let f):
             var clock = workerLinks.clocks[w]
             clock?.observe(sent: f.sentUs, receivedAt: now)
-            for (i, r) in f.records.enumerated() {
-                // The credit rides on the last record so the core applies it once, fenced or not.
-                let grant = i == f.records.count - 1 ? Int(f.credit) : 0
-                if r.startedAtUs > 0 {
-                    // Started and finished between two reports: its start rides on the record.
-                    let started = clock?.convert(r.startedAtUs, now: now)
-                    feed(.partStarted(WireCoreMapping.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt, token: r.token, at: started)))
+            // The records are read in place: `for r in f.records` copied each (a retain per field, and a release).
+            f.records.withUnsafeBufferPointer { records in
+                for i in records.indices {
+                    // The credit rides on the last record so the core applies it once, fenced or not.
+                    let grant = i == records.count - 1 ? Int(f.credit) : 0
+                    if records[i].startedAtUs > 0 {
+                        // Started and finished between two reports: its start rides on the record.
+                        let started = clock?.convert(records[i].startedAtUs, now: now)
+                        feed(.partStarted(WireCoreMapping.partRef(worker: w, records[i].opID, part: records[i].part, attempt: records[i].attempt,
+                                                                  token: records[i].token, at: started)))
+                    }
+                    let at = clock?.convert(records[i].atUs, now: now)
+                    // (1.5) Output tails, when the record has any (a noop's has none: nothing is done for it).
+                    if records[i].carriesOutput { keepOutput(records[i], worker: w, at: at ?? now) }
+                    feed(.partFinished(WireCoreMapping.partRef(worker: w, records[i].opID, part: records[i].part, attempt: records[i].attempt,
+                                                               token: records[i].token, at: at),
+                                       Outcome(wire: records[i]), grant: grant))
                 }
-                let at = clock?.convert(r.atUs, now: now)
-                // (1.5) Output tails, when the record has any (a noop's has none: nothing is done for it).
-                if r.carriesOutput { keepOutput(r, worker: w, at: at ?? now) }
-                feed(.partFinished(WireCoreMapping.partRef(worker: w, r.opID, part: r.part, attempt: r.attempt, token: r.token, at: at),
-                                   Outcome(wire: r), grant: grant))
             }
             if let clock { workerLinks.update(clock, of: w) }
         case .heartbeat: feed(.heartbeat(worker: w))

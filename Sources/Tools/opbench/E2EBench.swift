@@ -314,12 +314,14 @@ func independent(_ cluster: E2ECluster, n: Int, prefetch: Int, budget: Double) t
     let queue = "e2e-independent-pf\(prefetch)"
     let ops = (0..<n).map { noop("ind\(prefetch)-\($0)", queue: queue) }
     let cpu0 = cluster.cpuSeconds()
+    let threads0 = E2ECluster.cpuByThread(cluster.coordinatorPID)
     let t0 = BenchProbe.nowNanos()
     try submitAll(conn, ops)
     let tSubmitted = BenchProbe.nowNanos()
     let r = try waitQueue(conn, queue, seconds: budget - Double(tSubmitted - t0) / 1e9)
     let t1 = BenchProbe.nowNanos()
     let cpu1 = cluster.cpuSeconds()
+    let threads1 = E2ECluster.cpuByThread(cluster.coordinatorPID)
     let seconds = Double(t1 - t0) / 1e9
     let done = Int(r.succeededCount + r.failedCount + r.cancelledCount)
     var fields: [(String, Double)] = [("ops", Double(n)), ("prefetch", Double(prefetch)), ("slots", Double(cluster.slots))]
@@ -331,6 +333,11 @@ func independent(_ cluster: E2ECluster, n: Int, prefetch: Int, budget: Double) t
     fields += [("ops_per_s", rate.rounded()), ("submit_s", Double(tSubmitted - t0) / 1e9), ("total_s", seconds),
                ("coord_cpu_s", cpu1.coordinator - cpu0.coordinator), ("workers_cpu_s", cpu1.workers - cpu0.workers),
                ("client_cpu_s", cpu1.client - cpu0.client)]
+    // Where the coordinator's CPU went: its loop, the journal's writer, ZeroMQ's I/O thread (CURVE's
+    // encryption and the sockets' system calls), the rest; each thread's user + system time.
+    for (name, seconds) in threads1.sorted(by: { $0.key < $1.key }) {
+        fields.append(("coord_cpu_\(name)_s", seconds - (threads0[name] ?? 0)))
+    }
     // The journal's size after the run (a submitted and a finished record per op, plus worker sessions).
     let journalBytes = cluster.stateBytes()
     if journalBytes > 0 { fields.append(("journal_bytes_per_op", (Double(journalBytes) / Double(n)).rounded())) }
@@ -746,6 +753,27 @@ final class E2ECluster {
             return ns / 1e9
         }
         return ticks
+    }
+
+    /// The process's CPU seconds (user + system, from /proc's per-thread `stat`) by kind of thread:
+    /// `loop` (the main thread), `journal` (`journal-writer`), `zmq_io` (`ZMQbg/IO/…`), `other`; and
+    /// `system`, the kernel's share of them all.
+    static func cpuByThread(_ pid: pid_t) -> [String: Double] {
+        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return [:] }
+        let tick = Double(sysconf(Int32(_SC_CLK_TCK)))
+        var out: [String: Double] = [:]
+        for t in tasks {
+            guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(t)/stat", encoding: .utf8),
+                  let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")") else { continue }
+            let comm = text[text.index(after: open)..<close]
+            let f = text[text.index(after: close)...].split(separator: " ")
+            guard f.count > 12, let u = Double(f[11]), let s = Double(f[12]) else { continue }
+            let kind = t == "\(pid)" ? "loop" : comm == "journal-writer" ? "journal"
+                : comm.hasPrefix("ZMQbg/IO") ? "zmq_io" : "other"
+            out[kind, default: 0] += (u + s) / tick
+            out["system", default: 0] += s / tick
+        }
+        return out
     }
 
     static func launch(_ path: String, _ args: [String], log: URL) throws -> Process {
