@@ -22,8 +22,14 @@ struct EmbeddedCoordinator {
     /// Everything sent to every peer, in order (`take` does not remove from it).
     private(set) var transcript: [(peer: [UInt8], envelope: Envelope)] = []
     private var requestIDs: [[UInt8]: UInt32] = [:]
+    /// Each peer's key (the User-Id the ZAP handler gives its connection: its public key), when the
+    /// coordinator checks keys (`allow`).
+    private var keys: [[UInt8]: String] = [:]
 
-    init(journalled: Bool = false, start: Int64 = 1_000_000, _ configure: (inout CoordinatorConfig) -> Void = { _ in }) {
+    /// `allow`: an allow file's text (PROTOCOL.md §12): every message is then authorized against its
+    /// sender's key (`use(key:for:)`), as the loop does, before the shell takes it.
+    init(journalled: Bool = false, allow: String? = nil, start: Int64 = 1_000_000,
+         _ configure: (inout CoordinatorConfig) -> Void = { _ in }) {
         var config = CoordinatorConfig(bind: "inproc://embedded")
         configure(&config)
         var coreConfig = CoordinatorShell.schedulerConfig(config)
@@ -34,7 +40,17 @@ struct EmbeddedCoordinator {
         now = start
         shell.now = start
         self.journalled = journalled
+        if let allow {
+            do {
+                shell.access = ShellAccess(list: try AllowList.parse(allow, source: "allow"), generation: 1)
+            } catch {
+                preconditionFailure("the harness's allow file: \(error)")
+            }
+        }
     }
+
+    /// `peer` speaks with `key` from now on (its CURVE public key; nil: a connection without one).
+    mutating func use(key: String?, for peer: [UInt8]) { keys[peer] = key }
 
     // MARK: peers
 
@@ -46,7 +62,14 @@ struct EmbeddedCoordinator {
         requestIDs[peer] = rid
         let frames = WireCodec.encode(message, requestID: rid)
         switch WireCodec.decode(frames) {
-        case .success(let envelope): shell.receive(envelope, from: peer, body: frames, principal: principal)
+        case .success(let envelope):
+            var principal = principal
+            if shell.access != nil {
+                // As the loop does: checked against the sender's key first; a refusal goes no further.
+                guard let p = shell.authorize(envelope, from: peer, user: keys[peer], inProcess: false) else { break }
+                principal = p
+            }
+            shell.receive(envelope, from: peer, body: frames, principal: principal)
         case .failure(let error): shell.reject(error, frames: frames, from: peer)
         }
         deliver()
