@@ -2,7 +2,9 @@
 /// elements before SwiftProtobuf allocates them. Without it a 16 MiB body of
 /// 2-byte empty records would expand into ~8 M structs (about 1 GB). It knows,
 /// per message, which field numbers are repeated or nested messages; everything
-/// else is skipped by wire type.
+/// else is skipped by wire type. SUBMIT, STARTED and FINISHED come here only when their direct decoders
+/// (SubmitDecoding, ReportDecoding) leave the body to the general path: those count the same lists
+/// against the same limits as they decode, so a list added here for them is counted there too.
 struct ScanNode: Sendable {
     struct Field: Sendable {
         let name: String

@@ -172,7 +172,7 @@ struct CoordinatorShell {
 
     /// Feeds one input to the core and carries out what it asks for.
     /// The event is taken (`consuming`) and each action moved out of the buffer into `apply`: a copy of
-    /// each, and its destruction, cost ≈ 700 instructions per op (docs/BENCHMARKS.md, "The shell's feed
+    /// each, and its destruction, cost ≈ 1,000 instructions per op (docs/BENCHMARKS.md, "The shell's feed
     /// without copies").
     mutating func feed(_ event: consuming Event) {
         stimulus &+= 1
