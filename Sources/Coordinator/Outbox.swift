@@ -18,7 +18,7 @@ struct Outbox {
     private var dispatchSlot: [UInt64: Int] = [:]
     /// How many records each worker was sent in the last pass that sent it any, up to one message's worth.
     private var recordsLastPass: [UInt64: Int] = [:]
-    static let rememberedWorkers = 4096
+    private static let rememberedWorkers = 4096
     private var cancels: [(worker: UInt64, records: [WireCancelRecord])] = []
     private var cancelSlot: [UInt64: Int] = [:]
 
